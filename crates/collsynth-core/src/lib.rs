@@ -1,0 +1,18 @@
+//! collsynth-core: everything whose cost grows with the cluster.
+//!
+//! Data flows one way: a [`topology::Topology`] (from JSON or the [`zoo`]) feeds the
+//! synthesizers, whose schedules are verified, costed and exported. This crate has no
+//! Python in it; `collsynth-py` is a thin binding over these free functions.
+
+pub mod error;
+pub mod rational;
+pub mod topology;
+pub mod units;
+pub mod zoo;
+
+pub use error::{CollsynthError, Result};
+pub use rational::Rat;
+pub use topology::{Link, Node, NodeKind, Topology};
+
+/// Version reported as `collsynth_version` in every JSON output.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,127 @@
+//! Exact rational numbers for bandwidths and optima.
+//!
+//! `Ratio<i128>` is enough for bandwidths written as decimals (denominators are powers of
+//! ten) and for the cut ratios built from them; release builds keep overflow checks on, so
+//! an overflow is an error, never a wrong answer.
+
+use crate::error::{CollsynthError, Result};
+use num_rational::Ratio;
+use num_traits::{One, Signed, Zero};
+
+pub type Rat = Ratio<i128>;
+
+/// Parse a decimal number (`12.5`, `-3`, `1e3`, `2.5E-1`) or a fraction `p/q` exactly.
+pub fn parse_exact(text: &str) -> Result<Rat> {
+    let t = text.trim();
+    if let Some((p, q)) = t.split_once('/') {
+        let p = parse_exact(p)?;
+        let q = parse_exact(q)?;
+        if q.is_zero() {
+            return Err(CollsynthError::bad(format!("division by zero in '{text}'")));
+        }
+        return Ok(p / q);
+    }
+    let bad = || CollsynthError::bad(format!("'{text}' is not a number"));
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i32>().map_err(|_| bad())?),
+        None => (t, 0),
+    };
+    let (neg, digits) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa.strip_prefix('+').unwrap_or(mantissa)),
+    };
+    let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
+    if int_part.is_empty() && frac_part.is_empty()
+        || !int_part.chars().all(|c| c.is_ascii_digit())
+        || !frac_part.chars().all(|c| c.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let all: String = format!("{int_part}{frac_part}");
+    let all = all.trim_start_matches('0');
+    if all.len() > 36 {
+        return Err(CollsynthError::bad(format!("'{text}' has too many digits")));
+    }
+    let num: i128 = if all.is_empty() { 0 } else { all.parse().map_err(|_| bad())? };
+    let scale = exponent - frac_part.len() as i32;
+    if scale.abs() > 30 {
+        return Err(CollsynthError::bad(format!("'{text}' is out of range")));
+    }
+    let pow = 10i128.pow(scale.unsigned_abs());
+    let value = if scale >= 0 { Rat::from_integer(num * pow) } else { Rat::new(num, pow) };
+    Ok(if neg { -value } else { value })
+}
+
+/// The exact decimal text of `r` if its denominator has only factors 2 and 5, else `None`.
+pub fn to_decimal(r: &Rat) -> Option<String> {
+    let mut d = *r.denom();
+    let (mut twos, mut fives) = (0u32, 0u32);
+    while d % 2 == 0 {
+        d /= 2;
+        twos += 1;
+    }
+    while d % 5 == 0 {
+        d /= 5;
+        fives += 1;
+    }
+    if d != 1 {
+        return None;
+    }
+    let places = twos.max(fives);
+    let scaled = r * Rat::from_integer(10i128.checked_pow(places)?);
+    let digits = scaled.to_integer().abs().to_string();
+    let sign = if r.is_negative() { "-" } else { "" };
+    if places == 0 {
+        return Some(format!("{sign}{digits}"));
+    }
+    let p = places as usize;
+    let padded = format!("{:0>width$}", digits, width = p + 1);
+    let (i, f) = padded.split_at(padded.len() - p);
+    Some(format!("{sign}{i}.{f}"))
+}
+
+/// `"p/q"` (or `"p"` for integers): the exact string form used in JSON outputs.
+pub fn to_fraction_string(r: &Rat) -> String {
+    if r.denom().is_one() {
+        r.numer().to_string()
+    } else {
+        format!("{}/{}", r.numer(), r.denom())
+    }
+}
+
+pub fn to_f64(r: &Rat) -> f64 {
+    // Both parts convert exactly up to 2^53; beyond that the relative error stays ~1e-16.
+    *r.numer() as f64 / *r.denom() as f64
+}
+
+pub fn rat(n: i128) -> Rat {
+    Rat::from_integer(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_decimals_exactly() {
+        assert_eq!(parse_exact("12.5").unwrap(), Rat::new(25, 2));
+        assert_eq!(parse_exact("0.1").unwrap(), Rat::new(1, 10));
+        assert_eq!(parse_exact("1e3").unwrap(), rat(1000));
+        assert_eq!(parse_exact("2.5E-1").unwrap(), Rat::new(1, 4));
+        assert_eq!(parse_exact("-3").unwrap(), rat(-3));
+        assert_eq!(parse_exact("1/3").unwrap(), Rat::new(1, 3));
+        assert_eq!(parse_exact(".5").unwrap(), Rat::new(1, 2));
+        for bad in ["", "abc", "1.2.3", "1e", "--1", "1/0", "NaN", "inf"] {
+            assert!(parse_exact(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn decimal_round_trip() {
+        for s in ["12.5", "0.1", "300", "53.6870912", "0.0001"] {
+            assert_eq!(to_decimal(&parse_exact(s).unwrap()).unwrap(), s);
+        }
+        assert_eq!(to_decimal(&Rat::new(1, 3)), None);
+        assert_eq!(to_fraction_string(&Rat::new(6, 4)), "3/2");
+    }
+}

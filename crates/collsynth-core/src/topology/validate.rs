@@ -1,0 +1,78 @@
+//! Validation: one clear message per problem, naming where it is.
+
+use super::{Node, NodeKind, Topology};
+use crate::error::{CollsynthError, Result};
+use crate::rational::Rat;
+use num_traits::Zero;
+
+/// A single raw link, before merging.
+pub(super) fn link(nodes: &[Node], src: usize, dst: usize, bw: &Rat, lat: f64) -> Result<()> {
+    if src >= nodes.len() || dst >= nodes.len() {
+        return Err(CollsynthError::internal("link endpoint out of range"));
+    }
+    if src == dst {
+        return Err(CollsynthError::bad(format!("self-loop on node '{}'", nodes[src].name)));
+    }
+    if *bw <= Rat::zero() {
+        return Err(CollsynthError::bad(format!(
+            "bandwidth must be positive, got {}",
+            crate::rational::to_fraction_string(bw)
+        )));
+    }
+    if !lat.is_finite() || lat < 0.0 {
+        return Err(CollsynthError::bad(format!("latency must be a finite number >= 0, got {lat}")));
+    }
+    Ok(())
+}
+
+/// Whole-topology checks: compute nodes exist and are mutually reachable; no isolated switch.
+pub(super) fn topology(t: &Topology) -> Result<()> {
+    if t.n_ranks() == 0 {
+        return Err(CollsynthError::bad("topology has no compute node"));
+    }
+    for (v, node) in t.nodes.iter().enumerate() {
+        if node.kind == NodeKind::Switch && t.out_links(v).is_empty() && t.in_links(v).is_empty() {
+            return Err(CollsynthError::bad(format!("switch '{}' has no links", node.name)));
+        }
+    }
+    let root = t.rank_node(0);
+    let fwd = reachable(t, root, true);
+    let bwd = reachable(t, root, false);
+    for &v in t.ranks() {
+        if !fwd[v] {
+            return Err(unreachable_pair(t, root, v));
+        }
+        if !bwd[v] {
+            return Err(unreachable_pair(t, v, root));
+        }
+    }
+    Ok(())
+}
+
+fn unreachable_pair(t: &Topology, from: usize, to: usize) -> CollsynthError {
+    CollsynthError::bad(format!(
+        "compute nodes are not all mutually reachable: no path from '{}' to '{}'",
+        t.nodes[from].name, t.nodes[to].name
+    ))
+}
+
+/// Nodes reachable from `s` along links (forward) or against them (backward).
+pub(crate) fn reachable(t: &Topology, s: usize, forward: bool) -> Vec<bool> {
+    let mut seen = vec![false; t.n_nodes()];
+    let mut stack = vec![s];
+    seen[s] = true;
+    while let Some(u) = stack.pop() {
+        let next: Vec<usize> = if forward {
+            t.out_links(u).map(|i| t.links[i].dst).collect()
+        } else {
+            t.in_links(u).iter().map(|&i| t.links[i].src).collect()
+        };
+        for w in next {
+            if !seen[w] {
+                seen[w] = true;
+                stack.push(w);
+            }
+        }
+    }
+    seen
+}

@@ -1,0 +1,142 @@
+//! Units of the topology JSON and zoo specs: bandwidth in GB/s (10^9 bytes/s), latency in
+//! microseconds. Strings with units are converted exactly (bandwidth) or to f64 (latency).
+
+use crate::error::{CollsynthError, Result};
+use crate::rational::{parse_exact, Rat};
+
+/// Split `"12.5 GB/s"` into (`"12.5"`, `"GB/s"`).
+fn split_number(text: &str) -> (&str, &str) {
+    let t = text.trim();
+    let end = t
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '/' || c == '-' || c == '+'
+                || ((c == 'e' || c == 'E') && i > 0 && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(t.len());
+    (t[..end].trim(), t[end..].trim())
+}
+
+/// Bandwidth in GB/s, exactly. Accepts a plain number (GB/s) or a string such as
+/// `"100Gbps"` (bits), `"25GB/s"`, `"12.5 GB/s"`, `"50GiB/s"`, `"1/3"`.
+pub fn parse_bandwidth(text: &str) -> Result<Rat> {
+    let (num, unit) = split_number(text);
+    let value = parse_exact(num)
+        .map_err(|_| CollsynthError::bad(format!("cannot read bandwidth '{text}'")))?;
+    let factor = bandwidth_factor(unit).ok_or_else(|| {
+        CollsynthError::bad(format!(
+            "unknown bandwidth unit '{unit}' in '{text}' (use e.g. GB/s, Gbps, GiB/s)"
+        ))
+    })?;
+    Ok(value * factor)
+}
+
+/// Multiplier from `unit` to GB/s.
+fn bandwidth_factor(unit: &str) -> Option<Rat> {
+    if unit.is_empty() {
+        return Some(Rat::from_integer(1));
+    }
+    let (prefix, rest) = unit.split_at(unit.find(['b', 'B', 'i']).unwrap_or(unit.len()));
+    let (binary, rest) = match rest.strip_prefix('i') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let power = match prefix {
+        "" => 0,
+        "k" | "K" => 1,
+        "M" => 2,
+        "G" => 3,
+        "T" => 4,
+        _ => return None,
+    };
+    let bits = match rest {
+        "bps" | "bit/s" | "b/s" => true,
+        "B/s" | "Bps" => false,
+        _ => return None,
+    };
+    if binary && bits {
+        return None;
+    }
+    let base: i128 = if binary { 1024 } else { 1000 };
+    let bytes_per_s = Rat::from_integer(base.pow(power));
+    let per_gb = bytes_per_s / Rat::from_integer(1_000_000_000);
+    Some(if bits { per_gb / Rat::from_integer(8) } else { per_gb })
+}
+
+/// Latency in microseconds. Accepts a plain number (us) or `"500ns"`, `"2us"`, `"2µs"`, `"1ms"`, `"1s"`.
+pub fn parse_latency(text: &str) -> Result<f64> {
+    let (num, unit) = split_number(text);
+    let value = parse_exact(num)
+        .map_err(|_| CollsynthError::bad(format!("cannot read latency '{text}'")))?;
+    let factor = match unit {
+        "" | "us" | "µs" | "usec" => 1.0,
+        "ns" => 1e-3,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => {
+            return Err(CollsynthError::bad(format!(
+                "unknown latency unit '{unit}' in '{text}' (use ns, us, ms or s)"
+            )))
+        }
+    };
+    Ok(crate::rational::to_f64(&value) * factor)
+}
+
+/// Data size in bytes: `B, KB, MB, GB, TB` (decimal) and `KiB, MiB, GiB, TiB`; a bare number is bytes.
+pub fn parse_size(text: &str) -> Result<Rat> {
+    let (num, unit) = split_number(text);
+    let value =
+        parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
+    let mult: i128 = match unit {
+        "" | "B" => 1,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        _ => return Err(CollsynthError::bad(format!("unknown size unit '{unit}' in '{text}'"))),
+    };
+    let bytes = value * Rat::from_integer(mult);
+    if bytes < Rat::from_integer(0) {
+        return Err(CollsynthError::bad(format!("size '{text}' is negative")));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bandwidth_units() {
+        assert_eq!(parse_bandwidth("100Gbps").unwrap(), Rat::new(25, 2));
+        assert_eq!(parse_bandwidth("25GB/s").unwrap(), Rat::from_integer(25));
+        assert_eq!(parse_bandwidth("12.5 GB/s").unwrap(), Rat::new(25, 2));
+        assert_eq!(parse_bandwidth("50GiB/s").unwrap(), Rat::new(50 * (1 << 30), 1_000_000_000));
+        assert_eq!(parse_bandwidth("300").unwrap(), Rat::from_integer(300));
+        assert_eq!(parse_bandwidth("400Mbps").unwrap(), Rat::new(1, 20));
+        assert!(parse_bandwidth("10 furlongs").is_err());
+        assert!(parse_bandwidth("fast").is_err());
+    }
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(parse_latency("500ns").unwrap(), 0.5);
+        assert_eq!(parse_latency("2us").unwrap(), 2.0);
+        assert_eq!(parse_latency("1ms").unwrap(), 1000.0);
+        assert_eq!(parse_latency("0.7").unwrap(), 0.7);
+        assert!(parse_latency("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn size_units() {
+        assert_eq!(parse_size("1KiB").unwrap(), Rat::from_integer(1024));
+        assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));
+        assert_eq!(parse_size("12").unwrap(), Rat::from_integer(12));
+        assert!(parse_size("1 XB").is_err());
+    }
+}

@@ -1,0 +1,68 @@
+//! The topology zoo: every family of the four papers, built from a spec string.
+//!
+//! One module per family group (like rustworkx's `generators/`); each family is a
+//! [`Family`] entry with a builder function `fn(&Spec) -> Result<Topology>`.
+
+pub mod spec;
+
+mod clusters;
+mod direct;
+mod drg;
+mod machines;
+mod rings;
+
+pub use spec::{LinkParams, Spec};
+
+use crate::error::{CollsynthError, Result};
+use crate::topology::Topology;
+
+/// One family of the zoo, as listed by `collsynth topo list`.
+pub struct Family {
+    pub name: &'static str,
+    /// Argument synopsis, e.g. `AxBx..`.
+    pub args: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+    /// Family-specific options besides `bw` and `lat`.
+    pub options: &'static [&'static str],
+    pub build: fn(&Spec) -> Result<Topology>,
+}
+
+/// Every family, in the order `topo list` shows them.
+pub fn families() -> Vec<&'static Family> {
+    let mut all: Vec<&'static Family> = Vec::new();
+    for group in [rings::FAMILIES, direct::FAMILIES, drg::FAMILIES, clusters::FAMILIES, machines::FAMILIES] {
+        all.extend(group);
+    }
+    all
+}
+
+/// Build the topology a spec describes (`ring:8`, `torus:4x4x2,bw=50/50/25`, ...).
+pub fn from_spec(text: &str) -> Result<Topology> {
+    let spec = Spec::parse(text)?;
+    let family = families().into_iter().find(|f| f.name == spec.family).ok_or_else(|| {
+        CollsynthError::bad(format!(
+            "unknown topology family '{}' (see `collsynth topo list`)",
+            spec.family
+        ))
+    })?;
+    spec.check_options(family.options)?;
+    (family.build)(&spec)
+}
+
+/// Node naming shared by the families: compute nodes `n0..`, grouped ones `g.n0`.
+pub(crate) fn node_name(prefix: &str, i: usize) -> String {
+    format!("{prefix}{i}")
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::topology::Topology;
+
+    /// (N, min out-degree, max out-degree, diameter) of a spec.
+    pub fn shape(spec: &str) -> (usize, usize, usize, usize) {
+        let t: Topology = super::from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let m = t.metrics();
+        (m.n, m.min_degree, m.max_degree, m.diameter)
+    }
+}
