@@ -67,8 +67,11 @@ fn bandwidth_factor(unit: &str) -> Option<Rat> {
 /// Latency in microseconds. Accepts a plain number (us) or `"500ns"`, `"2us"`, `"2µs"`, `"1ms"`, `"1s"`.
 pub fn parse_latency(text: &str) -> Result<f64> {
     let (num, unit) = split_number(text);
-    let value = parse_exact(num)
-        .map_err(|_| CollsynthError::bad(format!("cannot read latency '{text}'")))?;
+    let cannot = || CollsynthError::bad(format!("cannot read latency '{text}'"));
+    // Validate the syntax exactly, then let Rust's correctly rounded parser give the f64
+    // (so a written latency reads back bit for bit).
+    parse_exact(num).map_err(|_| cannot())?;
+    let value: f64 = num.parse().map_err(|_| cannot())?;
     let factor = match unit {
         "" | "us" | "µs" | "usec" => 1.0,
         "ns" => 1e-3,
@@ -80,7 +83,7 @@ pub fn parse_latency(text: &str) -> Result<f64> {
             )))
         }
     };
-    Ok(crate::rational::to_f64(&value) * factor)
+    Ok(value * factor)
 }
 
 /// Data size in bytes: `B, KB, MB, GB, TB` (decimal) and `KiB, MiB, GiB, TiB`; a bare number is bytes.

@@ -262,3 +262,52 @@ mod tests {
         assert!(read(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": 0}"#)).is_ok());
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random strongly connected topology: a ring over every node (compute and switch)
+    /// plus random extra links with decimal bandwidths, some parallel.
+    fn arb_topology() -> impl Strategy<Value = Topology> {
+        (1usize..7, 0usize..4).prop_flat_map(|(nc, ns)| {
+            let n = nc + ns;
+            let extra = proptest::collection::vec((0..n, 0..n, 1u32..100_000, 0u32..5, 0u32..3000), 0..20);
+            let kinds = proptest::collection::vec(any::<bool>(), n);
+            (Just((nc, ns)), extra, kinds)
+        })
+        .prop_map(|((nc, ns), extra, groups)| {
+            let mut b = TopologyBuilder::new("random \"quoted\" name");
+            for i in 0..nc {
+                b.compute(format!("c{i}"), groups[i].then_some("box0"));
+            }
+            for i in 0..ns {
+                b.switch(format!("s{i}"), groups[nc + i].then_some("box1"));
+            }
+            let n = nc + ns;
+            if n > 1 {
+                for i in 0..n {
+                    b.link(i, (i + 1) % n, Rat::new(25, 2), 0.5);
+                }
+            }
+            for (u, v, bw, scale, lat) in extra {
+                if u != v {
+                    b.link(u, v, Rat::new(bw as i128, 10i128.pow(scale)), lat as f64 / 7.0);
+                }
+            }
+            b.build().expect("strongly connected by construction")
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn json_round_trip_is_byte_stable(t in arb_topology()) {
+            let text = write(&t);
+            let back = read(&text).unwrap();
+            prop_assert!(back.warnings.is_empty());
+            prop_assert_eq!(&back.topology, &t);
+            prop_assert_eq!(write(&back.topology), text);
+        }
+    }
+}

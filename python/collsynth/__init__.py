@@ -1,0 +1,19 @@
+"""collsynth: verified, provably fast collective-communication schedules for any cluster network.
+
+The heavy lifting is in the Rust core (``collsynth._core``); this package is the user surface:
+the Python API, the ``collsynth`` command line and plots.
+"""
+
+from collsynth._core import BadInput, InternalError, __version__
+from collsynth.topology import Link, Node, Topology, TopologyWarning, families
+
+__all__ = [
+    "BadInput",
+    "InternalError",
+    "Link",
+    "Node",
+    "Topology",
+    "TopologyWarning",
+    "__version__",
+    "families",
+]

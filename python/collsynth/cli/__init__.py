@@ -1,0 +1,46 @@
+"""The ``collsynth`` command line. Exit status: 0 success, 2 bad input or usage, 1 internal error."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+from collsynth._core import BadInput, InternalError
+from collsynth.cli import demo, topo
+from collsynth.cli.common import OneLineParser, fail
+
+COMMANDS = [topo, demo]
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(
+        prog="collsynth",
+        description="Verified, provably fast collective schedules for any cluster network.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"collsynth: warning: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _one_line_warning
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except BadInput as e:
+        return fail(str(e), 2)
+    except (InternalError, Exception) as e:  # noqa: BLE001 - last line of defence: one line, exit 1
+        return fail(f"internal error: {type(e).__name__}: {e}", 1)
+    except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return fail(f"internal error: {e}", 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

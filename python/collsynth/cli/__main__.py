@@ -1,0 +1,5 @@
+import sys
+
+from collsynth.cli import main
+
+sys.exit(main())

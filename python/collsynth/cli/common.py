@@ -1,0 +1,48 @@
+"""Shared CLI plumbing: one-line errors, JSON output, tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+import collsynth
+
+console = Console(highlight=False)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line and exits with status 2."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def fail(message: str, status: int) -> int:
+    print(f"collsynth: error: {message}", file=sys.stderr)
+    return status
+
+
+def emit_json(obj) -> None:
+    """Print one JSON document (what `--json` promises) to stdout."""
+    print(json.dumps(obj, indent=2))
+
+
+def with_version(topology_name: str, fields: dict) -> dict:
+    """The keys every `--json` object carries first."""
+    return {"collsynth_version": collsynth.__version__, "topology": topology_name, **fields}
+
+
+def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]) -> Table:
+    """A rich table; columns are (header, justify)."""
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for header, justify in columns:
+        t.add_column(header, justify=justify)
+    for row in rows:
+        t.add_row(*[escape(str(x)) for x in row])
+    return t

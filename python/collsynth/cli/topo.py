@@ -1,0 +1,92 @@
+"""`collsynth topo list | show | export | draw`."""
+
+from __future__ import annotations
+
+from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.topology import Topology, families
+
+TOPO_HELP = "a topology JSON file, a zoo spec (ring:8, torus:4x4x2, dgx-a100:2) or an expression"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("topo", help="list, show, export and draw topologies")
+    tsub = p.add_subparsers(dest="topo_command", metavar="ACTION", required=True)
+
+    q = tsub.add_parser("list", help="every zoo family with its arguments")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q.set_defaults(run=run_list)
+
+    q = tsub.add_parser("show", help="metrics of a topology")
+    q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q.add_argument("--links", action="store_true", help="also list every directed link")
+    q.set_defaults(run=run_show)
+
+    q = tsub.add_parser("export", help="write a topology as JSON v1")
+    q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
+    q.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    q.set_defaults(run=run_export)
+
+    q = tsub.add_parser("draw", help="draw a topology (groups as boxes, bandwidths on links)")
+    q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
+    q.add_argument("-o", "--output", required=True, metavar="FILE.svg|png")
+    q.set_defaults(run=run_draw)
+
+
+def run_list(args) -> int:
+    fams = families()
+    if args.json:
+        emit_json(fams)
+        return 0
+    rows = [[f"{f['name']}:{f['args']}" if f["args"] else f["name"], f["help"]] for f in fams]
+    console.print(table("Topology families", [("spec", "left"), ("description", "left")], rows))
+    console.print(
+        "Options for every family: bw=GB/s or bw=A/B/.. (one per level), lat=us likewise;"
+        " e.g. torus:4x4x2,bw=50/50/25",
+        markup=False,
+    )
+    return 0
+
+
+def show_rows(m: dict) -> list[list]:
+    return [
+        ["compute nodes (N)", m["N"]],
+        ["switches", m["switches"]],
+        ["directed links", m["links"]],
+        ["out-degree min/max", f"{m['min_degree']} / {m['max_degree']}"],
+        ["in-degree min/max", f"{m['min_in_degree']} / {m['max_in_degree']}"],
+        ["diameter (hops)", m["diameter"]],
+        ["average distance", f"{m['average_distance']:.4f}"],
+        ["bidirectional", "yes" if m["bidirectional"] else "no"],
+        ["egress per rank (GB/s)", f"{m['min_egress_GBps']:g} .. {m['max_egress_GBps']:g}"],
+    ]
+
+
+def run_show(args) -> int:
+    topo = Topology.resolve(args.topo)
+    m = topo.metrics()
+    if args.json:
+        emit_json(with_version(topo.name, m))
+        return 0
+    console.print(table(f"Topology {topo.name}", [("metric", "left"), ("value", "right")], show_rows(m)))
+    if args.links:
+        rows = [[lk.src, lk.dst, f"{float(lk.bandwidth):g}", f"{lk.latency:g}"] for lk in topo.links]
+        cols = [("src", "left"), ("dst", "left"), ("GB/s", "right"), ("latency us", "right")]
+        console.print(table("Links", cols, rows))
+    return 0
+
+
+def run_export(args) -> int:
+    topo = Topology.resolve(args.topo)
+    topo.save(args.output)
+    console.print(f"wrote {args.output} ({topo.n_ranks} ranks)")
+    return 0
+
+
+def run_draw(args) -> int:
+    from collsynth import draw  # matplotlib is imported only when drawing
+
+    topo = Topology.resolve(args.topo)
+    draw.draw_topology(topo, args.output)
+    console.print(f"wrote {args.output}")
+    return 0

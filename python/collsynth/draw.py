@@ -1,0 +1,123 @@
+"""Drawing a topology with matplotlib: groups (boxes, clusters) as framed regions, switches
+as squares, link bandwidth as colour (with a legend) and, on small graphs, as labels."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import FancyBboxPatch  # noqa: E402
+
+from collsynth._core import BadInput  # noqa: E402
+from collsynth.fileio import atomic_write  # noqa: E402
+
+GRID = re.compile(r"^(torus|mesh|twisted-torus):(\d+)x(\d+)(,|$)")
+
+
+def _circle(names: list[str], cx: float, cy: float, r: float) -> dict[str, tuple[float, float]]:
+    n = max(len(names), 1)
+    return {
+        name: (cx + r * math.cos(2 * math.pi * i / n + math.pi / 2), cy + r * math.sin(2 * math.pi * i / n + math.pi / 2))
+        for i, name in enumerate(names)
+    }
+
+
+def _layout(topo) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float, float, float]]]:
+    """Node positions and group frames (x, y, w, h)."""
+    nodes = topo.nodes
+    grid = GRID.match(topo.name)
+    if grid:
+        w = int(grid.group(2))
+        return {n.name: (n.rank % w, -(n.rank // w)) for n in nodes}, {}
+    groups: dict[str | None, list] = defaultdict(list)
+    for n in nodes:
+        groups[n.group].append(n)
+    boxed = [g for g in groups if g is not None]
+    pos: dict[str, tuple[float, float]] = {}
+    frames = {}
+    if not boxed:
+        compute = [n.name for n in nodes if n.type == "compute"]
+        switches = [n.name for n in nodes if n.type == "switch"]
+        pos.update(_circle(compute, 0, 0, max(2.0, len(compute) / 4)))
+        pos.update(_circle(switches, 0, 0, 0 if len(switches) == 1 else max(1.0, len(compute) / 8)))
+        return pos, frames
+    per_row = min(len(boxed), 4)
+    for i, g in enumerate(boxed):
+        cx, cy = (i % per_row) * 6.0, -(i // per_row) * 6.0
+        members = groups[g]
+        compute = [n.name for n in members if n.type == "compute"]
+        switches = [n.name for n in members if n.type == "switch"]
+        pos.update(_circle(compute, cx, cy, 2.0))
+        pos.update(_circle(switches, cx, cy, 0 if len(switches) == 1 else 1.0))
+        frames[g] = (cx - 2.6, cy - 2.6, 5.2, 5.2)
+    glob = groups.get(None, [])
+    top = 3.8
+    width = (per_row - 1) * 6.0
+    for j, n in enumerate(glob):
+        pos[n.name] = (width * (j + 1) / (len(glob) + 1) if len(glob) > 1 else width / 2, top)
+    return pos, frames
+
+
+def draw_topology(topo, output: str) -> None:
+    """Render ``topo`` to ``output`` (.svg or .png), atomically."""
+    suffix = Path(output).suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise BadInput(f"{output}: draw writes .svg or .png files")
+    pos, frames = _layout(topo)
+    nodes = topo.nodes
+    big = len(nodes) > 150
+    fig, ax = plt.subplots(figsize=(10, 8) if not big else (14, 12))
+    for g, (x, y, w, h) in frames.items():
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0"))
+        ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a")
+    links = topo.links
+    pairs = {(lk.src, lk.dst) for lk in links}
+    bws = sorted({lk.bandwidth for lk in links})
+    cmap = plt.get_cmap("viridis", max(len(bws), 2))
+    colour = {bw: cmap(i) for i, bw in enumerate(bws)}
+    widths = {bw: 0.8 + 2.2 * i / max(len(bws) - 1, 1) for i, bw in enumerate(bws)}
+    label_links = len(links) <= 48
+    for lk in links:
+        both = (lk.dst, lk.src) in pairs
+        if both and lk.src > lk.dst:
+            continue
+        (x1, y1), (x2, y2) = pos[lk.src], pos[lk.dst]
+        style = "-" if both else "-|>"
+        ax.annotate(
+            "", xy=(x2, y2), xytext=(x1, y1),
+            arrowprops=dict(arrowstyle=style, color=colour[lk.bandwidth], lw=widths[lk.bandwidth],
+                            shrinkA=6, shrinkB=6, alpha=0.8),
+        )
+        if label_links:
+            ax.text((x1 + x2) / 2, (y1 + y2) / 2, f"{float(lk.bandwidth):g}", fontsize=7, ha="center",
+                    va="center", bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5))
+    for n in nodes:
+        x, y = pos[n.name]
+        compute = n.type == "compute"
+        ax.scatter([x], [y], s=20 if big else 260, marker="o" if compute else "s",
+                   c="#e8743b" if compute else "#5b6b8c", zorder=3, edgecolors="black", linewidths=0.5)
+        if not big:
+            text = str(n.rank) if compute else n.name.split(".")[-1]
+            ax.text(x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4)
+    for bw in bws:
+        ax.plot([], [], color=colour[bw], lw=widths[bw], label=f"{float(bw):g} GB/s")
+    ax.scatter([], [], marker="o", c="#e8743b", label="compute (rank)")
+    ax.scatter([], [], marker="s", c="#5b6b8c", label="switch")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    m = topo.metrics()
+    ax.set_title(f"{topo.name}: N={m['N']}, switches={m['switches']}, diameter={m['diameter']}")
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout()
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format=suffix[1:], dpi=120)
+    plt.close(fig)
+    atomic_write(output, buf.getvalue())

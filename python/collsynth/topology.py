@@ -1,0 +1,120 @@
+"""The Python face of the topology model (the model itself lives in the Rust core)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+from collsynth import _core
+from collsynth._core import BadInput
+from collsynth.fileio import atomic_write
+
+
+class TopologyWarning(UserWarning):
+    """A topology file has something collsynth ignores (e.g. an unknown key)."""
+
+
+class Node(NamedTuple):
+    name: str
+    type: str  # "compute" or "switch"
+    group: str | None
+    rank: int | None  # None for switches
+
+
+class Link(NamedTuple):
+    src: str
+    dst: str
+    bandwidth: Fraction  # GB/s, exact
+    latency: float  # microseconds
+
+
+class Topology:
+    """A validated cluster network: compute nodes (ranks 0..N-1 in file order), switches and
+    directed links (parallel links merged). Build one with :meth:`from_spec`, :meth:`load`,
+    :meth:`loads` or :meth:`resolve`; bad input raises :class:`collsynth.BadInput`."""
+
+    def __init__(self, core: _core.Topology):
+        self._core = core
+
+    @classmethod
+    def from_spec(cls, spec: str) -> Topology:
+        """A zoo topology such as ``"torus:4x4x2,bw=50/50/25"`` or ``"dgx-a100:2"``."""
+        return cls(_core.Topology.from_spec(spec))
+
+    @classmethod
+    def loads(cls, text: str, source: str = "<string>") -> Topology:
+        """Parse topology JSON v1 text; unknown keys give a :class:`TopologyWarning`."""
+        try:
+            core, notes = _core.Topology.from_json(text)
+        except BadInput as e:
+            raise BadInput(f"{source}: {e}") from None
+        for note in notes:
+            warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=2)
+        return cls(core)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Topology:
+        """Read a topology JSON file."""
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
+        return cls.loads(text, source=str(path))
+
+    @classmethod
+    def resolve(cls, arg: str) -> Topology:
+        """A CLI topology argument: a JSON file path if it looks like one, else a zoo spec."""
+        if arg.endswith(".json") or os.path.sep in arg or Path(arg).is_file():
+            return cls.load(arg)
+        return cls.from_spec(arg)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write canonical topology JSON (atomically)."""
+        atomic_write(path, self.to_json())
+
+    def to_json(self) -> str:
+        return self._core.to_json()
+
+    @property
+    def name(self) -> str:
+        return self._core.name
+
+    @property
+    def n_ranks(self) -> int:
+        return self._core.n_ranks
+
+    def __len__(self) -> int:
+        return self.n_ranks
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [Node(*n) for n in self._core.nodes()]
+
+    @property
+    def links(self) -> list[Link]:
+        return [Link(s, d, Fraction(bw), lat) for s, d, bw, lat in self._core.links()]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def metrics(self) -> dict:
+        """N, switches, links, degrees, diameter, average distance, bidirectional, egress."""
+        return self._core.metrics()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Topology) and self.to_json() == other.to_json()
+
+    def __repr__(self) -> str:
+        m = self.metrics()
+        return f"Topology({self.name!r}, N={m['N']}, switches={m['switches']}, links={m['links']})"
+
+
+def families() -> list[dict]:
+    """Every zoo family: name, args, help, options."""
+    return [
+        {"name": n, "args": a, "help": h, "options": ["bw", "lat", *opts]}
+        for n, a, h, opts in _core.families()
+    ]
