@@ -32,7 +32,7 @@ test-python: install
 
 lint: $(DEPS)
 	cargo fmt --all --check
-	cargo clippy --workspace -q -- -D warnings
+	cargo clippy --workspace --all-targets -q -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/ruff format --check python tests bench
 

@@ -4,10 +4,16 @@
 //! synthesizers, whose schedules are verified, costed and exported. This crate has no
 //! Python in it; `collsynth-py` is a thin binding over these free functions.
 
+pub mod bound;
+pub mod cost;
 pub mod error;
+pub mod flow;
+pub mod ir;
 pub mod rational;
+pub mod synth;
 pub mod topology;
 pub mod units;
+pub mod verify;
 pub mod zoo;
 
 pub use error::{CollsynthError, Result};

@@ -279,11 +279,12 @@ mod proptests {
         })
         .prop_map(|((nc, ns), extra, groups)| {
             let mut b = TopologyBuilder::new("random \"quoted\" name");
-            for i in 0..nc {
-                b.compute(format!("c{i}"), groups[i].then_some("box0"));
-            }
-            for i in 0..ns {
-                b.switch(format!("s{i}"), groups[nc + i].then_some("box1"));
+            for (i, grouped) in groups.iter().enumerate() {
+                if i < nc {
+                    b.compute(format!("c{i}"), grouped.then_some("box0"));
+                } else {
+                    b.switch(format!("s{}", i - nc), grouped.then_some("box1"));
+                }
             }
             let n = nc + ns;
             if n > 1 {

@@ -13,14 +13,14 @@ pub(super) const FAMILIES: &[&Family] = &[
     &Family {
         name: "fat-tree",
         args: "K",
-        help: "k-ary fat tree (K even): K^3/4 hosts, K pods of K/2 edge + K/2 agg switches, (K/2)^2 cores; bw= host/agg/core",
+        help: "k-ary fat tree, K even: K^3/4 hosts, K pods of K/2 edge + K/2 agg, (K/2)^2 cores; bw= host/agg/core",
         options: &[],
         build: fat_tree,
     },
     &Family {
         name: "dragonfly",
         args: "A,G",
-        help: "TACOS DragonFly: G groups of A fully connected ranks, one global link per rank (A a multiple of G-1); bw= intra/global",
+        help: "TACOS DragonFly: G groups of A ranks, fully connected, 1 global link per rank (G-1 | A); bw= intra/global",
         options: &[],
         build: dragonfly,
     },
@@ -139,7 +139,8 @@ fn dragonfly(s: &Spec) -> Result<Topology> {
     let g = s.check_range(v[1], "G (groups)", 2, 1025)?;
     if a % (g - 1) != 0 {
         return Err(CollsynthError::bad(format!(
-            "{}: A must be a multiple of G-1 (one global link per rank, the same number between every pair of groups; the paper uses G = A+1), got A={a}, G={g}",
+            "{}: A must be a multiple of G-1 (one global link per rank, as many between every \
+             pair of groups; the paper uses G = A+1), got A={a}, G={g}",
             s.text
         )));
     }
@@ -245,10 +246,12 @@ mod tests {
             assert_eq!(t.link_between(agg, t.node_index(core).unwrap()).is_some(), linked, "{core}");
         }
         let t = from_spec("fat-tree:4,bw=10/20/40").unwrap();
-        let (e, a, c) = (t.node_index("pod0.edge0").unwrap(), t.node_index("pod0.agg0").unwrap(), t.node_index("core0").unwrap());
-        assert_eq!(t.links[t.link_between(t.rank_node(0), e).unwrap()].bandwidth, Rat::from_integer(10));
-        assert_eq!(t.links[t.link_between(e, a).unwrap()].bandwidth, Rat::from_integer(20));
-        assert_eq!(t.links[t.link_between(a, c).unwrap()].bandwidth, Rat::from_integer(40));
+        let bw = |a: &str, b: &str| {
+            t.links[t.link_between(t.node_index(a).unwrap(), t.node_index(b).unwrap()).unwrap()].bandwidth
+        };
+        assert_eq!(bw("pod0.host0", "pod0.edge0"), Rat::from_integer(10));
+        assert_eq!(bw("pod0.edge0", "pod0.agg0"), Rat::from_integer(20));
+        assert_eq!(bw("pod0.agg0", "core0"), Rat::from_integer(40));
         let msg = |spec: &str| from_spec(spec).unwrap_err().to_string();
         assert_eq!(msg("fat-tree:3"), "fat-tree:3: K must be even, got 3");
         for bad in ["fat-tree:3", "fat-tree:0", "fat-tree:66", "fat-tree:4,bw=1/2"] {

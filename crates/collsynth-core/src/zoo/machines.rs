@@ -15,14 +15,14 @@ pub(super) const FAMILIES: &[&Family] = &[
     &Family {
         name: "dgx-a100",
         args: "N",
-        help: "N DGX A100 boxes: 8 GPUs on an NVSwitch (300), own 25 GB/s NIC per GPU on IB switch ib{i mod 2}; bw= nvswitch/ib",
+        help: "N DGX A100 boxes: 8 GPUs on an NVSwitch (300), a 25 GB/s NIC per GPU on ib{i mod 2}; bw= nvswitch/ib",
         options: &[],
         build: dgx_a100,
     },
     &Family {
         name: "mi250",
         args: "N",
-        help: "N MI250 clusters of 16 GCDs on xGMI (50 GB/s x multiplicity), 16 GB/s per GCD to one IB switch; bw= xgmi/ib",
+        help: "N MI250 clusters: 16 GCDs on xGMI (50 GB/s x multiplicity), 16 GB/s per GCD to ib0; bw= xgmi/ib",
         options: &[],
         build: mi250,
     },
@@ -36,7 +36,7 @@ pub(super) const FAMILIES: &[&Family] = &[
     &Family {
         name: "hgx-h100",
         args: "N",
-        help: "N HGX H100 boxes: 8 GPUs on an NVSwitch (450), rail-optimized 50 GB/s NIC i on switch rail{i}; bw= nvswitch/ib",
+        help: "N HGX H100 boxes: 8 GPUs on an NVSwitch (450), GPU i's 50 GB/s NIC on rail{i}; bw= nvswitch/ib",
         options: &[],
         build: hgx_h100,
     },
@@ -297,7 +297,9 @@ mod tests {
         all_ingress(&t, 500);
         let (gpu, nvsw, rail) = ("box1.gpu5", "box1.nvsw", "rail5");
         assert_eq!(link_bw(&t, gpu, rail), gbs(50));
-        let lat = |a: &str, b: &str| t.links[t.link_between(t.node_index(a).unwrap(), t.node_index(b).unwrap()).unwrap()].latency;
+        let lat = |a: &str, b: &str| {
+            t.links[t.link_between(t.node_index(a).unwrap(), t.node_index(b).unwrap()).unwrap()].latency
+        };
         assert_eq!((lat(gpu, nvsw), lat(gpu, rail)), (0.93625, 1.0));
         let t = from_spec("hgx-h100:1").unwrap();
         assert!(t.node_index("rail0").is_none());

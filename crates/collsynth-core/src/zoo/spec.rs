@@ -46,11 +46,24 @@ impl Spec {
     pub fn parse(text: &str) -> Result<Spec> {
         let text = text.trim();
         let mut parts = text.split(':');
-        let family = parts.next().unwrap_or_default().trim().to_string();
+        let head = parts.next().unwrap_or_default();
+        // Options may follow an argument-less family directly: `dgx1,bw=20`.
+        let (family, head_rest) = match head.split_once(',') {
+            Some((f, rest)) => (f.trim().to_string(), Some(rest)),
+            None => (head.trim().to_string(), None),
+        };
         if family.is_empty() {
             return Err(CollsynthError::bad(format!("'{text}': empty family name")));
         }
         let (mut args, mut options) = (Vec::new(), Vec::new());
+        if let Some(rest) = head_rest {
+            for item in rest.split(',').map(str::trim) {
+                match item.split_once('=') {
+                    Some((k, v)) => options.push((k.trim().to_string(), v.trim().to_string())),
+                    None => return Err(CollsynthError::bad(format!("'{text}': arguments follow ':', not ','"))),
+                }
+            }
+        }
         for part in parts {
             let mut items = Vec::new();
             for item in part.split(',').map(str::trim) {
@@ -202,7 +215,7 @@ mod tests {
         assert_eq!(s.family, "torus");
         assert_eq!(s.args, vec![vec!["4x4x2".to_string()]]);
         assert_eq!(s.dims(0, 1).unwrap(), vec![4, 4, 2]);
-        let p = s.link_params(&vec![LinkParams::default(); 3]).unwrap();
+        let p = s.link_params(&[LinkParams::default(); 3]).unwrap();
         assert_eq!(p[2].bw, Rat::from_integer(25));
         let s = Spec::parse("circulant:16:3,4").unwrap();
         assert_eq!(s.int(0, "n", 1, 100).unwrap(), 16);
@@ -211,9 +224,12 @@ mod tests {
         assert_eq!(s.int(0, "boxes", 1, 9).unwrap(), 2);
         let p = s.link_params(&[LinkParams::default(), LinkParams::default()]).unwrap();
         assert_eq!((p[0].bw, p[1].bw, p[1].lat), (Rat::from_integer(300), Rat::from_integer(25), 2.0));
-        assert!(s.link_params(&vec![LinkParams::default(); 3]).is_err());
+        assert!(s.link_params(&[LinkParams::default(); 3]).is_err());
         assert!(Spec::parse("ring:8,foo=1").unwrap().check_options(&[]).is_err());
         assert_eq!(Spec::parse("dgx1").unwrap().args.len(), 0);
+        let s = Spec::parse("dgx1,bw=20").unwrap();
+        assert_eq!((s.family.as_str(), s.option("bw")), ("dgx1", Some("20")));
+        assert!(Spec::parse("dgx1,3").is_err());
         assert!(Spec::parse("ring:8,bw=0").unwrap().uniform_params(1).is_err());
     }
 }

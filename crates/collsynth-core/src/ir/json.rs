@@ -1,0 +1,204 @@
+//! Schedule JSON, format `collsynth-schedule/1` (documented in docs/schedule-format.md).
+//! The topology is embedded, so a schedule file is self-contained; routes are written as
+//! node-index paths, so they do not depend on link numbering.
+
+use super::{Collective, Op, Piece, Provenance, Schedule, Transfer};
+use crate::error::{CollsynthError, Result};
+use crate::rational::{parse_exact, to_fraction_string, Rat};
+use crate::topology::{json as topo_json, Topology};
+use serde_json::{json, Map, Value};
+
+pub const FORMAT: &str = "collsynth-schedule/1";
+
+/// FNV-1a 64-bit hash of the canonical topology JSON: identifies the topology a schedule
+/// was made for (not cryptographic; a dependency for a 64-bit fingerprint is not worth it).
+pub fn topology_hash(topo: &Topology) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in topo_json::write(topo).bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+fn route_nodes(topo: &Topology, t: &Transfer) -> Vec<usize> {
+    let mut nodes = vec![topo.rank_node(t.src)];
+    nodes.extend(t.route.iter().map(|&l| topo.links[l].dst));
+    nodes
+}
+
+/// The schedule file text (with `topo` embedded).
+pub fn write(s: &Schedule, topo: &Topology) -> String {
+    let mut out = String::from("{\n");
+    let options: Map<String, Value> =
+        s.provenance.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let header = [
+        ("format", json!(FORMAT)),
+        ("collsynth_version", json!(crate::VERSION)),
+        ("collective", json!(s.collective.name())),
+        ("n_ranks", json!(s.n_ranks)),
+        ("root", json!(s.root)),
+        (
+            "provenance",
+            json!({"algorithm": s.provenance.algorithm, "options": options, "topology_hash": topology_hash(topo)}),
+        ),
+        ("shards", Value::Array(s.shards.iter().map(|r| json!(to_fraction_string(r))).collect())),
+    ];
+    for (k, v) in header {
+        out += &format!("  \"{k}\": {v},\n");
+    }
+    let topo_text = topo_json::write(topo);
+    out += &format!("  \"topology\": {},\n", topo_text.trim_end().replace('\n', "\n  "));
+    out += "  \"pieces\": [";
+    for (i, p) in s.pieces.iter().enumerate() {
+        let sep = if i == 0 { "\n    " } else { ",\n    " };
+        out += &format!("{sep}[{}, \"{}\", \"{}\"]", p.shard, to_fraction_string(&p.start), to_fraction_string(&p.end));
+    }
+    out += "\n  ],\n  \"transfers\": [";
+    for (i, t) in s.transfers.iter().enumerate() {
+        let sep = if i == 0 { "\n    " } else { ",\n    " };
+        let op = if t.op == Op::Copy { "copy" } else { "reduce" };
+        let step = t.step.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
+        out += &format!(
+            "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}}}",
+            t.piece, t.src, t.dst, route_nodes(topo, t), t.after
+        );
+    }
+    out += "\n  ]\n}\n";
+    out
+}
+
+fn field<'a>(obj: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a Value> {
+    obj.get(key).ok_or_else(|| CollsynthError::bad(format!("{at}: missing '{key}'")))
+}
+
+fn uint(v: &Value, at: &str) -> Result<usize> {
+    v.as_u64().map(|x| x as usize).ok_or_else(|| CollsynthError::bad(format!("{at}: expected a whole number")))
+}
+
+fn fraction(v: &Value, at: &str) -> Result<Rat> {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return Err(CollsynthError::bad(format!("{at}: expected a fraction \"p/q\""))),
+    };
+    parse_exact(&text).map_err(|e| e.context(at))
+}
+
+fn uints(v: &Value, at: &str) -> Result<Vec<usize>> {
+    v.as_array()
+        .ok_or_else(|| CollsynthError::bad(format!("{at}: expected a list")))?
+        .iter()
+        .map(|x| uint(x, at))
+        .collect()
+}
+
+/// Parse a schedule file: (schedule, topology, topology warnings). Structural errors are
+/// reported with their location; semantic checks are the verifier's job.
+pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
+    let root: Value = serde_json::from_str(text).map_err(|e| {
+        CollsynthError::bad(format!("malformed JSON at line {} column {}", e.line(), e.column()))
+    })?;
+    let obj = root.as_object().ok_or_else(|| CollsynthError::bad("top level must be a JSON object"))?;
+    match obj.get("format").and_then(Value::as_str) {
+        Some(FORMAT) => {}
+        Some(other) => return Err(CollsynthError::bad(format!("unsupported schedule format '{other}' (expected {FORMAT})"))),
+        None => return Err(CollsynthError::bad(format!("not a schedule file (no \"format\": \"{FORMAT}\")"))),
+    }
+    let loaded = topo_json::read(&field(obj, "topology", "schedule")?.to_string()).map_err(|e| e.context("topology"))?;
+    let topo = loaded.topology;
+    let collective = Collective::parse(field(obj, "collective", "schedule")?.as_str().unwrap_or(""))?;
+    let n_ranks = uint(field(obj, "n_ranks", "schedule")?, "n_ranks")?;
+    if n_ranks != topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("n_ranks is {n_ranks} but the topology has {} ranks", topo.n_ranks())));
+    }
+    let root = uint(field(obj, "root", "schedule")?, "root")?;
+    let prov = field(obj, "provenance", "schedule")?;
+    let provenance = Provenance {
+        algorithm: prov.get("algorithm").and_then(Value::as_str).unwrap_or("unknown").to_string(),
+        options: prov
+            .get("options")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or(v.to_string()))).collect())
+            .unwrap_or_default(),
+        topology_hash: prov.get("topology_hash").and_then(Value::as_str).unwrap_or("").to_string(),
+    };
+    let shards = field(obj, "shards", "schedule")?
+        .as_array()
+        .ok_or_else(|| CollsynthError::bad("shards: expected a list"))?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| fraction(v, &format!("shards[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let pieces = read_pieces(field(obj, "pieces", "schedule")?)?;
+    let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo)?;
+    let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance };
+    Ok((s, topo, loaded.warnings))
+}
+
+fn read_pieces(v: &Value) -> Result<Vec<Piece>> {
+    let list = v.as_array().ok_or_else(|| CollsynthError::bad("pieces: expected a list"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let at = format!("pieces[{i}]");
+            match p.as_array().map(Vec::as_slice) {
+                Some([shard, start, end]) => Ok(Piece {
+                    shard: uint(shard, &at)?,
+                    start: fraction(start, &at)?,
+                    end: fraction(end, &at)?,
+                }),
+                _ => Err(CollsynthError::bad(format!("{at}: expected [shard, \"start\", \"end\"]"))),
+            }
+        })
+        .collect()
+}
+
+fn read_transfers(v: &Value, topo: &Topology) -> Result<Vec<Transfer>> {
+    let list = v.as_array().ok_or_else(|| CollsynthError::bad("transfers: expected a list"))?;
+    list.iter().enumerate().map(|(i, t)| read_transfer(t, topo, &format!("transfers[{i}]"))).collect()
+}
+
+fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
+    let obj = v.as_object().ok_or_else(|| CollsynthError::bad(format!("{at}: expected an object")))?;
+    let op = match field(obj, "op", at)?.as_str() {
+        Some("copy") => Op::Copy,
+        Some("reduce") => Op::Reduce,
+        _ => return Err(CollsynthError::bad(format!("{at}.op: expected \"copy\" or \"reduce\""))),
+    };
+    let step = match obj.get("step") {
+        None | Some(Value::Null) => None,
+        Some(s) => Some(uint(s, &format!("{at}.step"))? as u32),
+    };
+    let nodes = uints(field(obj, "route", at)?, &format!("{at}.route"))?;
+    let mut route = Vec::new();
+    for w in nodes.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a >= topo.n_nodes() || b >= topo.n_nodes() {
+            return Err(CollsynthError::bad(format!("{at}.route: node index out of range")));
+        }
+        route.push(topo.link_between(a, b).ok_or_else(|| {
+            CollsynthError::bad(format!(
+                "{at}.route: no link {} -> {} in the topology",
+                topo.nodes[a].name, topo.nodes[b].name
+            ))
+        })?);
+    }
+    let src = uint(field(obj, "src", at)?, &format!("{at}.src"))?;
+    let dst = uint(field(obj, "dst", at)?, &format!("{at}.dst"))?;
+    if src >= topo.n_ranks() || dst >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("{at}: rank out of range")));
+    }
+    if nodes.first() != Some(&topo.rank_node(src)) || nodes.last() != Some(&topo.rank_node(dst)) {
+        return Err(CollsynthError::bad(format!("{at}.route: must start at src and end at dst")));
+    }
+    Ok(Transfer {
+        piece: uint(field(obj, "piece", at)?, &format!("{at}.piece"))?,
+        src,
+        dst,
+        route,
+        op,
+        after: uints(field(obj, "after", at)?, &format!("{at}.after"))?,
+        step,
+    })
+}

@@ -1,0 +1,252 @@
+//! The schedule IR: one representation that every synthesizer emits and every consumer
+//! (verifier, cost model, simulator, exporters) reads.
+//!
+//! Data is divided into *shards* (exact fractions of the size M) and shards into *pieces*
+//! (exact sub-intervals). A schedule is a DAG of *transfers*: one piece from one rank to
+//! another along a route of physical links, copied or reduced, after its dependencies.
+//! Trees are transfers whose `after` is the parent edge; step schedules also set `step`.
+//! Pipelining is not stored: [`transform::split`] applies it when costing or simulating.
+
+pub mod json;
+pub mod transform;
+
+use crate::error::{CollsynthError, Result};
+use crate::rational::Rat;
+use crate::topology::Topology;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collective {
+    /// N shards, shard r starts at rank r; every rank ends with every shard.
+    Allgather,
+    /// Allgather with per-rank shard sizes.
+    Allgatherv,
+    /// N shards; every rank contributes to every shard; rank r ends with the sum of shard r.
+    ReduceScatter,
+    /// Any partition into shards; every rank contributes; every rank ends with every sum.
+    Allreduce,
+    /// One shard at the root; every rank ends with it.
+    Broadcast,
+    /// One shard; every rank contributes; the root ends with the sum.
+    Reduce,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 6] = [
+        Collective::Allgather,
+        Collective::Allgatherv,
+        Collective::ReduceScatter,
+        Collective::Allreduce,
+        Collective::Broadcast,
+        Collective::Reduce,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Allgather => "allgather",
+            Collective::Allgatherv => "allgatherv",
+            Collective::ReduceScatter => "reduce-scatter",
+            Collective::Allreduce => "allreduce",
+            Collective::Broadcast => "broadcast",
+            Collective::Reduce => "reduce",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Collective> {
+        Collective::ALL.into_iter().find(|c| c.name() == name).ok_or_else(|| {
+            CollsynthError::bad(format!(
+                "unknown collective '{name}' (allgather, allgatherv, reduce-scatter, allreduce, broadcast, reduce)"
+            ))
+        })
+    }
+
+    /// Ranks contribute to a sum (Reduce transfers combine values).
+    pub fn is_reduction(self) -> bool {
+        matches!(self, Collective::ReduceScatter | Collective::Allreduce | Collective::Reduce)
+    }
+
+    /// Has a root rank.
+    pub fn is_rooted(self) -> bool {
+        matches!(self, Collective::Broadcast | Collective::Reduce)
+    }
+
+    /// nccl-tests bus-bandwidth factor for `n` ranks.
+    pub fn busbw_factor(self, n: usize) -> f64 {
+        let n = n as f64;
+        match self {
+            Collective::Allreduce => 2.0 * (n - 1.0) / n,
+            Collective::Allgather | Collective::Allgatherv | Collective::ReduceScatter => (n - 1.0) / n,
+            Collective::Broadcast | Collective::Reduce => 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// The destination's value of the piece becomes the source's.
+    Copy,
+    /// The source's partial sum is added into the destination's.
+    Reduce,
+}
+
+/// A sub-interval `[start, end)` of shard `shard`, as exact fractions of the shard.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Piece {
+    pub shard: usize,
+    pub start: Rat,
+    pub end: Rat,
+}
+
+impl Piece {
+    pub fn whole(shard: usize) -> Piece {
+        Piece { shard, start: Rat::from_integer(0), end: Rat::from_integer(1) }
+    }
+    pub fn len(&self) -> Rat {
+        self.end - self.start
+    }
+}
+
+/// One piece moved from rank `src` to rank `dst` along `route` (link indices of the
+/// schedule's topology, consecutive), after every transfer in `after`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer {
+    pub piece: usize,
+    pub src: usize,
+    pub dst: usize,
+    pub route: Vec<usize>,
+    pub op: Op,
+    pub after: Vec<usize>,
+    pub step: Option<u32>,
+}
+
+/// Where a schedule came from: algorithm, options and the topology it was made for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Provenance {
+    pub algorithm: String,
+    pub options: Vec<(String, String)>,
+    pub topology_hash: String,
+}
+
+/// A schedule for one collective on one topology (plain data; see module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub collective: Collective,
+    pub n_ranks: usize,
+    /// Root rank of broadcast / reduce (0 otherwise).
+    pub root: usize,
+    /// Fraction of the size M in each shard; sums to 1.
+    pub shards: Vec<Rat>,
+    pub pieces: Vec<Piece>,
+    pub transfers: Vec<Transfer>,
+    pub provenance: Provenance,
+}
+
+impl Schedule {
+    /// An empty schedule with the standard shards of `collective` (allgather and the
+    /// reductions: N equal shards; broadcast and reduce: one).
+    pub fn new(collective: Collective, n_ranks: usize, root: usize, algorithm: &str) -> Schedule {
+        let shards = match collective {
+            Collective::Broadcast | Collective::Reduce => vec![Rat::from_integer(1)],
+            _ => vec![Rat::new(1, n_ranks as i128); n_ranks],
+        };
+        Schedule {
+            collective,
+            n_ranks,
+            root,
+            shards,
+            pieces: Vec::new(),
+            transfers: Vec::new(),
+            provenance: Provenance { algorithm: algorithm.to_string(), ..Default::default() },
+        }
+    }
+
+    /// Add a piece; returns its index.
+    pub fn add_piece(&mut self, piece: Piece) -> usize {
+        self.pieces.push(piece);
+        self.pieces.len() - 1
+    }
+
+    /// Add a transfer; returns its index.
+    pub fn add(&mut self, t: Transfer) -> usize {
+        self.transfers.push(t);
+        self.transfers.len() - 1
+    }
+
+    /// Fraction of M that piece `p` is.
+    pub fn piece_fraction(&self, p: usize) -> Rat {
+        let piece = &self.pieces[p];
+        self.shards[piece.shard] * piece.len()
+    }
+
+    /// Number of steps (max step + 1) of a step schedule, `None` if no transfer has a step.
+    pub fn n_steps(&self) -> Option<u32> {
+        self.transfers.iter().filter_map(|t| t.step).max().map(|s| s + 1)
+    }
+
+    /// Depth of the DAG: the longest chain of transfers (a tree schedule's deepest tree).
+    pub fn depth(&self) -> usize {
+        let mut depth = vec![0usize; self.transfers.len()];
+        for i in transform::topological_order(self).unwrap_or_default() {
+            depth[i] = 1 + self.transfers[i].after.iter().map(|&a| depth[a]).max().unwrap_or(0);
+        }
+        depth.into_iter().max().unwrap_or(0)
+    }
+
+    /// Communication steps or rounds: `n_steps` for a step schedule, else the DAG depth.
+    pub fn steps(&self) -> usize {
+        self.n_steps().map(|s| s as usize).unwrap_or_else(|| self.depth())
+    }
+}
+
+/// Shortest routes between ranks (fewest hops; BFS over links in canonical order, so
+/// deterministic). One BFS per source rank, computed on first use and cached.
+pub struct Router<'a> {
+    topo: &'a Topology,
+    /// `via[src_rank]`: for every node, the link that reaches it on the BFS tree.
+    via: Vec<Option<Vec<usize>>>,
+}
+
+impl<'a> Router<'a> {
+    pub fn new(topo: &'a Topology) -> Self {
+        Router { topo, via: vec![None; topo.n_ranks()] }
+    }
+
+    fn bfs(&self, src: usize) -> Vec<usize> {
+        let topo = self.topo;
+        let s = topo.rank_node(src);
+        let mut via = vec![usize::MAX; topo.n_nodes()];
+        let mut queue = std::collections::VecDeque::from([s]);
+        let mut seen = vec![false; topo.n_nodes()];
+        seen[s] = true;
+        while let Some(u) = queue.pop_front() {
+            for i in topo.out_links(u) {
+                let w = topo.links[i].dst;
+                if !seen[w] {
+                    seen[w] = true;
+                    via[w] = i;
+                    queue.push_back(w);
+                }
+            }
+        }
+        via
+    }
+
+    /// The route from rank `src` to rank `dst` as link indices (empty when equal).
+    /// Validated topologies connect all ranks, so a route always exists.
+    pub fn route(&mut self, src: usize, dst: usize) -> Result<Vec<usize>> {
+        if self.via[src].is_none() {
+            self.via[src] = Some(self.bfs(src));
+        }
+        let via = self.via[src].as_ref().expect("just computed");
+        let (s, mut v) = (self.topo.rank_node(src), self.topo.rank_node(dst));
+        let mut route = Vec::new();
+        while v != s {
+            let l = *via.get(v).filter(|&&l| l != usize::MAX).ok_or_else(|| {
+                CollsynthError::internal(format!("no route from rank {src} to rank {dst}"))
+            })?;
+            route.push(l);
+            v = self.topo.links[l].src;
+        }
+        route.reverse();
+        Ok(route)
+    }
+}

@@ -1,0 +1,76 @@
+//! Synthesizers: free functions `fn(&Topology, Collective, &Request) -> Result<Schedule>`,
+//! registered in [`algorithms`]. Choosing among them per size (`auto`) is the cost model's
+//! job (`cost::tuning`), not a synthesizer's.
+
+pub mod baselines;
+
+use crate::error::{CollsynthError, Result};
+use crate::ir::{Collective, Schedule};
+use crate::topology::Topology;
+use std::collections::BTreeMap;
+
+/// What the user asked for besides topology and collective.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Root rank of broadcast / reduce.
+    pub root: usize,
+    /// Algorithm-specific options by name (`max-trees`, `seed`, ...), as written.
+    pub options: BTreeMap<String, String>,
+}
+
+impl Request {
+    pub fn option_usize(&self, key: &str, default: usize) -> Result<usize> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| CollsynthError::bad(format!("--{key}: '{v}' is not a whole number"))),
+        }
+    }
+}
+
+/// A registered algorithm.
+pub struct Algorithm {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub collectives: &'static [Collective],
+    /// Options it accepts (without `--`); any other option is an error.
+    pub options: &'static [&'static str],
+    pub synthesize: fn(&Topology, Collective, &Request) -> Result<Schedule>,
+}
+
+/// Every algorithm, in the order `compare` lists them.
+pub fn algorithms() -> Vec<&'static Algorithm> {
+    baselines::ALGORITHMS.to_vec()
+}
+
+pub fn find(name: &str) -> Result<&'static Algorithm> {
+    algorithms().into_iter().find(|a| a.name == name).ok_or_else(|| {
+        let names: Vec<&str> = algorithms().iter().map(|a| a.name).collect();
+        CollsynthError::bad(format!("unknown algorithm '{name}' (available: {}, auto)", names.join(", ")))
+    })
+}
+
+/// Synthesize with one algorithm after checking that it supports the collective, the
+/// root is a rank and every option applies. The result is NOT yet verified: callers go
+/// through `crate::api::synthesize`, which verifies.
+pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Request) -> Result<Schedule> {
+    let alg = find(algorithm)?;
+    if !alg.collectives.contains(&collective) {
+        return Err(CollsynthError::bad(format!(
+            "algorithm '{}' does not support {} (it supports: {})",
+            alg.name,
+            collective.name(),
+            alg.collectives.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if req.root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {} is not a rank (N = {})", req.root, topo.n_ranks())));
+    }
+    if let Some(k) = req.options.keys().find(|k| !alg.options.contains(&k.as_str())) {
+        return Err(CollsynthError::bad(format!("option --{k} does not apply to algorithm '{}'", alg.name)));
+    }
+    let mut s = (alg.synthesize)(topo, collective, req)?;
+    s.provenance.algorithm = alg.name.to_string();
+    s.provenance.options = req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    s.provenance.topology_hash = crate::ir::json::topology_hash(topo);
+    Ok(s)
+}
