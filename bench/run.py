@@ -35,16 +35,25 @@ def timed(fn, repeat: int = 3) -> float:
 def bench_topology() -> list[dict]:
     """Zoo construction, metrics (one BFS per rank) and JSON round trip on large topologies."""
     records = []
-    for spec in ["torus:32x32", "mesh:64x64", "dgx-a100:128", "mi250:8", "kautz:4:1024", "fat-tree:16"]:
+    for spec in [
+        "torus:32x32",
+        "mesh:64x64",
+        "dgx-a100:128",
+        "mi250:8",
+        "kautz:4:1024",
+        "fat-tree:16",
+    ]:
         topo = Topology.from_spec(spec)
         text = topo.to_json()
-        records.append({
-            "spec": spec,
-            "N": topo.n_ranks,
-            "build_s": timed(lambda s=spec: Topology.from_spec(s)),
-            "metrics_s": timed(topo.metrics, repeat=1),
-            "json_round_trip_s": timed(lambda t=text: Topology.loads(t).to_json()),
-        })
+        records.append(
+            {
+                "spec": spec,
+                "N": topo.n_ranks,
+                "build_s": timed(lambda s=spec: Topology.from_spec(s)),
+                "metrics_s": timed(topo.metrics, repeat=1),
+                "json_round_trip_s": timed(lambda t=text: Topology.loads(t).to_json()),
+            }
+        )
     return records
 
 
@@ -55,8 +64,13 @@ def main(argv: list[str]) -> int:
     chosen = argv or list(BENCHMARKS)
     for name in chosen:
         records = BENCHMARKS[name]()
-        doc = {"benchmark": name, "collsynth_version": __version__, "python": platform.python_version(),
-               "machine": platform.machine(), "records": records}
+        doc = {
+            "benchmark": name,
+            "collsynth_version": __version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "records": records,
+        }
         atomic_write(RESULTS / f"{name}.json", json.dumps(doc, indent=2) + "\n")
         t = Table(title=f"bench {name} (seconds)", title_justify="left")
         for key in records[0]:

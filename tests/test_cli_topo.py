@@ -52,22 +52,37 @@ def test_bad_input_exits_2_with_one_line(args, message):
 
 def test_bad_topology_file_exits_2(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"nodes": [{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"}],'
-                   ' "links": [{"src": "a", "dst": "b", "bandwidth": 0, "bidirectional": true}]}')
+    bad.write_text(
+        '{"nodes": [{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"}],'
+        ' "links": [{"src": "a", "dst": "b", "bandwidth": 0, "bidirectional": true}]}'
+    )
     proc = run_cli("topo", "show", str(bad), check_status=2)
-    assert proc.stderr.strip() == f"collsynth: error: {bad}: links[0]: bandwidth must be positive, got 0"
+    assert (
+        proc.stderr.strip()
+        == f"collsynth: error: {bad}: links[0]: bandwidth must be positive, got 0"
+    )
 
 
 def test_unknown_key_warns_on_stderr(tmp_path):
     f = tmp_path / "w.json"
-    f.write_text('{"name": "w", "extra": 1, "nodes": [{"name": "a", "type": "compute"}], "links": []}')
+    f.write_text(
+        '{"name": "w", "extra": 1, "nodes": [{"name": "a", "type": "compute"}], "links": []}'
+    )
     proc = run_cli("topo", "show", str(f), "--json")
     assert "warning" in proc.stderr and "unknown key 'extra'" in proc.stderr
     assert json.loads(proc.stdout)["N"] == 1
 
 
-@pytest.mark.parametrize("spec, suffix", [("dgx-a100:2", "png"), ("torus:4x4", "svg"), ("ring:6", "png"),
-                                          ("fat-tree:4", "png"), ("mesh:20x20", "png")])
+@pytest.mark.parametrize(
+    "spec, suffix",
+    [
+        ("dgx-a100:2", "png"),
+        ("torus:4x4", "svg"),
+        ("ring:6", "png"),
+        ("fat-tree:4", "png"),
+        ("mesh:20x20", "png"),
+    ],
+)
 def test_draw_writes_a_picture(tmp_path, spec, suffix):
     out = tmp_path / f"t.{suffix}"
     run_cli("topo", "draw", spec, "-o", str(out))

@@ -24,7 +24,13 @@ def test_load_units_ranks_and_iteration():
     assert bw[("gpu1", "nvsw0")] == Fraction(25, 2)
     assert {lk.latency for lk in t.links} == {0.7, 0.5}
     m = t.metrics()
-    assert (m["N"], m["switches"], m["links"], m["diameter"], m["bidirectional"]) == (2, 1, 4, 2, True)
+    assert (m["N"], m["switches"], m["links"], m["diameter"], m["bidirectional"]) == (
+        2,
+        1,
+        4,
+        2,
+        True,
+    )
     assert m["min_egress_GBps"] == 12.5 and m["max_egress_GBps"] == 300
 
 
@@ -50,13 +56,29 @@ def test_unknown_keys_warn():
         (lambda s: s.replace('"bandwidth": 300', '"bandwidth": 0'), "bandwidth must be positive"),
         (lambda s: s.replace('"bandwidth": 300', '"bandwidth": -1'), "bandwidth must be positive"),
         (lambda s: s.replace('"bandwidth": 300', '"bandwidth": "NaN"'), "links[0].bandwidth"),
-        (lambda s: s.replace('"bandwidth": 300', '"bandwidth": [1]'), "links[0].bandwidth: expected"),
+        (
+            lambda s: s.replace('"bandwidth": 300', '"bandwidth": [1]'),
+            "links[0].bandwidth: expected",
+        ),
         (lambda s: s.replace('"latency": 0.7', '"latency": -2'), "latency must be"),
-        (lambda s: s.replace('"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu9", "bandwidth": 300'), "unknown node 'gpu9'"),
+        (
+            lambda s: s.replace(
+                '"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu9", "bandwidth": 300'
+            ),
+            "unknown node 'gpu9'",
+        ),
         (lambda s: s.replace('"name": "gpu1"', '"name": "gpu0"'), "duplicate node name 'gpu0'"),
-        (lambda s: s.replace('"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu0", "bandwidth": 300'), "self-loop"),
+        (
+            lambda s: s.replace(
+                '"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu0", "bandwidth": 300'
+            ),
+            "self-loop",
+        ),
         (lambda s: s.replace('"type": "switch"', '"type": "router"'), "nodes[2].type"),
-        (lambda s: s.replace('"bidirectional": true}]', '"bidirectional": false}]'), "not all mutually reachable"),
+        (
+            lambda s: s.replace('"bidirectional": true}]', '"bidirectional": false}]'),
+            "not all mutually reachable",
+        ),
     ],
 )
 def test_every_bad_input_is_bad_input(mutation, message):
@@ -68,7 +90,14 @@ def test_every_bad_input_is_bad_input(mutation, message):
 def test_missing_file_and_bad_spec_are_bad_input(tmp_path):
     with pytest.raises(BadInput, match="cannot read file"):
         Topology.load(tmp_path / "nope.json")
-    for spec in ["nosuch:3", "torus:4x", "ring:0", "torus:4x4,colour=red", "ring:8,bw=0", "ring:8,bw=1/2/3"]:
+    for spec in [
+        "nosuch:3",
+        "torus:4x",
+        "ring:0",
+        "torus:4x4,colour=red",
+        "ring:8,bw=0",
+        "ring:8,bw=1/2/3",
+    ]:
         with pytest.raises(BadInput):
             Topology.from_spec(spec)
 
@@ -76,9 +105,31 @@ def test_missing_file_and_bad_spec_are_bad_input(tmp_path):
 def test_families_cover_the_design_zoo():
     names = {f["name"] for f in collsynth.families()}
     expected = {
-        "ring", "biring", "torus", "mesh", "twisted-torus", "hypercube", "complete", "bipartite",
-        "circulant", "dcirculant", "hamming", "kautz", "debruijn", "switch", "fat-tree", "dragonfly",
-        "rfs", "dgx-a100", "mi250", "dgx1", "hgx-h100", "traff", "dbjmod", "diamond", "drg",
+        "ring",
+        "biring",
+        "torus",
+        "mesh",
+        "twisted-torus",
+        "hypercube",
+        "complete",
+        "bipartite",
+        "circulant",
+        "dcirculant",
+        "hamming",
+        "kautz",
+        "debruijn",
+        "switch",
+        "fat-tree",
+        "dragonfly",
+        "rfs",
+        "dgx-a100",
+        "mi250",
+        "dgx1",
+        "hgx-h100",
+        "traff",
+        "dbjmod",
+        "diamond",
+        "drg",
     }
     assert expected <= names, expected - names
     for f in collsynth.families():

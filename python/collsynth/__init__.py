@@ -5,6 +5,7 @@ the Python API, the ``collsynth`` command line and plots.
 """
 
 from collsynth._core import BadInput, InternalError, __version__
+from collsynth.schedule import Schedule, algorithms, bound, synthesize
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
 
 __all__ = [
@@ -12,8 +13,12 @@ __all__ = [
     "InternalError",
     "Link",
     "Node",
+    "Schedule",
     "Topology",
     "TopologyWarning",
     "__version__",
+    "algorithms",
+    "bound",
     "families",
+    "synthesize",
 ]

@@ -3,6 +3,7 @@ as squares, link bandwidth as colour (with a legend) and, on small graphs, as la
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections import defaultdict
@@ -23,12 +24,17 @@ GRID = re.compile(r"^(torus|mesh|twisted-torus):(\d+)x(\d+)(,|$)")
 def _circle(names: list[str], cx: float, cy: float, r: float) -> dict[str, tuple[float, float]]:
     n = max(len(names), 1)
     return {
-        name: (cx + r * math.cos(2 * math.pi * i / n + math.pi / 2), cy + r * math.sin(2 * math.pi * i / n + math.pi / 2))
+        name: (
+            cx + r * math.cos(2 * math.pi * i / n + math.pi / 2),
+            cy + r * math.sin(2 * math.pi * i / n + math.pi / 2),
+        )
         for i, name in enumerate(names)
     }
 
 
-def _layout(topo) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float, float, float]]]:
+def _layout(
+    topo,
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float, float, float]]]:
     """Node positions and group frames (x, y, w, h)."""
     nodes = topo.nodes
     grid = GRID.match(topo.name)
@@ -47,15 +53,31 @@ def _layout(topo) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float
         pos.update(_circle(compute, 0, 0, max(2.0, len(compute) / 4)))
         pos.update(_circle(switches, 0, 0, 0 if len(switches) == 1 else max(1.0, len(compute) / 8)))
         return pos, frames
+    owners: dict[str, set[str]] = defaultdict(set)
+    compute_names = {n.name for n in nodes if n.type == "compute"}
+    for lk in topo.links:
+        if lk.src in compute_names:
+            owners[lk.dst].add(lk.src)
     per_row = min(len(boxed), 4)
     for i, g in enumerate(boxed):
         cx, cy = (i % per_row) * 6.0, -(i // per_row) * 6.0
         members = groups[g]
         compute = [n.name for n in members if n.type == "compute"]
-        switches = [n.name for n in members if n.type == "switch"]
         pos.update(_circle(compute, cx, cy, 2.0))
-        pos.update(_circle(switches, cx, cy, 0 if len(switches) == 1 else 1.0))
-        frames[g] = (cx - 2.6, cy - 2.6, 5.2, 5.2)
+        # A switch serving one rank of the box (a NIC) sits just outside that rank;
+        # the others (NVSwitch, PCIe switches) go to the centre.
+        central = []
+        for n in members:
+            if n.type != "switch":
+                continue
+            ranks = owners.get(n.name, set()) & set(compute)
+            if len(ranks) == 1:
+                (x, y) = pos[next(iter(ranks))]
+                pos[n.name] = (cx + (x - cx) * 1.22, cy + (y - cy) * 1.22)
+            else:
+                central.append(n.name)
+        pos.update(_circle(central, cx, cy, 0 if len(central) == 1 else 0.8))
+        frames[g] = (cx - 2.7, cy - 2.7, 5.4, 5.4)
     glob = groups.get(None, [])
     top = 3.8
     width = (per_row - 1) * 6.0
@@ -70,11 +92,14 @@ def draw_topology(topo, output: str) -> None:
     if suffix not in (".svg", ".png"):
         raise BadInput(f"{output}: draw writes .svg or .png files")
     pos, frames = _layout(topo)
+    grid = GRID.match(topo.name) is not None
     nodes = topo.nodes
     big = len(nodes) > 150
     fig, ax = plt.subplots(figsize=(10, 8) if not big else (14, 12))
     for g, (x, y, w, h) in frames.items():
-        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0"))
+        ax.add_patch(
+            FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0")
+        )
         ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a")
     links = topo.links
     pairs = {(lk.src, lk.dst) for lk in links}
@@ -89,19 +114,45 @@ def draw_topology(topo, output: str) -> None:
             continue
         (x1, y1), (x2, y2) = pos[lk.src], pos[lk.dst]
         style = "-" if both else "-|>"
+        # Grid wrap-around links would hide behind the row: draw them as arcs.
+        wrap = grid and abs(x1 - x2) + abs(y1 - y2) > 1
         ax.annotate(
-            "", xy=(x2, y2), xytext=(x1, y1),
-            arrowprops=dict(arrowstyle=style, color=colour[lk.bandwidth], lw=widths[lk.bandwidth],
-                            shrinkA=6, shrinkB=6, alpha=0.8),
+            "",
+            xy=(x2, y2),
+            xytext=(x1, y1),
+            arrowprops=dict(
+                arrowstyle=style,
+                color=colour[lk.bandwidth],
+                lw=widths[lk.bandwidth],
+                shrinkA=6,
+                shrinkB=6,
+                alpha=0.8,
+                connectionstyle="arc3,rad=0.25" if wrap else "arc3",
+            ),
         )
         if label_links:
-            ax.text((x1 + x2) / 2, (y1 + y2) / 2, f"{float(lk.bandwidth):g}", fontsize=7, ha="center",
-                    va="center", bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5))
+            ax.text(
+                (x1 + x2) / 2,
+                (y1 + y2) / 2,
+                f"{float(lk.bandwidth):g}",
+                fontsize=7,
+                ha="center",
+                va="center",
+                bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5),
+            )
     for n in nodes:
         x, y = pos[n.name]
         compute = n.type == "compute"
-        ax.scatter([x], [y], s=20 if big else 260, marker="o" if compute else "s",
-                   c="#e8743b" if compute else "#5b6b8c", zorder=3, edgecolors="black", linewidths=0.5)
+        ax.scatter(
+            [x],
+            [y],
+            s=20 if big else 260,
+            marker="o" if compute else "s",
+            c="#e8743b" if compute else "#5b6b8c",
+            zorder=3,
+            edgecolors="black",
+            linewidths=0.5,
+        )
         if not big:
             text = str(n.rank) if compute else n.name.split(".")[-1]
             ax.text(x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4)
@@ -109,14 +160,13 @@ def draw_topology(topo, output: str) -> None:
         ax.plot([], [], color=colour[bw], lw=widths[bw], label=f"{float(bw):g} GB/s")
     ax.scatter([], [], marker="o", c="#e8743b", label="compute (rank)")
     ax.scatter([], [], marker="s", c="#5b6b8c", label="switch")
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, framealpha=0.9)
     m = topo.metrics()
     ax.set_title(f"{topo.name}: N={m['N']}, switches={m['switches']}, diameter={m['diameter']}")
+    ax.margins(0.12)
     ax.set_aspect("equal")
     ax.axis("off")
     fig.tight_layout()
-    import io
-
     buf = io.BytesIO()
     fig.savefig(buf, format=suffix[1:], dpi=120)
     plt.close(fig)

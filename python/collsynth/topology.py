@@ -61,13 +61,15 @@ class Topology:
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
+            raise BadInput(
+                f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}"
+            ) from None
         return cls.loads(text, source=str(path))
 
     @classmethod
     def resolve(cls, arg: str) -> Topology:
         """A CLI topology argument: a JSON file path if it looks like one, else a zoo spec."""
-        if arg.endswith(".json") or os.path.sep in arg or Path(arg).is_file():
+        if arg.endswith(".json") or Path(arg).is_file():
             return cls.load(arg)
         return cls.from_spec(arg)
 

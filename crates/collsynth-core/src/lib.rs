@@ -4,6 +4,7 @@
 //! synthesizers, whose schedules are verified, costed and exported. This crate has no
 //! Python in it; `collsynth-py` is a thin binding over these free functions.
 
+pub mod api;
 pub mod bound;
 pub mod cost;
 pub mod error;

@@ -2,9 +2,14 @@
 //! No algorithm lives here. Every entry point runs under `guard`, so a Rust panic
 //! surfaces as `collsynth.InternalError`, never as a crash across the binding.
 
-use collsynth_core::rational::{to_f64, to_fraction_string};
+use collsynth_core::api;
+use collsynth_core::ir::{self, Collective, Schedule};
+use collsynth_core::rational::{to_f64, to_fraction_string, Rat};
+use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::json;
-use collsynth_core::{zoo, CollsynthError, Topology};
+use collsynth_core::units::parse_size;
+use collsynth_core::{verify, zoo, CollsynthError, Topology};
+use std::collections::BTreeMap;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -37,6 +42,7 @@ fn guard<T>(f: impl FnOnce() -> collsynth_core::Result<T>) -> PyResult<T> {
 }
 
 #[pyclass(name = "Topology", module = "collsynth._core", frozen)]
+#[derive(Clone)]
 struct PyTopology {
     inner: Topology,
 }
@@ -113,6 +119,169 @@ impl PyTopology {
     }
 }
 
+fn size_arg(size: &str) -> PyResult<Rat> {
+    guard(|| parse_size(size).map_err(|e| e.context("--size")))
+}
+
+/// A verified schedule together with the topology it runs on.
+#[pyclass(name = "Schedule", module = "collsynth._core", frozen)]
+struct PySchedule {
+    inner: Schedule,
+    topo: Topology,
+}
+
+#[pymethods]
+impl PySchedule {
+    /// Parse a schedule file (format collsynth-schedule/1); returns (schedule, warnings).
+    /// Structure only: call `verify()` to check it.
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<(Self, Vec<String>)> {
+        guard(|| ir::json::read(text)).map(|(inner, topo, w)| (PySchedule { inner, topo }, w))
+    }
+
+    fn to_json(&self) -> String {
+        ir::json::write(&self.inner, &self.topo)
+    }
+
+    #[getter]
+    fn collective(&self) -> &'static str {
+        self.inner.collective.name()
+    }
+    #[getter]
+    fn algorithm(&self) -> String {
+        self.inner.provenance.algorithm.clone()
+    }
+    #[getter]
+    fn n_ranks(&self) -> usize {
+        self.inner.n_ranks
+    }
+    #[getter]
+    fn root(&self) -> usize {
+        self.inner.root
+    }
+    #[getter]
+    fn n_transfers(&self) -> usize {
+        self.inner.transfers.len()
+    }
+    #[getter]
+    fn n_pieces(&self) -> usize {
+        self.inner.pieces.len()
+    }
+    #[getter]
+    fn steps(&self) -> usize {
+        self.inner.steps()
+    }
+    #[getter]
+    fn topology(&self) -> PyTopology {
+        PyTopology { inner: self.topo.clone() }
+    }
+    #[getter]
+    fn options(&self) -> Vec<(String, String)> {
+        self.inner.provenance.options.clone()
+    }
+
+    /// Run the verifier: a dict report, or BadInput naming the first violation.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let report = guard(|| {
+            verify::verify(&self.inner, &self.topo)
+                .map_err(|v| CollsynthError::bad(format!("verification failed: {v}")))
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("transfers", report.transfers)?;
+        d.set_item("pieces", report.pieces)?;
+        d.set_item("depth", report.depth)?;
+        Ok(d)
+    }
+
+    /// Bounds, alpha-beta model and simulator at `size` (text with units), as the JSON keys.
+    #[pyo3(signature = (size, pipeline=1))]
+    fn evaluate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
+        let m = size_arg(size)?;
+        let (b, e) = guard(|| {
+            let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
+            let e = api::evaluate(&self.inner, &self.topo, m, pipeline.max(1), &b)?;
+            Ok((b, e))
+        })?;
+        let d = bounds_dict(py, &self.topo, self.inner.collective, &b)?;
+        d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("time_us", e.time_us)?;
+        d.set_item("alpha_beta_us", e.alpha_beta_us)?;
+        d.set_item("latency_us", e.latency_us)?;
+        d.set_item("bandwidth_us", e.bandwidth_us)?;
+        d.set_item("algbw_GBps", e.algbw_gbps)?;
+        d.set_item("busbw_GBps", e.busbw_gbps)?;
+        d.set_item("optimality", to_f64(&e.optimality))?;
+        d.set_item("optimality_exact", to_fraction_string(&e.optimality))?;
+        d.set_item("steps", e.steps)?;
+        Ok(d)
+    }
+}
+
+fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bounds) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let opt = |r: &Option<Rat>| r.as_ref().map(to_f64);
+    d.set_item("inv_throughput", to_fraction_string(&b.inv_throughput))?;
+    d.set_item("bound_algbw_GBps", to_f64(&b.algbw))?;
+    d.set_item("bound_algbw_exact", to_fraction_string(&b.algbw))?;
+    d.set_item("bottleneck_cut", b.cut.iter().map(|&v| topo.nodes[v].name.clone()).collect::<Vec<_>>())?;
+    if c == Collective::Allreduce {
+        d.set_item("rs_ag_algbw_GBps", opt(&b.rs_ag_algbw))?;
+        d.set_item("lp_algbw_GBps", opt(&b.lp_algbw))?;
+    }
+    Ok(d)
+}
+
+fn collective_arg(name: &str) -> PyResult<Collective> {
+    guard(|| Collective::parse(name))
+}
+
+/// Synthesize and verify: (schedule, synthesis seconds).
+#[pyfunction]
+#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB"))]
+fn synthesize(
+    topo: &PyTopology,
+    collective: &str,
+    algorithm: &str,
+    root: usize,
+    options: BTreeMap<String, String>,
+    size: &str,
+) -> PyResult<(PySchedule, f64)> {
+    let c = collective_arg(collective)?;
+    let m = size_arg(size)?;
+    let req = Request { root, options };
+    let done = guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m))?;
+    Ok((PySchedule { inner: done.schedule, topo: topo.inner.clone() }, done.synthesis_seconds))
+}
+
+/// Exact bounds of a collective as a dict with the `bound --json` keys.
+#[pyfunction]
+#[pyo3(signature = (topo, collective, root=0))]
+fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize) -> PyResult<Bound<'py, PyDict>> {
+    let c = collective_arg(collective)?;
+    let b = guard(|| api::bounds(&topo.inner, c, root))?;
+    let d = bounds_dict(py, &topo.inner, c, &b)?;
+    let m = topo.inner.metrics();
+    d.set_item("diameter", m.diameter)?;
+    d.set_item("moore_steps", collsynth_core::bound::latency::moore_steps(m.n, m.max_degree))?;
+    d.set_item("one_ported_rounds", collsynth_core::bound::latency::one_ported_broadcast_rounds(m.n))?;
+    Ok(d)
+}
+
+/// Registered algorithms: (name, help, collectives, options).
+#[pyfunction]
+fn algorithms() -> Vec<(&'static str, &'static str, Vec<&'static str>, Vec<&'static str>)> {
+    synth::algorithms()
+        .into_iter()
+        .map(|a| (a.name, a.help, a.collectives.iter().map(|c| c.name()).collect(), a.options.to_vec()))
+        .collect()
+}
+
+/// Bytes of a size string (`1GiB`, `12MB`, `4096`), exact as "p/q".
+#[pyfunction]
+fn size_bytes(size: &str) -> PyResult<String> {
+    size_arg(size).map(|r| to_fraction_string(&r))
+}
+
 /// Every zoo family: (name, args, help, extra options).
 #[pyfunction]
 fn families() -> Vec<(&'static str, &'static str, &'static str, Vec<&'static str>)> {
@@ -125,6 +294,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BadInput", m.py().get_type::<BadInput>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_class::<PyTopology>()?;
+    m.add_class::<PySchedule>()?;
     m.add_function(wrap_pyfunction!(families, m)?)?;
+    m.add_function(wrap_pyfunction!(synthesize, m)?)?;
+    m.add_function(wrap_pyfunction!(bounds, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     Ok(())
 }

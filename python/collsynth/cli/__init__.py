@@ -6,10 +6,10 @@ import sys
 import warnings
 
 from collsynth._core import BadInput, InternalError
-from collsynth.cli import demo, topo
+from collsynth.cli import bound, compare, demo, schedule_file, synth, topo
 from collsynth.cli.common import OneLineParser, fail
 
-COMMANDS = [topo, demo]
+COMMANDS = [topo, bound, synth, schedule_file, compare, demo]
 
 
 def build_parser() -> OneLineParser:

@@ -1,0 +1,137 @@
+//! The pipeline in one place: synthesize -> verify -> evaluate. Every schedule that leaves
+//! the core through this module has passed the verifier. The CLI and the Python API call
+//! these functions; nothing here knows about any particular algorithm.
+
+use crate::bound;
+use crate::cost;
+use crate::error::{CollsynthError, Result};
+use crate::ir::{Collective, Schedule};
+use crate::rational::Rat;
+use crate::synth::{self, Request};
+use crate::topology::Topology;
+use crate::verify;
+use std::time::Instant;
+
+/// A verified schedule and how long synthesis alone took.
+pub struct Synthesized {
+    pub schedule: Schedule,
+    pub synthesis_seconds: f64,
+}
+
+/// Synthesize with `algorithm` (or `auto`: the fastest by the simulator at `size` among the
+/// registered algorithms that apply), then verify. A schedule that fails verification is an
+/// internal error: it is never returned.
+pub fn synthesize(topo: &Topology, collective: Collective, algorithm: &str, req: &Request, size: Rat) -> Result<Synthesized> {
+    if algorithm == "auto" {
+        return auto(topo, collective, req, size);
+    }
+    let start = Instant::now();
+    let schedule = synth::run(topo, collective, algorithm, req)?;
+    let synthesis_seconds = start.elapsed().as_secs_f64();
+    check(&schedule, topo)?;
+    Ok(Synthesized { schedule, synthesis_seconds })
+}
+
+/// Verify a schedule the tool produced; a violation is a bug (internal error).
+fn check(s: &Schedule, topo: &Topology) -> Result<()> {
+    verify::verify(s, topo).map(|_| ()).map_err(|v| {
+        CollsynthError::internal(format!("{} schedule failed verification: {v}", s.provenance.algorithm))
+    })
+}
+
+/// `auto`: every registered algorithm for the collective that accepts the request, verified
+/// and simulated at `size`; the fastest wins (ties: registration order).
+fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
+    let mut best: Option<(f64, Synthesized)> = None;
+    for alg in synth::algorithms() {
+        if !alg.collectives.contains(&collective) {
+            continue;
+        }
+        let Ok(done) = synthesize(topo, collective, alg.name, req, size) else { continue };
+        let t = cost::simulate(&done.schedule, topo, size, 1)?.time_us;
+        if best.as_ref().is_none_or(|(bt, _)| t < *bt) {
+            best = Some((t, done));
+        }
+    }
+    best.map(|(_, s)| s).ok_or_else(|| {
+        CollsynthError::bad(format!("no registered algorithm applies to {} on this topology", collective.name()))
+    })
+}
+
+/// The bounds reported next to every schedule.
+pub struct Bounds {
+    /// Time per byte (see DESIGN.md `inv_throughput`), exact.
+    pub inv_throughput: Rat,
+    /// Best known optimal algbw in GB/s, exact.
+    pub algbw: Rat,
+    /// Node indices of the bottleneck cut.
+    pub cut: Vec<usize>,
+    /// Allreduce only: optimal reduce-scatter then allgather.
+    pub rs_ag_algbw: Option<Rat>,
+    /// Allreduce only: ForestColl's allreduce LP (not solved yet: None).
+    pub lp_algbw: Option<Rat>,
+    /// Bandwidth term (us per byte of M) of the bound, exact: T_B = M * this.
+    pub time_per_byte_us: Rat,
+}
+
+/// Exact bounds for `collective` (root used by broadcast / reduce).
+pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
+    if root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
+    }
+    let n = Rat::from_integer(topo.n_ranks() as i128);
+    let cb = match collective {
+        Collective::Allgather | Collective::Allgatherv => bound::allgather(topo)?,
+        Collective::ReduceScatter => bound::reduce_scatter(topo)?,
+        Collective::Allreduce => bound::allreduce_rs_ag(topo)?,
+        Collective::Broadcast => bound::broadcast(topo, root)?,
+        Collective::Reduce => bound::reduce(topo, root)?,
+    };
+    // Per-shard bounds (allgather family) cover M/N bytes; rooted ones the whole message.
+    let per_byte = if collective.is_rooted() { cb.inv_throughput } else { cb.inv_throughput / n };
+    let algbw = bound::algbw(collective, topo.n_ranks(), cb.inv_throughput).unwrap_or_default();
+    let rs_ag = (collective == Collective::Allreduce).then_some(algbw);
+    Ok(Bounds {
+        inv_throughput: cb.inv_throughput,
+        algbw,
+        cut: cb.cut,
+        rs_ag_algbw: rs_ag,
+        lp_algbw: None,
+        time_per_byte_us: per_byte / Rat::from_integer(1000),
+    })
+}
+
+/// Everything `synth`, `simulate` and `compare` report for one schedule and size.
+pub struct Evaluation {
+    pub time_us: f64,
+    pub alpha_beta_us: f64,
+    pub latency_us: f64,
+    pub bandwidth_us: f64,
+    pub algbw_gbps: f64,
+    pub busbw_gbps: f64,
+    /// Bound bandwidth term / schedule bandwidth term (exact), capped at 1 (see README).
+    pub optimality: Rat,
+    pub steps: usize,
+}
+
+/// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
+pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &Bounds) -> Result<Evaluation> {
+    let sim = cost::simulate(s, topo, size, pipeline)?;
+    let ab = cost::alpha_beta(s, topo, size, pipeline)?;
+    let sched_bw = cost::bandwidth_term_us(s, topo, size);
+    let bound_bw = b.time_per_byte_us * size;
+    let one = Rat::from_integer(1);
+    let optimality = if sched_bw == Rat::from_integer(0) { one } else { (bound_bw / sched_bw).min(one) };
+    let bytes = crate::rational::to_f64(&size);
+    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { f64::INFINITY };
+    Ok(Evaluation {
+        time_us: sim.time_us,
+        alpha_beta_us: ab.total_us,
+        latency_us: ab.latency_us,
+        bandwidth_us: ab.bandwidth_us,
+        algbw_gbps: algbw,
+        busbw_gbps: algbw * s.collective.busbw_factor(s.n_ranks),
+        optimality,
+        steps: s.steps(),
+    })
+}

@@ -1,0 +1,226 @@
+//! Bytes: where each piece lies in the M-byte buffer, and how many bytes each link carries.
+//!
+//! The IR works in exact fractions of M. Two views of bytes follow from it:
+//! * exact: a transfer loads every link of its route with `M * fraction` bytes, a rational
+//!   ([`link_loads`], [`bandwidth_term_us`]); `optimality` compares these bandwidth terms;
+//! * whole bytes, for execution (simulator, XML, MPI): piece `[a, b)` of shard s covers the
+//!   global bytes `[floor(M (off_s + f_s a)), floor(M (off_s + f_s b)))`, where `f_s` is the
+//!   shard's fraction and `off_s` the sum of the earlier shards' fractions ([`ByteLayout`]).
+//!   Floors of one exact position are shared by neighbours, so pieces tile the buffer
+//!   exactly: each chunk is rounded down and the remainder lands in the last one.
+
+use crate::ir::{Piece, Schedule};
+use crate::rational::Rat;
+use crate::topology::Topology;
+use num_integer::Integer;
+use num_traits::Zero;
+
+/// Whole-byte positions of a schedule's pieces for a buffer of `size` bytes.
+#[derive(Debug, Clone)]
+pub struct ByteLayout {
+    size: Rat,
+    /// `offsets[s]`: fraction of M before shard s.
+    offsets: Vec<Rat>,
+    shards: Vec<Rat>,
+}
+
+impl ByteLayout {
+    /// The layout of `s`'s shards in `size` bytes (`size >= 0`).
+    pub fn new(s: &Schedule, size: Rat) -> ByteLayout {
+        let mut offsets = Vec::with_capacity(s.shards.len());
+        let mut acc = Rat::zero();
+        for f in &s.shards {
+            offsets.push(acc);
+            acc += f;
+        }
+        ByteLayout { size, offsets, shards: s.shards.clone() }
+    }
+
+    /// Exact position `M (off_s + f_s x)` of fraction `x` of shard `shard`, in bytes.
+    fn position(&self, shard: usize, x: Rat) -> Rat {
+        self.size * (self.offsets[shard] + self.shards[shard] * x)
+    }
+
+    /// Global byte offset of fraction `x` of shard `shard`: `floor(M (off_s + f_s x))`.
+    pub fn offset(&self, shard: usize, x: Rat) -> u64 {
+        to_u64(self.position(shard, x).floor().to_integer())
+    }
+
+    /// The global byte range of a piece.
+    pub fn range(&self, piece: &Piece) -> std::ops::Range<u64> {
+        self.offset(piece.shard, piece.start)..self.offset(piece.shard, piece.end)
+    }
+
+    /// The `k + 1` byte offsets that bound the `k` pipeline sub-chunks of `piece`, exactly as
+    /// [`crate::ir::transform::split`] cuts it: sub-chunk j is `[b[j], b[j + 1])`, `b[0]` and
+    /// `b[k]` are the ends of [`Self::range`]. `k = 1` gives the piece's range.
+    pub fn boundaries(&self, piece: &Piece, k: usize) -> Vec<u64> {
+        let k = k.max(1);
+        // Sub-chunk j starts at start + width j (width = len / k), an affine function of j:
+        // position(j) = A + D j. On a common denominator Q that is floor((a + d j) / Q) in
+        // integers; fall back to rationals if that would overflow.
+        let a = self.position(piece.shard, piece.start);
+        let width = piece.len() / Rat::from_integer(k as i128);
+        let d = self.size * self.shards[piece.shard] * width;
+        if let Some(b) = affine_floors(a, d, k) {
+            return b;
+        }
+        (0..=k)
+            .map(|j| {
+                let x = if j == k { piece.end } else { piece.start + width * Rat::from_integer(j as i128) };
+                self.offset(piece.shard, x)
+            })
+            .collect()
+    }
+}
+
+fn to_u64(v: i128) -> u64 {
+    u64::try_from(v.max(0)).unwrap_or(u64::MAX)
+}
+
+/// `floor(a + d j)` for j = 0..=k in i128 arithmetic, `None` on overflow.
+fn affine_floors(a: Rat, d: Rat, k: usize) -> Option<Vec<u64>> {
+    let q = a.denom().lcm(d.denom());
+    let an = a.numer().checked_mul(q / a.denom())?;
+    let dn = d.numer().checked_mul(q / d.denom())?;
+    dn.checked_mul(k as i128)?.checked_add(an)?;
+    Some((0..=k as i128).map(|j| to_u64(Integer::div_floor(&(an + dn * j), &q))).collect())
+}
+
+/// Exact bytes each link carries over the whole schedule (indexed like `topo.links`): every
+/// transfer loads every link of its route with `M * fraction` of its piece. No rounding.
+/// Pipelining does not change it. Indices must be in range (see [`super::alpha_beta()`]).
+pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
+    // Sum fractions of M per link (one piece fraction reused many times), scale once.
+    let fraction: Vec<Rat> = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).collect();
+    let mut load = vec![Rat::zero(); topo.links.len()];
+    for t in &s.transfers {
+        let f = fraction[t.piece];
+        for &l in &t.route {
+            load[l] += f;
+        }
+    }
+    for x in &mut load {
+        *x *= size;
+    }
+    load
+}
+
+/// The schedule's bandwidth term in microseconds, exact: the maximum over links of
+/// load / bandwidth (bandwidth in GB/s is 10^3 bytes per microsecond). 0 with no loaded link.
+pub fn bandwidth_term_us(s: &Schedule, topo: &Topology, size: Rat) -> Rat {
+    max_time_us(topo, link_loads(s, topo, size).iter().enumerate())
+}
+
+/// Max over `(link, bytes)` of bytes / (bandwidth 10^3), exact.
+pub(crate) fn max_time_us<'a>(topo: &Topology, loads: impl Iterator<Item = (usize, &'a Rat)>) -> Rat {
+    let mut best = Rat::zero();
+    for (l, bytes) in loads {
+        if bytes.is_zero() {
+            continue;
+        }
+        let t = bytes / topo.links[l].bandwidth;
+        if t > best {
+            best = t;
+        }
+    }
+    best / Rat::from_integer(1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::ring_allgather;
+    use super::*;
+    use crate::ir::{Collective, Op, Transfer};
+    use crate::topology::TopologyBuilder;
+    use crate::zoo::from_spec;
+
+    fn r(n: i128, d: i128) -> Rat {
+        Rat::new(n, d)
+    }
+
+    #[test]
+    fn pieces_tile_whole_bytes() {
+        // Allgatherv with shards 1/6, 1/3, 1/2 of M = 10 bytes: 1.67, 3.33, 5 exact bytes.
+        let mut s = Schedule::new(Collective::Allgatherv, 3, 0, "t");
+        s.shards = vec![r(1, 6), r(1, 3), r(1, 2)];
+        let layout = ByteLayout::new(&s, Rat::from_integer(10));
+        let ranges: Vec<_> = (0..3).map(|sh| layout.range(&Piece::whole(sh))).collect();
+        assert_eq!(ranges, vec![0..1, 1..5, 5..10]);
+        // Pieces of shard 1 ([1, 5) exactly [5/3, 5)): thirds at 5/3 + 10/9 j -> 1, 2, 3, 5.
+        let p = Piece { shard: 1, start: r(0, 1), end: r(1, 1) };
+        assert_eq!(layout.boundaries(&p, 3), vec![1, 2, 3, 5]);
+        assert_eq!(layout.boundaries(&p, 1), vec![1, 5]);
+        // A piece [1/3, 1) of shard 2 in 3 sub-chunks: 5 + 5/3 + 10/9 j -> 6, 7, 8, 10.
+        let p = Piece { shard: 2, start: r(1, 3), end: r(1, 1) };
+        assert_eq!(layout.boundaries(&p, 3), vec![6, 7, 8, 10]);
+        // M = 10 in three equal shards: 3, 3, 4 bytes (remainder to the last chunk).
+        let s = Schedule::new(Collective::Allgather, 3, 0, "t");
+        let layout = ByteLayout::new(&s, Rat::from_integer(10));
+        let lens: Vec<u64> = (0..3).map(|sh| layout.range(&Piece::whole(sh))).map(|x| x.end - x.start).collect();
+        assert_eq!(lens, vec![3, 3, 4]);
+        // Fractional M: floor at the end only.
+        let layout = ByteLayout::new(&s, r(21, 2));
+        assert_eq!(layout.boundaries(&Piece::whole(2), 2), vec![7, 8, 10]);
+        // Every k tiles the buffer: the boundaries of consecutive sub-chunks meet.
+        let layout = ByteLayout::new(&s, Rat::from_integer(1_000_003));
+        for k in [1usize, 2, 7, 64] {
+            let mut next = 0;
+            for sh in 0..3 {
+                let b = layout.boundaries(&Piece::whole(sh), k);
+                assert_eq!(b.len(), k + 1);
+                assert_eq!(b[0], next);
+                assert!(b.windows(2).all(|w| w[0] <= w[1]));
+                next = b[k];
+            }
+            assert_eq!(next, 1_000_003);
+        }
+    }
+
+    #[test]
+    fn loads_are_exact() {
+        // Two ranks a, b on a switch; a -> sw is 3 GB/s, sw -> b 2 GB/s, and a direct a -> b
+        // link of 1/2 GB/s (the builder keeps them distinct: different endpoints).
+        let mut b = TopologyBuilder::new("t");
+        let (a, bb) = (b.compute("a", None), b.compute("b", None));
+        let sw = b.switch("sw", None);
+        b.link(a, sw, Rat::from_integer(3), 1.0);
+        b.link(sw, bb, Rat::from_integer(2), 1.0);
+        b.link(bb, sw, Rat::from_integer(2), 1.0);
+        b.link(sw, a, Rat::from_integer(3), 1.0);
+        b.link(a, bb, r(1, 2), 1.0);
+        let topo = b.build().unwrap();
+        let (a_sw, sw_b, a_b) = (
+            topo.link_between(a, sw).unwrap(),
+            topo.link_between(sw, bb).unwrap(),
+            topo.link_between(a, bb).unwrap(),
+        );
+        // Broadcast from a: piece [0, 2/3) through the switch, piece [2/3, 1) direct.
+        let mut s = Schedule::new(Collective::Broadcast, 2, 0, "t");
+        let p0 = s.add_piece(Piece { shard: 0, start: r(0, 1), end: r(2, 3) });
+        let p1 = s.add_piece(Piece { shard: 0, start: r(2, 3), end: r(1, 1) });
+        let t = |piece, route| Transfer { piece, src: 0, dst: 1, route, op: Op::Copy, after: vec![], step: None };
+        s.add(t(p0, vec![a_sw, sw_b]));
+        s.add(t(p1, vec![a_b]));
+        let m = Rat::from_integer(7);
+        let loads = link_loads(&s, &topo, m);
+        let mut want = vec![Rat::zero(); topo.links.len()];
+        want[a_sw] = r(14, 3);
+        want[sw_b] = r(14, 3);
+        want[a_b] = r(7, 3);
+        assert_eq!(loads, want);
+        // Load / bandwidth per link: (14/3)/3 = 14/9, (14/3)/2 = 7/3, (7/3)/(1/2) = 14/3, so the
+        // direct link is the bottleneck: 14/3 bytes at 1/2 GB/s = 14/3000 us.
+        assert_eq!(bandwidth_term_us(&s, &topo, m), r(14, 3000));
+
+        // A ring allgather on ring:3 moves two thirds of M over every link.
+        let topo = from_spec("ring:3,bw=12.5").unwrap();
+        let s = ring_allgather(&topo, &[0, 1, 2]);
+        let m = Rat::from_integer(10);
+        assert_eq!(link_loads(&s, &topo, m), vec![r(20, 3); 3]);
+        assert_eq!(bandwidth_term_us(&s, &topo, m), r(20, 3) / r(12_500, 1));
+        // Nothing loaded: zero.
+        let empty = Schedule::new(Collective::Allgather, 3, 0, "t");
+        assert_eq!(bandwidth_term_us(&empty, &topo, m), Rat::zero());
+    }
+}

@@ -1,0 +1,310 @@
+//! Symbolic execution, race check and postconditions.
+//!
+//! Copy collectives track, per (rank, piece), the unique transfer that delivered the piece
+//! (or that the rank held it from the start). Reductions track, per (rank, piece), the set
+//! of ranks whose contributions the rank's partial value sums, as a bitset row in one flat
+//! `Vec<u64>`; a row is created (holding `{rank}`) only for the (rank, piece) pairs some
+//! transfer writes.
+
+use super::order::Dag;
+use super::{plain, rank_list, Cx, Violation};
+use crate::ir::{Collective, Op};
+
+const NONE: u32 = u32::MAX;
+
+pub(super) fn run(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
+    if cx.s.collective.is_reduction() {
+        let values = reduce(cx, dag)?;
+        races(cx, dag)?;
+        values.postcondition(cx)
+    } else {
+        copy(cx, dag)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Copy collectives (allgather, allgatherv, broadcast)
+
+fn copy(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
+    let s = cx.s;
+    let np = s.pieces.len();
+    let initially = |r: usize, p: usize| match s.collective {
+        Collective::Broadcast => r == s.root,
+        _ => s.pieces[p].shard == r,
+    };
+    // delivered[r * np + p]: the transfer that brought piece p to rank r.
+    let mut delivered = vec![NONE; s.n_ranks * np];
+    for k in 0..dag.order.len() {
+        let i = dag.order[k] as usize;
+        let t = &s.transfers[i];
+        let p = t.piece;
+        if !initially(t.src, p) {
+            let w = delivered[t.src * np + p];
+            if w == NONE || !dag.is_ancestor(s, w as usize, i) {
+                let why = if w == NONE {
+                    String::new()
+                } else {
+                    format!(" (it arrives by transfer {w}, which this transfer does not wait for)")
+                };
+                return Err(Violation {
+                    rank: Some(t.src),
+                    ..cx.at(i, format!("rank {} sends piece {p} before it holds it{why}", t.src))
+                });
+            }
+        }
+        let slot = &mut delivered[t.dst * np + p];
+        if initially(t.dst, p) || *slot != NONE {
+            let how = if *slot != NONE {
+                format!("transfer {} delivered it already", *slot)
+            } else {
+                String::from("it holds it from the start")
+            };
+            return Err(Violation {
+                rank: Some(t.dst),
+                ..cx.at(i, format!("rank {} receives piece {p} twice ({how})", t.dst))
+            });
+        }
+        *slot = i as u32;
+    }
+    for r in 0..s.n_ranks {
+        for p in 0..np {
+            if !initially(r, p) && delivered[r * np + p] == NONE {
+                return Err(Violation {
+                    rank: Some(r),
+                    piece: Some(p),
+                    ..plain(format!("rank {r} ends without {}", cx.piece(p)))
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Reductions (reduce-scatter, allreduce, reduce)
+
+/// The contributions each (rank, piece) holds at the end.
+struct Values {
+    np: usize,
+    words: usize,
+    /// `row[r * np + p]`: the bitset row of (r, p), `NONE` if never written (then `{r}`).
+    row: Vec<u32>,
+    bits: Vec<u64>,
+}
+
+impl Values {
+    fn get(&self, slot: usize) -> Option<&[u64]> {
+        let row = self.row[slot];
+        (row != NONE).then(|| &self.bits[row as usize * self.words..(row as usize + 1) * self.words])
+    }
+
+    fn postcondition(&self, cx: &Cx) -> Result<(), Violation> {
+        let s = cx.s;
+        let n = s.n_ranks;
+        let has = |bits: &[u64], q: usize| bits[q / 64] >> (q % 64) & 1 == 1;
+        let check = |r: usize, p: usize| -> Result<(), Violation> {
+            let missing: Vec<usize> = match self.get(r * self.np + p) {
+                None if n == 1 => return Ok(()),
+                None => (0..n).filter(|&q| q != r).collect(),
+                Some(bits) if (0..n).step_by(64).all(|q| bits[q / 64] == full_word(n - q)) => return Ok(()),
+                Some(bits) => (0..n).filter(|&q| !has(bits, q)).collect(),
+            };
+            Err(Violation {
+                rank: Some(r),
+                piece: Some(p),
+                ..plain(format!(
+                    "rank {r} ends with {} missing contributions from {}",
+                    cx.piece(p),
+                    rank_list(&missing, 10)
+                ))
+            })
+        };
+        for p in 0..self.np {
+            match s.collective {
+                Collective::ReduceScatter => check(s.pieces[p].shard, p)?,
+                Collective::Reduce => check(s.root, p)?,
+                _ => (0..n).try_for_each(|r| check(r, p))?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The word of a full set whose first bit is rank `64 k` when `left` ranks are left.
+fn full_word(left: usize) -> u64 {
+    if left >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << left) - 1
+    }
+}
+
+fn reduce(cx: &Cx, dag: &mut Dag) -> Result<Values, Violation> {
+    let s = cx.s;
+    let (n, np) = (s.n_ranks, s.pieces.len());
+    let words = n.div_ceil(64);
+    // One row per written (rank, piece), allocated at once, starting as {rank}.
+    let mut row = vec![NONE; n * np];
+    let mut rows = 0usize;
+    for t in &s.transfers {
+        let slot = &mut row[t.dst * np + t.piece];
+        if *slot == NONE {
+            *slot = rows as u32;
+            rows += 1;
+        }
+    }
+    let mut bits = vec![0u64; rows * words];
+    for (slot, &r) in row.iter().enumerate() {
+        if r != NONE {
+            let rank = slot / np.max(1);
+            bits[r as usize * words + rank / 64] |= 1 << (rank % 64);
+        }
+    }
+    for k in 0..dag.order.len() {
+        let i = dag.order[k] as usize;
+        let t = &s.transfers[i];
+        let (src, dst, p) = (t.src, t.dst, t.piece);
+        let d = row[dst * np + p] as usize * words;
+        let src_row = row[src * np + p];
+        match (t.op, src_row) {
+            (Op::Copy, NONE) => {
+                bits[d..d + words].fill(0);
+                bits[d + src / 64] |= 1 << (src % 64);
+            }
+            (Op::Copy, sr) => bits.copy_within(sr as usize * words..(sr as usize + 1) * words, d),
+            (Op::Reduce, sr) => {
+                let overlap = if sr == NONE {
+                    let (w, b) = (src / 64, 1u64 << (src % 64));
+                    let hit = bits[d + w] & b != 0;
+                    bits[d + w] |= b;
+                    hit.then_some(src)
+                } else {
+                    let sr = sr as usize * words;
+                    let (from, to) = if sr < d {
+                        let (lo, hi) = bits.split_at_mut(d);
+                        (&lo[sr..sr + words], &mut hi[..words])
+                    } else {
+                        let (lo, hi) = bits.split_at_mut(sr);
+                        (&hi[..words], &mut lo[d..d + words])
+                    };
+                    let mut hit = None;
+                    for (w, (a, b)) in from.iter().zip(to.iter_mut()).enumerate() {
+                        let both = *a & *b;
+                        if both != 0 && hit.is_none() {
+                            hit = Some(w * 64 + both.trailing_zeros() as usize);
+                        }
+                        *b |= *a;
+                    }
+                    hit
+                };
+                if let Some(x) = overlap {
+                    return Err(Violation {
+                        rank: Some(dst),
+                        ..cx.at(
+                            i,
+                            format!("double reduction: rank {x}'s contribution to piece {p} reaches rank {dst} twice"),
+                        )
+                    });
+                }
+            }
+        }
+    }
+    Ok(Values { np, words, row, bits })
+}
+
+/// How a transfer touches a (rank, piece).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Sends it (reads the partial value).
+    Read,
+    /// Reduces into it.
+    Add,
+    /// Overwrites it.
+    Write,
+}
+
+impl Access {
+    fn describe(self) -> &'static str {
+        match self {
+            Access::Read => "sends it",
+            Access::Add => "reduces into it",
+            Access::Write => "overwrites it",
+        }
+    }
+}
+
+/// Every two accesses to one (rank, piece) must be ordered by the DAG, except two reads or
+/// two reductions (addition commutes). In topological order, the accesses of one
+/// (rank, piece) fall into maximal runs of mutually compatible ones (reads; reductions; a
+/// single overwrite); checking every pair of adjacent runs is exact, since a pair further
+/// apart is ordered through any member of each run in between.
+fn races(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
+    let s = cx.s;
+    let (n, np) = (s.n_ranks, s.pieces.len());
+    // Accesses of each (rank, piece), in topological order (counting sort).
+    let mut start = vec![0u32; n * np + 1];
+    for t in &s.transfers {
+        start[t.src * np + t.piece + 1] += 1;
+        start[t.dst * np + t.piece + 1] += 1;
+    }
+    for k in 0..n * np {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut events = vec![0u32; start[n * np] as usize];
+    for &i in &dag.order {
+        let t = &s.transfers[i as usize];
+        for slot in [t.src * np + t.piece, t.dst * np + t.piece] {
+            events[fill[slot] as usize] = i;
+            fill[slot] += 1;
+        }
+    }
+    drop(fill);
+    for slot in 0..n * np {
+        let ev = &events[start[slot] as usize..start[slot + 1] as usize];
+        if ev.len() < 2 {
+            continue;
+        }
+        let r = slot / np;
+        let access = |i: u32| {
+            let t = &s.transfers[i as usize];
+            match t.op {
+                _ if t.src == r => Access::Read,
+                Op::Reduce => Access::Add,
+                Op::Copy => Access::Write,
+            }
+        };
+        let (mut prev, mut cur) = (0..0, 0..0);
+        let mut cur_access = Access::Read;
+        for (k, &e) in ev.iter().enumerate() {
+            let a = access(e);
+            if k > 0 && a == cur_access && a != Access::Write {
+                cur.end = k + 1;
+            } else {
+                prev = cur;
+                cur = k..k + 1;
+                cur_access = a;
+            }
+            for &x in &ev[prev.clone()] {
+                if !dag.is_ancestor(s, x as usize, e as usize) {
+                    let (x, e) = (x as usize, e as usize);
+                    return Err(Violation {
+                        rank: Some(r),
+                        piece: Some(slot % np),
+                        ..cx.at(
+                            e,
+                            format!(
+                                "race on piece {} at rank {r} with {}: that one {} and this one {}, and neither waits for the other",
+                                slot % np,
+                                cx.transfer(x),
+                                access(x as u32).describe(),
+                                a.describe()
+                            ),
+                        )
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+"""`collsynth synth TOPO --collective C --algorithm A ...`: synthesize, verify, evaluate, write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collsynth._core import BadInput
+from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.options import (
+    add_algorithm_options,
+    add_collective,
+    add_pipeline,
+    algorithm_options,
+    check_pipeline,
+)
+from collsynth.schedule import Schedule, synthesize
+from collsynth.topology import Topology
+
+FORMATS = {"json"}  # msccl-xml arrives with the MSCCL exporter
+
+
+def register(sub) -> None:
+    p = sub.add_parser("synth", help="synthesize a verified schedule")
+    p.add_argument("topo", metavar="TOPO")
+    add_collective(p)
+    p.add_argument(
+        "--algorithm", "-a", required=True, metavar="A", help="ring, direct, rhd, dbt, ... or auto"
+    )
+    p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
+    p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json")
+    p.add_argument("--format", default="json", help="comma-separated output formats (json)")
+    p.add_argument("--json", action="store_true")
+    add_pipeline(p)
+    add_algorithm_options(p)
+    p.set_defaults(run=run)
+
+
+def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
+    """The `--json` object of one schedule (DESIGN.md keys)."""
+    e = sched.evaluate(size, pipeline)
+    return with_version(
+        topo.name,
+        {
+            "N": topo.n_ranks,
+            "collective": sched.collective,
+            "algorithm": sched.algorithm,
+            "root": sched.root,
+            "synthesis_seconds": sched.synthesis_seconds,
+            "transfers": sched.n_transfers,
+            **e,
+        },
+    )
+
+
+def summary_rows(s: dict) -> list[list]:
+    rows = [
+        ["algorithm", s["algorithm"]],
+        ["transfers / steps", f"{s['transfers']} / {s['steps']}"],
+        [
+            "synthesis (s)",
+            f"{s['synthesis_seconds']:.4f}" if s.get("synthesis_seconds") is not None else "-",
+        ],
+        ["verified", "yes"],
+        ["size (bytes)", f"{s['size_bytes']:.0f}"],
+        ["simulated time (us)", f"{s['time_us']:.3f}"],
+        [
+            "alpha-beta time (us)",
+            f"{s['alpha_beta_us']:.3f}  (T_L {s['latency_us']:.3f} + T_B {s['bandwidth_us']:.3f})",
+        ],
+        ["algbw / busbw (GB/s)", f"{s['algbw_GBps']:.3f} / {s['busbw_GBps']:.3f}"],
+        ["bound algbw (GB/s)", f"{s['bound_algbw_GBps']:.3f}"],
+        ["optimality (bandwidth term)", f"{s['optimality']:.4f}"],
+    ]
+    return rows
+
+
+def run(args) -> int:
+    check_pipeline(args)
+    formats = {f.strip() for f in args.format.split(",") if f.strip()}
+    if unknown := formats - FORMATS - {"msccl-xml"}:
+        raise BadInput(
+            f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)"
+        )
+    if "msccl-xml" in formats:
+        raise BadInput(
+            "--format msccl-xml: the MSCCL XML exporter is not available yet in this version"
+        )
+    topo = Topology.resolve(args.topo)
+    sched = synthesize(
+        topo,
+        args.collective,
+        args.algorithm,
+        root=args.root,
+        size=args.size,
+        **algorithm_options(args),
+    )
+    s = summary(topo, sched, args.size, args.pipeline)
+    if args.output:
+        path = Path(args.output) / "schedule.json"
+        sched.save(path)
+        s["files"] = [str(path)]
+    if args.json:
+        emit_json(s)
+        return 0
+    title = f"{s['collective']} on {topo.name} (N={topo.n_ranks})"
+    console.print(table(title, [("", "left"), ("", "right")], summary_rows(s)))
+    for f in s.get("files", []):
+        console.print(f"wrote {f}")
+    return 0

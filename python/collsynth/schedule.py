@@ -1,0 +1,122 @@
+"""Schedules: synthesize (always verified), evaluate, save and load."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from collsynth import _core
+from collsynth._core import BadInput
+from collsynth.fileio import atomic_write
+from collsynth.topology import Topology, TopologyWarning
+
+
+def _size(size: int | str) -> str:
+    return str(size) if isinstance(size, int) else size
+
+
+class Schedule:
+    """A verified schedule for one collective on one topology (the topology is embedded)."""
+
+    def __init__(self, core: _core.Schedule, synthesis_seconds: float | None = None):
+        self._core = core
+        self.synthesis_seconds = synthesis_seconds
+
+    @classmethod
+    def loads(cls, text: str, source: str = "<string>") -> Schedule:
+        """Parse a schedule file's text (structure only; call :meth:`verify`)."""
+        try:
+            core, notes = _core.Schedule.from_json(text)
+        except BadInput as e:
+            raise BadInput(f"{source}: {e}") from None
+        for note in notes:
+            warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=2)
+        return cls(core)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Schedule:
+        try:
+            text = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(
+                f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}"
+            ) from None
+        return cls.loads(text, source=str(path))
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the schedule file (format collsynth-schedule/1), atomically."""
+        atomic_write(path, self.to_json())
+
+    def to_json(self) -> str:
+        return self._core.to_json()
+
+    def verify(self) -> dict:
+        """Symbolic execution; raises :class:`BadInput` naming the first violation."""
+        return self._core.verify()
+
+    def evaluate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
+        """Bounds, analytic model and simulator at ``size`` (nccl-tests size), JSON keys."""
+        return self._core.evaluate(_size(size), pipeline)
+
+    def simulate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
+        """The event simulator's time and bandwidths."""
+        e = self.evaluate(size, pipeline)
+        return {k: e[k] for k in ("size_bytes", "time_us", "algbw_GBps", "busbw_GBps")}
+
+    def cost(self, size: int | str = "1GiB") -> dict:
+        """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
+        e = self.evaluate(size)
+        return {
+            k: e[k]
+            for k in ("size_bytes", "alpha_beta_us", "latency_us", "bandwidth_us", "optimality")
+        }
+
+    collective = property(lambda self: self._core.collective)
+    algorithm = property(lambda self: self._core.algorithm)
+    n_ranks = property(lambda self: self._core.n_ranks)
+    root = property(lambda self: self._core.root)
+    steps = property(lambda self: self._core.steps)
+    n_transfers = property(lambda self: self._core.n_transfers)
+    n_pieces = property(lambda self: self._core.n_pieces)
+    options = property(lambda self: dict(self._core.options))
+
+    @property
+    def topology(self) -> Topology:
+        return Topology(self._core.topology)
+
+    def __repr__(self) -> str:
+        return (
+            f"Schedule({self.algorithm} {self.collective} on {self.topology.name!r}, "
+            f"{self.n_transfers} transfers, {self.steps} steps)"
+        )
+
+
+def synthesize(
+    topo: Topology | str,
+    collective: str,
+    algorithm: str = "auto",
+    *,
+    root: int = 0,
+    size: int | str = "1GiB",
+    **options,
+) -> Schedule:
+    """Synthesize and verify. ``options`` are algorithm options (``max_trees=4`` is
+    ``--max-trees 4``); an option that does not apply raises :class:`BadInput`."""
+    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    core, seconds = _core.synthesize(topo._core, collective, algorithm, root, opts, _size(size))
+    return Schedule(core, seconds)
+
+
+def bound(topo: Topology | str, collective: str, root: int = 0) -> dict:
+    """Exact bounds: ``inv_throughput`` ("p/q"), ``bound_algbw_GBps``, ``bottleneck_cut``,
+    and the latency bounds ``diameter``, ``moore_steps``, ``one_ported_rounds``."""
+    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    return _core.bounds(topo._core, collective, root)
+
+
+def algorithms() -> list[dict]:
+    return [
+        {"name": n, "help": h, "collectives": c, "options": o} for n, h, c, o in _core.algorithms()
+    ]

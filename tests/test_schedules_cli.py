@@ -1,0 +1,118 @@
+"""`collsynth bound | synth | verify | simulate | compare` as users run them, with exact values."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from conftest import run_cli, run_json
+
+
+def test_bound_switch_closed_form():
+    b = run_json("bound", "switch:8", "--collective", "allgather")
+    assert b["inv_throughput"] == "7/100" and b["bound_algbw_GBps"] == pytest.approx(800 / 7)
+    assert (b["N"], b["collective"], b["diameter"]) == (8, "allgather", 2)
+
+
+def test_bound_dgx_a100_two_boxes_is_the_papers_optimum():
+    b = run_json("bound", "dgx-a100:2", "--collective", "allgather")
+    assert b["inv_throughput"] == "3/65"
+    assert Fraction(b["bound_algbw_exact"]) == Fraction(5200, 15)
+    assert sum(name.startswith("box") and ".gpu" in name for name in b["bottleneck_cut"]) == 15
+    ar = run_json("bound", "dgx-a100:2", "--collective", "allreduce")
+    assert ar["rs_ag_algbw_GBps"] == pytest.approx(5200 / 30) and ar["lp_algbw_GBps"] is None
+
+
+def test_bound_broadcast_and_root():
+    assert (
+        run_json("bound", "ring:8", "--collective", "broadcast", "--root", "3")["bound_algbw_GBps"]
+        == 100
+    )
+    proc = run_cli("bound", "ring:8", "--collective", "broadcast", "--root", "8", check_status=2)
+    assert "--root 8 is not a rank" in proc.stderr
+
+
+def test_ring_allreduce_closed_form_on_a_ring(tmp_path):
+    # 2(N-1)(alpha + M/(N b)) with N = 8, alpha = 1 us, b = 100 GB/s, M = 8 MiB
+    expected = 2 * 7 * (1 + (8 * 2**20) / 8 / 100e3)
+    s = run_json(
+        "synth", "ring:8", "-c", "allreduce", "-a", "ring", "--size", "8MiB", "-o", str(tmp_path)
+    )
+    assert s["time_us"] == pytest.approx(expected, rel=1e-9)
+    assert s["alpha_beta_us"] == pytest.approx(expected, rel=1e-9)
+    assert (s["steps"], s["optimality"], s["algorithm"]) == (14, 1.0, "ring")
+    path = tmp_path / "schedule.json"
+    assert json.loads(path.read_text())["format"] == "collsynth-schedule/1"
+    assert "valid allreduce schedule" in run_cli("verify", str(path)).stdout
+    sim = run_json("simulate", str(path), "--size", "8MiB")
+    assert sim["time_us"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_tampered_schedule_is_caught(tmp_path):
+    run_cli("synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", str(tmp_path))
+    path = tmp_path / "schedule.json"
+    doc = json.loads(path.read_text())
+    doc["transfers"].pop()
+    path.write_text(json.dumps(doc))
+    proc = run_cli("verify", str(path), check_status=2)
+    assert "verification failed" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_compare_lists_applicable_algorithms_and_plots(tmp_path):
+    plot = tmp_path / "cmp.png"
+    rows = json.loads(
+        run_cli(
+            "compare",
+            "ring:8",
+            "-c",
+            "allgather",
+            "--sizes",
+            "1KiB,1MiB",
+            "--json",
+            "--plot",
+            str(plot),
+        ).stdout
+    )
+    algs = {r["algorithm"] for r in rows}
+    assert {"ring", "direct", "rhd"} <= algs and "dbt" not in algs
+    assert len(rows) == 2 * len(algs)
+    ring_1m = next(r for r in rows if r["algorithm"] == "ring" and r["size_bytes"] == 2**20)
+    assert ring_1m["optimality"] == 1.0
+    assert all(0 < r["optimality"] <= 1 for r in rows)
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_auto_picks_the_fastest_simulated():
+    s = run_json("synth", "ring:8", "-c", "allreduce", "-a", "auto", "--size", "1GiB")
+    assert s["algorithm"] == "ring"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["synth", "ring:8", "-c", "allgather", "-a", "ring", "--max-trees", "3"],
+            "--max-trees does not apply",
+        ),
+        (["synth", "ring:8", "-c", "allgather", "-a", "magic"], "unknown algorithm 'magic'"),
+        (["synth", "ring:8", "-c", "allgather", "-a", "dbt"], "does not support allgather"),
+        (["synth", "ring:6", "-c", "allgather", "-a", "rhd"], "power-of-two"),
+        (["synth", "ring:8", "-c", "allgather", "-a", "ring", "--size", "3 parsecs"], "--size"),
+        (["synth", "ring:8", "-c", "allgather", "-a", "ring", "--pipeline", "0"], "--pipeline"),
+        (["simulate", "nothere.json"], "cannot read file"),
+    ],
+)
+def test_bad_schedule_requests_exit_2(args, message):
+    proc = run_cli(*args, check_status=2)
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pipelining_speeds_up_a_broadcast_chain():
+    plain = run_json("synth", "ring:8", "-c", "broadcast", "-a", "ring", "--size", "64MiB")
+    piped = run_json(
+        "synth", "ring:8", "-c", "broadcast", "-a", "ring", "--size", "64MiB", "--pipeline", "16"
+    )
+    b = 100e3  # bytes per us
+    m = 64 * 2**20
+    assert plain["time_us"] == pytest.approx(7 * (1 + m / b), rel=1e-9)
+    assert piped["time_us"] == pytest.approx((7 + 15) * (1 + m / 16 / b), rel=1e-9)
