@@ -57,17 +57,12 @@ def test_bad_topology_file_exits_2(tmp_path):
         ' "links": [{"src": "a", "dst": "b", "bandwidth": 0, "bidirectional": true}]}'
     )
     proc = run_cli("topo", "show", str(bad), check_status=2)
-    assert (
-        proc.stderr.strip()
-        == f"collsynth: error: {bad}: links[0]: bandwidth must be positive, got 0"
-    )
+    assert proc.stderr.strip() == f"collsynth: error: {bad}: links[0]: bandwidth must be positive, got 0"
 
 
 def test_unknown_key_warns_on_stderr(tmp_path):
     f = tmp_path / "w.json"
-    f.write_text(
-        '{"name": "w", "extra": 1, "nodes": [{"name": "a", "type": "compute"}], "links": []}'
-    )
+    f.write_text('{"name": "w", "extra": 1, "nodes": [{"name": "a", "type": "compute"}], "links": []}')
     proc = run_cli("topo", "show", str(f), "--json")
     assert "warning" in proc.stderr and "unknown key 'extra'" in proc.stderr
     assert json.loads(proc.stdout)["N"] == 1

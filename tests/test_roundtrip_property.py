@@ -56,9 +56,7 @@ def topology_json(draw):
     names = [n["name"] for n in nodes]
     bw = st.one_of(
         st.integers(1, 10**6),
-        st.decimals(min_value="0.001", max_value="10000", places=3).map(
-            lambda d: float(d) if d else 1
-        ),
+        st.decimals(min_value="0.001", max_value="10000", places=3).map(lambda d: float(d) if d else 1),
         st.sampled_from(["100Gbps", "25GB/s", "12.5 GB/s", "50GiB/s", "400Mbps"]),
     )
     lat = st.one_of(st.integers(0, 10), st.sampled_from(["500ns", "2us", "1ms", 0.7]))

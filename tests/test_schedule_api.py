@@ -6,12 +6,8 @@ import collsynth
 from collsynth import BadInput, Schedule
 
 
-@pytest.mark.parametrize(
-    "spec", ["torus:4x4", "switch:8", "dgx-a100:1", "ring:5", "mesh:3x3", "biring:6"]
-)
-@pytest.mark.parametrize(
-    "collective", ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce"]
-)
+@pytest.mark.parametrize("spec", ["torus:4x4", "switch:8", "dgx-a100:1", "ring:5", "mesh:3x3", "biring:6"])
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce"])
 def test_every_baseline_verifies_everywhere(spec, collective):
     topo = collsynth.Topology.from_spec(spec)
     for alg in collsynth.algorithms():
@@ -35,9 +31,7 @@ def test_save_load_and_costs(tmp_path):
     back = Schedule.load(tmp_path / "s.json")
     assert back.to_json() == s.to_json() and back.verify()["transfers"] == s.n_transfers
     sim, ab = back.simulate("16MiB"), back.cost("16MiB")
-    assert sim["time_us"] > 0 and ab["alpha_beta_us"] == pytest.approx(
-        ab["latency_us"] + ab["bandwidth_us"]
-    )
+    assert sim["time_us"] > 0 and ab["alpha_beta_us"] == pytest.approx(ab["latency_us"] + ab["bandwidth_us"])
 
 
 def test_bound_api():

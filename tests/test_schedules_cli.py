@@ -24,10 +24,7 @@ def test_bound_dgx_a100_two_boxes_is_the_papers_optimum():
 
 
 def test_bound_broadcast_and_root():
-    assert (
-        run_json("bound", "ring:8", "--collective", "broadcast", "--root", "3")["bound_algbw_GBps"]
-        == 100
-    )
+    assert run_json("bound", "ring:8", "--collective", "broadcast", "--root", "3")["bound_algbw_GBps"] == 100
     proc = run_cli("bound", "ring:8", "--collective", "broadcast", "--root", "8", check_status=2)
     assert "--root 8 is not a rank" in proc.stderr
 
@@ -35,9 +32,7 @@ def test_bound_broadcast_and_root():
 def test_ring_allreduce_closed_form_on_a_ring(tmp_path):
     # 2(N-1)(alpha + M/(N b)) with N = 8, alpha = 1 us, b = 100 GB/s, M = 8 MiB
     expected = 2 * 7 * (1 + (8 * 2**20) / 8 / 100e3)
-    s = run_json(
-        "synth", "ring:8", "-c", "allreduce", "-a", "ring", "--size", "8MiB", "-o", str(tmp_path)
-    )
+    s = run_json("synth", "ring:8", "-c", "allreduce", "-a", "ring", "--size", "8MiB", "-o", str(tmp_path))
     assert s["time_us"] == pytest.approx(expected, rel=1e-9)
     assert s["alpha_beta_us"] == pytest.approx(expected, rel=1e-9)
     assert (s["steps"], s["optimality"], s["algorithm"]) == (14, 1.0, "ring")

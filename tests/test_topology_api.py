@@ -12,7 +12,8 @@ TWO_BOXES = """{"name": "two-boxes",
            {"name": "gpu1", "type": "compute", "group": "box1"},
            {"name": "nvsw0", "type": "switch"}],
  "links": [{"src": "gpu0", "dst": "nvsw0", "bandwidth": 300, "latency": 0.7, "bidirectional": true},
-           {"src": "gpu1", "dst": "nvsw0", "bandwidth": "100Gbps", "latency": "500ns", "bidirectional": true}]}"""
+           {"src": "gpu1", "dst": "nvsw0", "bandwidth": "100Gbps", "latency": "500ns",
+            "bidirectional": true}]}"""
 
 
 def test_load_units_ranks_and_iteration():
@@ -62,16 +63,12 @@ def test_unknown_keys_warn():
         ),
         (lambda s: s.replace('"latency": 0.7', '"latency": -2'), "latency must be"),
         (
-            lambda s: s.replace(
-                '"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu9", "bandwidth": 300'
-            ),
+            lambda s: s.replace('"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu9", "bandwidth": 300'),
             "unknown node 'gpu9'",
         ),
         (lambda s: s.replace('"name": "gpu1"', '"name": "gpu0"'), "duplicate node name 'gpu0'"),
         (
-            lambda s: s.replace(
-                '"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu0", "bandwidth": 300'
-            ),
+            lambda s: s.replace('"dst": "nvsw0", "bandwidth": 300', '"dst": "gpu0", "bandwidth": 300'),
             "self-loop",
         ),
         (lambda s: s.replace('"type": "switch"', '"type": "router"'), "nodes[2].type"),

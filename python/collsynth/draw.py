@@ -97,9 +97,7 @@ def draw_topology(topo, output: str) -> None:
     big = len(nodes) > 150
     fig, ax = plt.subplots(figsize=(10, 8) if not big else (14, 12))
     for g, (x, y, w, h) in frames.items():
-        ax.add_patch(
-            FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0")
-        )
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0"))
         ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a")
     links = topo.links
     pairs = {(lk.src, lk.dst) for lk in links}

@@ -39,9 +39,7 @@ class Schedule:
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(
-                f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}"
-            ) from None
+            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
         return cls.loads(text, source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
@@ -67,10 +65,7 @@ class Schedule:
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
         e = self.evaluate(size)
-        return {
-            k: e[k]
-            for k in ("size_bytes", "alpha_beta_us", "latency_us", "bandwidth_us", "optimality")
-        }
+        return {k: e[k] for k in ("size_bytes", "alpha_beta_us", "latency_us", "bandwidth_us", "optimality")}
 
     collective = property(lambda self: self._core.collective)
     algorithm = property(lambda self: self._core.algorithm)
@@ -117,6 +112,4 @@ def bound(topo: Topology | str, collective: str, root: int = 0) -> dict:
 
 
 def algorithms() -> list[dict]:
-    return [
-        {"name": n, "help": h, "collectives": c, "options": o} for n, h, c, o in _core.algorithms()
-    ]
+    return [{"name": n, "help": h, "collectives": c, "options": o} for n, h, c, o in _core.algorithms()]

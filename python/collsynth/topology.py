@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from collsynth import _core
 from collsynth._core import BadInput
@@ -61,9 +62,7 @@ class Topology:
         try:
             text = Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(
-                f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}"
-            ) from None
+            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
         return cls.loads(text, source=str(path))
 
     @classmethod

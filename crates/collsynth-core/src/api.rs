@@ -21,7 +21,13 @@ pub struct Synthesized {
 /// Synthesize with `algorithm` (or `auto`: the fastest by the simulator at `size` among the
 /// registered algorithms that apply), then verify. A schedule that fails verification is an
 /// internal error: it is never returned.
-pub fn synthesize(topo: &Topology, collective: Collective, algorithm: &str, req: &Request, size: Rat) -> Result<Synthesized> {
+pub fn synthesize(
+    topo: &Topology,
+    collective: Collective,
+    algorithm: &str,
+    req: &Request,
+    size: Rat,
+) -> Result<Synthesized> {
     if algorithm == "auto" {
         return auto(topo, collective, req, size);
     }
@@ -34,9 +40,9 @@ pub fn synthesize(topo: &Topology, collective: Collective, algorithm: &str, req:
 
 /// Verify a schedule the tool produced; a violation is a bug (internal error).
 fn check(s: &Schedule, topo: &Topology) -> Result<()> {
-    verify::verify(s, topo).map(|_| ()).map_err(|v| {
-        CollsynthError::internal(format!("{} schedule failed verification: {v}", s.provenance.algorithm))
-    })
+    verify::verify(s, topo)
+        .map(|_| ())
+        .map_err(|v| CollsynthError::internal(format!("{} schedule failed verification: {v}", s.provenance.algorithm)))
 }
 
 /// `auto`: every registered algorithm for the collective that accepts the request, verified

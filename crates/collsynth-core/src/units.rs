@@ -10,8 +10,14 @@ fn split_number(text: &str) -> (&str, &str) {
     let end = t
         .char_indices()
         .find(|&(i, c)| {
-            !(c.is_ascii_digit() || c == '.' || c == '/' || c == '-' || c == '+'
-                || ((c == 'e' || c == 'E') && i > 0 && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '/'
+                || c == '-'
+                || c == '+'
+                || ((c == 'e' || c == 'E')
+                    && i > 0
+                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
         })
         .map(|(i, _)| i)
         .unwrap_or(t.len());
@@ -22,12 +28,9 @@ fn split_number(text: &str) -> (&str, &str) {
 /// `"100Gbps"` (bits), `"25GB/s"`, `"12.5 GB/s"`, `"50GiB/s"`, `"1/3"`.
 pub fn parse_bandwidth(text: &str) -> Result<Rat> {
     let (num, unit) = split_number(text);
-    let value = parse_exact(num)
-        .map_err(|_| CollsynthError::bad(format!("cannot read bandwidth '{text}'")))?;
+    let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read bandwidth '{text}'")))?;
     let factor = bandwidth_factor(unit).ok_or_else(|| {
-        CollsynthError::bad(format!(
-            "unknown bandwidth unit '{unit}' in '{text}' (use e.g. GB/s, Gbps, GiB/s)"
-        ))
+        CollsynthError::bad(format!("unknown bandwidth unit '{unit}' in '{text}' (use e.g. GB/s, Gbps, GiB/s)"))
     })?;
     Ok(value * factor)
 }
@@ -78,9 +81,7 @@ pub fn parse_latency(text: &str) -> Result<f64> {
         "ms" => 1e3,
         "s" => 1e6,
         _ => {
-            return Err(CollsynthError::bad(format!(
-                "unknown latency unit '{unit}' in '{text}' (use ns, us, ms or s)"
-            )))
+            return Err(CollsynthError::bad(format!("unknown latency unit '{unit}' in '{text}' (use ns, us, ms or s)")))
         }
     };
     Ok(value * factor)
@@ -89,8 +90,7 @@ pub fn parse_latency(text: &str) -> Result<f64> {
 /// Data size in bytes: `B, KB, MB, GB, TB` (decimal) and `KiB, MiB, GiB, TiB`; a bare number is bytes.
 pub fn parse_size(text: &str) -> Result<Rat> {
     let (num, unit) = split_number(text);
-    let value =
-        parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
+    let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
     let mult: i128 = match unit {
         "" | "B" => 1,
         "KB" | "kB" => 1_000,

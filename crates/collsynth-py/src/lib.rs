@@ -9,11 +9,11 @@ use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::json;
 use collsynth_core::units::parse_size;
 use collsynth_core::{verify, zoo, CollsynthError, Topology};
-use std::collections::BTreeMap;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");

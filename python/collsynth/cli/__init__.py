@@ -1,4 +1,7 @@
-"""The ``collsynth`` command line. Exit status: 0 success, 2 bad input or usage, 1 internal error."""
+"""The ``collsynth`` command line.
+
+Exit status: 0 success, 2 bad input or usage, 1 internal error.
+"""
 
 from __future__ import annotations
 

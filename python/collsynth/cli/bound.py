@@ -9,9 +9,7 @@ from collsynth.topology import Topology
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "bound", help="exact bandwidth bound (with its bottleneck cut) and latency bounds"
-    )
+    p = sub.add_parser("bound", help="exact bandwidth bound (with its bottleneck cut) and latency bounds")
     p.add_argument("topo", metavar="TOPO")
     add_collective(p)
     p.add_argument("--json", action="store_true")

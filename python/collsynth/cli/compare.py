@@ -18,9 +18,7 @@ def register(sub) -> None:
     add_collective(p)
     p.add_argument("--sizes", default="1KiB,1MiB,1GiB", help="comma-separated sizes")
     p.add_argument("--json", action="store_true")
-    p.add_argument(
-        "--plot", metavar="FILE.png", help="time vs size, one curve per algorithm plus the bound"
-    )
+    p.add_argument("--plot", metavar="FILE.png", help="time vs size, one curve per algorithm plus the bound")
     add_pipeline(p)
     p.set_defaults(run=run)
 

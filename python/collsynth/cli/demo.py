@@ -21,9 +21,7 @@ def run(args) -> int:
         "Two DGX-A100 boxes: 8 GPUs per box on an NVSwitch (300 GB/s per GPU), one 25 GB/s NIC\n"
         "per GPU, NICs on two InfiniBand switches by parity. Ranks are the 16 GPUs."
     )
-    console.print(
-        table("Metrics", [("metric", "left"), ("value", "right")], show_rows(topo.metrics()))
-    )
+    console.print(table("Metrics", [("metric", "left"), ("value", "right")], show_rows(topo.metrics())))
     by_group: dict[str, list[str]] = {}
     for node in topo:
         by_group.setdefault(node.group or "(global)", []).append(node.name)
@@ -31,7 +29,5 @@ def run(args) -> int:
         [g, len(names), ", ".join(names[:4]) + (" ..." if len(names) > 4 else "")]
         for g, names in by_group.items()
     ]
-    console.print(
-        table("Groups", [("group", "left"), ("nodes", "right"), ("first nodes", "left")], rows)
-    )
+    console.print(table("Groups", [("group", "left"), ("nodes", "right"), ("first nodes", "left")], rows))
     return 0

@@ -28,9 +28,7 @@ def add_collective(p, required: bool = True) -> None:
         metavar="C",
         help="allgather, reduce-scatter, allreduce, broadcast, reduce, allgatherv",
     )
-    p.add_argument(
-        "--root", type=int, default=0, help="root rank of broadcast / reduce (default 0)"
-    )
+    p.add_argument("--root", type=int, default=0, help="root rank of broadcast / reduce (default 0)")
 
 
 def add_algorithm_options(p) -> None:
@@ -42,9 +40,7 @@ def add_algorithm_options(p) -> None:
 
 def algorithm_options(args) -> dict[str, str]:
     return {
-        name: str(v)
-        for name in ALGORITHM_OPTIONS
-        if (v := getattr(args, name.replace("-", "_"))) is not None
+        name: str(v) for name in ALGORITHM_OPTIONS if (v := getattr(args, name.replace("-", "_"))) is not None
     }
 
 

@@ -57,8 +57,6 @@ def run_simulate(args) -> int:
         emit_json(s)
         return 0
     console.print(
-        table(
-            f"{s['collective']} on {s['topology']}", [("", "left"), ("", "right")], summary_rows(s)
-        )
+        table(f"{s['collective']} on {s['topology']}", [("", "left"), ("", "right")], summary_rows(s))
     )
     return 0

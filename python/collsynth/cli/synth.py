@@ -78,13 +78,9 @@ def run(args) -> int:
     check_pipeline(args)
     formats = {f.strip() for f in args.format.split(",") if f.strip()}
     if unknown := formats - FORMATS - {"msccl-xml"}:
-        raise BadInput(
-            f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)"
-        )
+        raise BadInput(f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)")
     if "msccl-xml" in formats:
-        raise BadInput(
-            "--format msccl-xml: the MSCCL XML exporter is not available yet in this version"
-        )
+        raise BadInput("--format msccl-xml: the MSCCL XML exporter is not available yet in this version")
     topo = Topology.resolve(args.topo)
     sched = synthesize(
         topo,

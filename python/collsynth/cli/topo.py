@@ -68,13 +68,9 @@ def run_show(args) -> int:
     if args.json:
         emit_json(with_version(topo.name, m))
         return 0
-    console.print(
-        table(f"Topology {topo.name}", [("metric", "left"), ("value", "right")], show_rows(m))
-    )
+    console.print(table(f"Topology {topo.name}", [("metric", "left"), ("value", "right")], show_rows(m)))
     if args.links:
-        rows = [
-            [lk.src, lk.dst, f"{float(lk.bandwidth):g}", f"{lk.latency:g}"] for lk in topo.links
-        ]
+        rows = [[lk.src, lk.dst, f"{float(lk.bandwidth):g}", f"{lk.latency:g}"] for lk in topo.links]
         cols = [("src", "left"), ("dst", "left"), ("GB/s", "right"), ("latency us", "right")]
         console.print(table("Links", cols, rows))
     return 0

@@ -115,13 +115,8 @@ pub(crate) fn allgather_with_stats(topo: &Topology) -> Result<(CutBound, Stats)>
         let Some((_, side)) = best else { break };
         let members = &side[..nn];
         let count = topo.ranks().iter().filter(|&&u| members[u]).count() as i128;
-        let out: Cap = topo
-            .links
-            .iter()
-            .zip(&sc.b)
-            .filter(|(l, _)| members[l.src] && !members[l.dst])
-            .map(|(_, &b)| b)
-            .sum();
+        let out: Cap =
+            topo.links.iter().zip(&sc.b).filter(|(l, _)| members[l.src] && !members[l.dst]).map(|(_, &b)| b).sum();
         if count == 0 || out == 0 {
             return Err(CollsynthError::internal("violating cut without compute node or egress"));
         }
@@ -140,8 +135,7 @@ pub(crate) fn allgather_with_stats(topo: &Topology) -> Result<(CutBound, Stats)>
 /// Broadcast from rank `root` (N >= 2): `k / min_v maxflow_int(root -> v)`.
 pub(super) fn broadcast(topo: &Topology, root: usize) -> Result<CutBound> {
     let sc = scaled(topo)?;
-    let edges: Vec<(usize, usize, Cap)> =
-        topo.links.iter().zip(&sc.b).map(|(l, &b)| (l.src, l.dst, b)).collect();
+    let edges: Vec<(usize, usize, Cap)> = topo.links.iter().zip(&sc.b).map(|(l, &b)| (l.src, l.dst, b)).collect();
     let mut net = FlowNetwork::new(topo.n_nodes(), &edges);
     let r = topo.rank_node(root);
     let mut best: Option<(Cap, Vec<bool>)> = None;

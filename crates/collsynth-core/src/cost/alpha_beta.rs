@@ -112,7 +112,15 @@ mod tests {
         let h1 = s.add_piece(Piece { shard: 0, start: Rat::new(1, 2), end: Rat::from_integer(1) });
         let q = s.add_piece(Piece { shard: 0, start: Rat::zero(), end: Rat::new(1, 4) });
         let (l01, l12, l23) = (link(&topo, 0, 1), link(&topo, 1, 2), link(&topo, 2, 3));
-        let t = |piece, src, dst, route, step| Transfer { piece, src, dst, route, op: Op::Copy, after: vec![], step: Some(step) };
+        let t = |piece, src, dst, route, step| Transfer {
+            piece,
+            src,
+            dst,
+            route,
+            op: Op::Copy,
+            after: vec![],
+            step: Some(step),
+        };
         s.add(t(h0, 0, 1, vec![l01], 0));
         s.add(t(h1, 0, 2, vec![l01, l12], 0));
         s.add(t(q, 2, 3, vec![l23], 1));

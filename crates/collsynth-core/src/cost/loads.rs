@@ -89,7 +89,8 @@ fn affine_floors(a: Rat, d: Rat, k: usize) -> Option<Vec<u64>> {
 
 /// Exact bytes each link carries over the whole schedule (indexed like `topo.links`): every
 /// transfer loads every link of its route with `M * fraction` of its piece. No rounding.
-/// Pipelining does not change it. Indices must be in range (see [`super::alpha_beta()`]).
+/// Pipelining does not change it. Panics on a piece or link index out of range (a schedule
+/// from a file: [`super::alpha_beta()`] and [`super::simulate()`] check them and say so).
 pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
     // Sum fractions of M per link (one piece fraction reused many times), scale once.
     let fraction: Vec<Rat> = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).collect();
@@ -190,11 +191,8 @@ mod tests {
         b.link(sw, a, Rat::from_integer(3), 1.0);
         b.link(a, bb, r(1, 2), 1.0);
         let topo = b.build().unwrap();
-        let (a_sw, sw_b, a_b) = (
-            topo.link_between(a, sw).unwrap(),
-            topo.link_between(sw, bb).unwrap(),
-            topo.link_between(a, bb).unwrap(),
-        );
+        let (a_sw, sw_b, a_b) =
+            (topo.link_between(a, sw).unwrap(), topo.link_between(sw, bb).unwrap(), topo.link_between(a, bb).unwrap());
         // Broadcast from a: piece [0, 2/3) through the switch, piece [2/3, 1) direct.
         let mut s = Schedule::new(Collective::Broadcast, 2, 0, "t");
         let p0 = s.add_piece(Piece { shard: 0, start: r(0, 1), end: r(2, 3) });

@@ -139,8 +139,7 @@ pub(crate) mod testutil {
             s.add_piece(Piece::whole(r));
         }
         let mut router = Router::new(topo);
-        let routes: Vec<Vec<usize>> =
-            (0..n).map(|q| router.route(order[q], order[(q + 1) % n]).unwrap()).collect();
+        let routes: Vec<Vec<usize>> = (0..n).map(|q| router.route(order[q], order[(q + 1) % n]).unwrap()).collect();
         for t in 0..n - 1 {
             for q in 0..n {
                 let shard = order[(q + n - t) % n];

@@ -299,7 +299,8 @@ mod tests {
     #[test]
     fn textbook_example() {
         // CLRS Fig. 26.1: max flow 23.
-        let edges = [(0, 1, 16), (0, 2, 13), (1, 3, 12), (2, 1, 4), (2, 4, 14), (3, 2, 9), (3, 5, 20), (4, 3, 7), (4, 5, 4)];
+        let edges =
+            [(0, 1, 16), (0, 2, 13), (1, 3, 12), (2, 1, 4), (2, 4, 14), (3, 2, 9), (3, 5, 20), (4, 3, 7), (4, 5, 4)];
         let mut g = net(6, &edges);
         assert_eq!(g.max_flow(0, 5), 23);
         let side = g.min_cut_source_side(0);

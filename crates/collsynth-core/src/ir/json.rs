@@ -96,16 +96,18 @@ fn uints(v: &Value, at: &str) -> Result<Vec<usize>> {
 /// Parse a schedule file: (schedule, topology, topology warnings). Structural errors are
 /// reported with their location; semantic checks are the verifier's job.
 pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        CollsynthError::bad(format!("malformed JSON at line {} column {}", e.line(), e.column()))
-    })?;
+    let root: Value = serde_json::from_str(text)
+        .map_err(|e| CollsynthError::bad(format!("malformed JSON at line {} column {}", e.line(), e.column())))?;
     let obj = root.as_object().ok_or_else(|| CollsynthError::bad("top level must be a JSON object"))?;
     match obj.get("format").and_then(Value::as_str) {
         Some(FORMAT) => {}
-        Some(other) => return Err(CollsynthError::bad(format!("unsupported schedule format '{other}' (expected {FORMAT})"))),
+        Some(other) => {
+            return Err(CollsynthError::bad(format!("unsupported schedule format '{other}' (expected {FORMAT})")))
+        }
         None => return Err(CollsynthError::bad(format!("not a schedule file (no \"format\": \"{FORMAT}\")"))),
     }
-    let loaded = topo_json::read(&field(obj, "topology", "schedule")?.to_string()).map_err(|e| e.context("topology"))?;
+    let loaded =
+        topo_json::read(&field(obj, "topology", "schedule")?.to_string()).map_err(|e| e.context("topology"))?;
     let topo = loaded.topology;
     let collective = Collective::parse(field(obj, "collective", "schedule")?.as_str().unwrap_or(""))?;
     let n_ranks = uint(field(obj, "n_ranks", "schedule")?, "n_ranks")?;
@@ -119,7 +121,9 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         options: prov
             .get("options")
             .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or(v.to_string()))).collect())
+            .map(|m| {
+                m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or(v.to_string()))).collect()
+            })
             .unwrap_or_default(),
         topology_hash: prov.get("topology_hash").and_then(Value::as_str).unwrap_or("").to_string(),
     };
@@ -143,11 +147,9 @@ fn read_pieces(v: &Value) -> Result<Vec<Piece>> {
         .map(|(i, p)| {
             let at = format!("pieces[{i}]");
             match p.as_array().map(Vec::as_slice) {
-                Some([shard, start, end]) => Ok(Piece {
-                    shard: uint(shard, &at)?,
-                    start: fraction(start, &at)?,
-                    end: fraction(end, &at)?,
-                }),
+                Some([shard, start, end]) => {
+                    Ok(Piece { shard: uint(shard, &at)?, start: fraction(start, &at)?, end: fraction(end, &at)? })
+                }
                 _ => Err(CollsynthError::bad(format!("{at}: expected [shard, \"start\", \"end\"]"))),
             }
         })

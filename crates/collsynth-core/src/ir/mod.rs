@@ -240,9 +240,10 @@ impl<'a> Router<'a> {
         let (s, mut v) = (self.topo.rank_node(src), self.topo.rank_node(dst));
         let mut route = Vec::new();
         while v != s {
-            let l = *via.get(v).filter(|&&l| l != usize::MAX).ok_or_else(|| {
-                CollsynthError::internal(format!("no route from rank {src} to rank {dst}"))
-            })?;
+            let l = *via
+                .get(v)
+                .filter(|&&l| l != usize::MAX)
+                .ok_or_else(|| CollsynthError::internal(format!("no route from rank {src} to rank {dst}")))?;
             route.push(l);
             v = self.topo.links[l].src;
         }

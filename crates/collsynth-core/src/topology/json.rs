@@ -90,9 +90,7 @@ fn read_node(b: &mut TopologyBuilder, v: &Value, at: &str, warnings: &mut Vec<St
         "compute" => NodeKind::Compute,
         "switch" => NodeKind::Switch,
         other => {
-            return Err(CollsynthError::bad(format!(
-                "{at}.type: expected \"compute\" or \"switch\", got \"{other}\""
-            )))
+            return Err(CollsynthError::bad(format!("{at}.type: expected \"compute\" or \"switch\", got \"{other}\"")))
         }
     };
     let group = match obj.get("group") {
@@ -214,9 +212,11 @@ mod tests {
 
     #[test]
     fn merges_parallel_links() {
-        let t = read(r#"{"nodes": [{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"}],
+        let t = read(
+            r#"{"nodes": [{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"}],
             "links": [{"src": "a", "dst": "b", "bandwidth": 1, "latency": 2, "bidirectional": true},
-                      {"src": "a", "dst": "b", "bandwidth": 2, "latency": 1}]}"#)
+                      {"src": "a", "dst": "b", "bandwidth": 2, "latency": 1}]}"#,
+        )
         .unwrap()
         .topology;
         let ab = &t.links[t.link_between(0, 1).unwrap()];
@@ -244,14 +244,23 @@ mod tests {
             .contains("nodes[1]: duplicate node name 'a'"));
         assert!(err(&link(r#"{"src": "a", "dst": "z", "bandwidth": 1}"#)).contains("links[0].dst: unknown node 'z'"));
         assert!(err(&link(r#"{"src": "a", "dst": "a", "bandwidth": 1}"#)).contains("links[0]: self-loop on node 'a'"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 0}"#)).contains("links[0]: bandwidth must be positive"));
+        assert!(
+            err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 0}"#)).contains("links[0]: bandwidth must be positive")
+        );
         assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": -5}"#)).contains("bandwidth must be positive"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": "NaN"}"#)).contains("links[0].bandwidth: cannot read bandwidth 'NaN'"));
+        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": "NaN"}"#))
+            .contains("links[0].bandwidth: cannot read bandwidth 'NaN'"));
         assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": "lots"}"#)).contains("links[0].bandwidth"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": true}"#)).contains("links[0].bandwidth: expected a number"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": -1}"#)).contains("latency must be a finite number >= 0"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": "NaN"}"#)).contains("links[0].latency"));
-        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": "soon"}"#)).contains("links[0].latency"));
+        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": true}"#))
+            .contains("links[0].bandwidth: expected a number"));
+        assert!(err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": -1}"#))
+            .contains("latency must be a finite number >= 0"));
+        assert!(
+            err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": "NaN"}"#)).contains("links[0].latency")
+        );
+        assert!(
+            err(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": "soon"}"#)).contains("links[0].latency")
+        );
         assert!(err(&link(r#"{"src": "a", "dst": "b"}"#)).contains("links[0]: missing 'bandwidth'"));
         assert!(err(r#"{"nodes": [{"name": "s", "type": "switch"}], "links": []}"#).contains("no compute node"));
         assert!(err(&format!(r#"{{{n2}, "links": [{{"src": "a", "dst": "b", "bandwidth": 1}}]}}"#))
@@ -271,34 +280,35 @@ mod proptests {
     /// A random strongly connected topology: a ring over every node (compute and switch)
     /// plus random extra links with decimal bandwidths, some parallel.
     fn arb_topology() -> impl Strategy<Value = Topology> {
-        (1usize..7, 0usize..4).prop_flat_map(|(nc, ns)| {
-            let n = nc + ns;
-            let extra = proptest::collection::vec((0..n, 0..n, 1u32..100_000, 0u32..5, 0u32..3000), 0..20);
-            let kinds = proptest::collection::vec(any::<bool>(), n);
-            (Just((nc, ns)), extra, kinds)
-        })
-        .prop_map(|((nc, ns), extra, groups)| {
-            let mut b = TopologyBuilder::new("random \"quoted\" name");
-            for (i, grouped) in groups.iter().enumerate() {
-                if i < nc {
-                    b.compute(format!("c{i}"), grouped.then_some("box0"));
-                } else {
-                    b.switch(format!("s{}", i - nc), grouped.then_some("box1"));
+        (1usize..7, 0usize..4)
+            .prop_flat_map(|(nc, ns)| {
+                let n = nc + ns;
+                let extra = proptest::collection::vec((0..n, 0..n, 1u32..100_000, 0u32..5, 0u32..3000), 0..20);
+                let kinds = proptest::collection::vec(any::<bool>(), n);
+                (Just((nc, ns)), extra, kinds)
+            })
+            .prop_map(|((nc, ns), extra, groups)| {
+                let mut b = TopologyBuilder::new("random \"quoted\" name");
+                for (i, grouped) in groups.iter().enumerate() {
+                    if i < nc {
+                        b.compute(format!("c{i}"), grouped.then_some("box0"));
+                    } else {
+                        b.switch(format!("s{}", i - nc), grouped.then_some("box1"));
+                    }
                 }
-            }
-            let n = nc + ns;
-            if n > 1 {
-                for i in 0..n {
-                    b.link(i, (i + 1) % n, Rat::new(25, 2), 0.5);
+                let n = nc + ns;
+                if n > 1 {
+                    for i in 0..n {
+                        b.link(i, (i + 1) % n, Rat::new(25, 2), 0.5);
+                    }
                 }
-            }
-            for (u, v, bw, scale, lat) in extra {
-                if u != v {
-                    b.link(u, v, Rat::new(bw as i128, 10i128.pow(scale)), lat as f64 / 7.0);
+                for (u, v, bw, scale, lat) in extra {
+                    if u != v {
+                        b.link(u, v, Rat::new(bw as i128, 10i128.pow(scale)), lat as f64 / 7.0);
+                    }
                 }
-            }
-            b.build().expect("strongly connected by construction")
-        })
+                b.build().expect("strongly connected by construction")
+            })
     }
 
     proptest! {

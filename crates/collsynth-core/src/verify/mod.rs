@@ -1,13 +1,13 @@
 //! The verifier: a schedule is checked against its topology by a checker that trusts
 //! nothing the synthesizer says.
 //!
-//! 1. Structure ([`structure`]): ranks, root, shards (count, signs, exact sum), pieces
+//! 1. Structure (`structure`): ranks, root, shards (count, signs, exact sum), pieces
 //!    (valid intervals tiling each shard exactly), transfers (valid piece, ranks, op,
 //!    dependencies) and routes (consecutive links of the topology from the source's node
 //!    to the destination's).
-//! 2. Order ([`order`]): the dependencies form a DAG (a cycle is a deadlock) and steps, where
+//! 2. Order (`order`): the dependencies form a DAG (a cycle is a deadlock) and steps, where
 //!    given, respect them.
-//! 3. Symbolic execution ([`exec`]) in a topological order, with a distinct value per
+//! 3. Symbolic execution (`exec`) in a topological order, with a distinct value per
 //!    (rank, piece): which pieces a rank holds (copy collectives) or which ranks contributed
 //!    to a partial sum (reductions). A send needs the data to have arrived *in every
 //!    execution*, i.e. through the DAG; a partial sum never counts a rank twice; reads and

@@ -20,7 +20,8 @@ pub(super) const FAMILIES: &[&Family] = &[
     &Family {
         name: "dragonfly",
         args: "A,G",
-        help: "TACOS DragonFly: G groups of A ranks, fully connected, 1 global link per rank (G-1 | A); bw= intra/global",
+        help:
+            "TACOS DragonFly: G groups of A ranks, fully connected, 1 global link per rank (G-1 | A); bw= intra/global",
         options: &[],
         build: dragonfly,
     },

@@ -41,10 +41,7 @@ pub fn families() -> Vec<&'static Family> {
 pub fn from_spec(text: &str) -> Result<Topology> {
     let spec = Spec::parse(text)?;
     let family = families().into_iter().find(|f| f.name == spec.family).ok_or_else(|| {
-        CollsynthError::bad(format!(
-            "unknown topology family '{}' (see `collsynth topo list`)",
-            spec.family
-        ))
+        CollsynthError::bad(format!("unknown topology family '{}' (see `collsynth topo list`)", spec.family))
     })?;
     spec.check_options(family.options)?;
     (family.build)(&spec)

@@ -192,11 +192,15 @@ impl Spec {
         self.link_params(&vec![LinkParams::default(); levels])
     }
 
-    fn per_level<T: Clone>(&self, v: &str, key: &str, levels: usize, parse: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
-        let values: Vec<T> = v
-            .split('/')
-            .map(|s| parse(s).map_err(|e| self.err(format!("{key}: {e}"))))
-            .collect::<Result<_>>()?;
+    fn per_level<T: Clone>(
+        &self,
+        v: &str,
+        key: &str,
+        levels: usize,
+        parse: impl Fn(&str) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let values: Vec<T> =
+            v.split('/').map(|s| parse(s).map_err(|e| self.err(format!("{key}: {e}")))).collect::<Result<_>>()?;
         match values.len() {
             1 => Ok(vec![values[0].clone(); levels]),
             n if n == levels => Ok(values),

@@ -138,7 +138,15 @@ impl<'a> Paths<'a> {
         step: u32,
     ) -> Result<usize> {
         let route = self.route(src, dst)?;
-        Ok(s.add(Transfer { piece, src, dst, route, op: Op::Copy, after: after.into_iter().collect(), step: Some(step) }))
+        Ok(s.add(Transfer {
+            piece,
+            src,
+            dst,
+            route,
+            op: Op::Copy,
+            after: after.into_iter().collect(),
+            step: Some(step),
+        }))
     }
 }
 

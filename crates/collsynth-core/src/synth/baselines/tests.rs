@@ -4,7 +4,8 @@ use crate::ir::{Collective, Op, Schedule};
 use crate::synth::{self, Request};
 use crate::zoo::from_spec;
 
-const TOPOLOGIES: &[&str] = &["ring:5", "ring:8", "biring:6", "biring:8", "torus:4x4", "switch:8", "mesh:3x3", "dgx-a100:1"];
+const TOPOLOGIES: &[&str] =
+    &["ring:5", "ring:8", "biring:6", "biring:8", "torus:4x4", "switch:8", "mesh:3x3", "dgx-a100:1"];
 
 /// Every (algorithm, collective, topology, root) that applies, synthesized through `synth::run`.
 fn all_schedules() -> Vec<(String, Schedule, crate::topology::Topology)> {
