@@ -58,14 +58,12 @@ class Schedule:
         return self._core.evaluate(_size(size), pipeline)
 
     def simulate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
-        """The event simulator's time and bandwidths."""
-        e = self.evaluate(size, pipeline)
-        return {k: e[k] for k in ("size_bytes", "time_us", "algbw_GBps", "busbw_GBps")}
+        """The event simulator alone: ``time_us``, chunk transfers, busiest link."""
+        return self._core.simulate(_size(size), pipeline)
 
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
-        e = self.evaluate(size)
-        return {k: e[k] for k in ("size_bytes", "alpha_beta_us", "latency_us", "bandwidth_us", "optimality")}
+        return self._core.alpha_beta(_size(size))
 
     collective = property(lambda self: self._core.collective)
     algorithm = property(lambda self: self._core.algorithm)

@@ -45,23 +45,25 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
         .map_err(|v| CollsynthError::internal(format!("{} schedule failed verification: {v}", s.provenance.algorithm)))
 }
 
-/// `auto`: every registered algorithm for the collective that accepts the request, verified
-/// and simulated at `size`; the fastest wins (ties: registration order).
+/// `auto`: every registered algorithm for the collective that accepts the request is
+/// synthesized and verified; the cost model's tuner picks the fastest at `size`. The
+/// reported synthesis time is the sum over all candidates (what `auto` really costs).
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
-    let mut best: Option<(f64, Synthesized)> = None;
-    for alg in synth::algorithms() {
-        if !alg.collectives.contains(&collective) {
-            continue;
-        }
-        let Ok(done) = synthesize(topo, collective, alg.name, req, size) else { continue };
-        let t = cost::simulate(&done.schedule, topo, size, 1)?.time_us;
-        if best.as_ref().is_none_or(|(bt, _)| t < *bt) {
-            best = Some((t, done));
+    let mut candidates = Vec::new();
+    let mut seconds = 0.0;
+    for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)) {
+        if let Ok(done) = synthesize(topo, collective, alg.name, req, size) {
+            seconds += done.synthesis_seconds;
+            candidates.push(done.schedule);
         }
     }
-    best.map(|(_, s)| s).ok_or_else(|| {
-        CollsynthError::bad(format!("no registered algorithm applies to {} on this topology", collective.name()))
-    })
+    match cost::tuning::fastest(candidates, topo, size)? {
+        Some((schedule, _)) => Ok(Synthesized { schedule, synthesis_seconds: seconds }),
+        None => Err(CollsynthError::bad(format!(
+            "no registered algorithm applies to {} on this topology",
+            collective.name()
+        ))),
+    }
 }
 
 /// The bounds reported next to every schedule.

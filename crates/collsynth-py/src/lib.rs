@@ -215,6 +215,35 @@ impl PySchedule {
         d.set_item("steps", e.steps)?;
         Ok(d)
     }
+
+    /// The event simulator alone: time, chunk transfers, busiest link.
+    #[pyo3(signature = (size, pipeline=1))]
+    fn simulate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
+        let m = size_arg(size)?;
+        let r = guard(|| collsynth_core::cost::simulate(&self.inner, &self.topo, m, pipeline))?;
+        let d = PyDict::new(py);
+        d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("time_us", r.time_us)?;
+        d.set_item("chunk_transfers", r.transfers)?;
+        d.set_item("busiest_link", r.busiest_link.map(|l| {
+            let link = &self.topo.links[l];
+            format!("{} -> {}", self.topo.nodes[link.src].name, self.topo.nodes[link.dst].name)
+        }))?;
+        d.set_item("busiest_link_busy_us", r.busiest_link_busy_us)?;
+        Ok(d)
+    }
+
+    /// The analytic alpha-beta model alone.
+    fn alpha_beta<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
+        let m = size_arg(size)?;
+        let e = guard(|| collsynth_core::cost::alpha_beta(&self.inner, &self.topo, m, 1))?;
+        let d = PyDict::new(py);
+        d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("alpha_beta_us", e.total_us)?;
+        d.set_item("latency_us", e.latency_us)?;
+        d.set_item("bandwidth_us", e.bandwidth_us)?;
+        Ok(d)
+    }
 }
 
 fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bounds) -> PyResult<Bound<'py, PyDict>> {

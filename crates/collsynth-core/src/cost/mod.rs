@@ -34,6 +34,7 @@
 pub mod alpha_beta;
 pub mod loads;
 pub mod simulator;
+pub mod tuning;
 
 pub use alpha_beta::{alpha_beta, Estimate};
 pub use loads::{bandwidth_term_us, link_loads, ByteLayout};
