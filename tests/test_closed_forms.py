@@ -73,3 +73,16 @@ def test_ring_broadcast_chain_and_bound():
     sim, ab, e = times("ring:6", "broadcast", "ring", root=2)
     assert sim == pytest.approx(5 * (1.0 + M / 100e3), rel=1e-9)
     assert e["bound_algbw_GBps"] == 100 and e["optimality"] == 1.0
+
+
+@pytest.mark.parametrize("n, steps", [(7, 4), (8, 4), (16, 5)])
+@pytest.mark.parametrize("root", [0, 3])
+def test_double_binary_tree_broadcast_on_complete_graph(n, steps, root):
+    # root -> top of each tree, then down trees of depth ceil(log2 N): ceil(log2 N) + 1 steps,
+    # each moving one half of the message per link; the bound is the root's N-1 links
+    sim, ab, e = times(f"complete:{n}", "broadcast", "dbt", root=root)
+    assert e["steps"] == steps
+    assert sim == pytest.approx(steps * (1.0 + M / 2 / 100e3), rel=1e-9) and ab == pytest.approx(
+        sim, rel=1e-9
+    )
+    assert e["optimality"] == pytest.approx(2 / (n - 1))

@@ -225,10 +225,13 @@ impl PySchedule {
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("time_us", r.time_us)?;
         d.set_item("chunk_transfers", r.transfers)?;
-        d.set_item("busiest_link", r.busiest_link.map(|l| {
-            let link = &self.topo.links[l];
-            format!("{} -> {}", self.topo.nodes[link.src].name, self.topo.nodes[link.dst].name)
-        }))?;
+        d.set_item(
+            "busiest_link",
+            r.busiest_link.map(|l| {
+                let link = &self.topo.links[l];
+                format!("{} -> {}", self.topo.nodes[link.src].name, self.topo.nodes[link.dst].name)
+            }),
+        )?;
         d.set_item("busiest_link_busy_us", r.busiest_link_busy_us)?;
         Ok(d)
     }
