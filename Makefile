@@ -5,7 +5,7 @@ DEPS     := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install demo test test-rust test-python lint bench clean
+.PHONY: install demo test test-rust test-python lint fmt bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -35,6 +35,11 @@ lint: $(DEPS)
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/ruff format --check python tests bench
+
+fmt: $(DEPS)
+	cargo fmt --all
+	$(VENV)/bin/ruff format -q python tests bench
+	$(VENV)/bin/ruff check -q --fix python tests bench
 
 bench: install
 	$(PY) bench/run.py

@@ -75,20 +75,22 @@ def bench_bounds_and_simulation() -> list[dict]:
         t0 = time.perf_counter()
         ab = sched.cost("1GiB")
         ab_s = time.perf_counter() - t0
-        records.append({
-            "spec": spec,
-            "N": topo.n_ranks,
-            "bound_s": bound_s,
-            "inv_throughput": b["inv_throughput"],
-            "ring_transfers": sched.n_transfers,
-            "synthesis_s": sched.synthesis_seconds,
-            "synthesis_and_verify_s": synth_verify_s,
-            "chunk_transfers": sim["chunk_transfers"],
-            "simulate_64_chunks_s": sim_s,
-            "simulated_us": sim["time_us"],
-            "alpha_beta_s": ab_s,
-            "alpha_beta_us": ab["alpha_beta_us"],
-        })
+        records.append(
+            {
+                "spec": spec,
+                "N": topo.n_ranks,
+                "bound_s": bound_s,
+                "inv_throughput": b["inv_throughput"],
+                "ring_transfers": sched.n_transfers,
+                "synthesis_s": sched.synthesis_seconds,
+                "synthesis_and_verify_s": synth_verify_s,
+                "chunk_transfers": sim["chunk_transfers"],
+                "simulate_64_chunks_s": sim_s,
+                "simulated_us": sim["time_us"],
+                "alpha_beta_s": ab_s,
+                "alpha_beta_us": ab["alpha_beta_us"],
+            }
+        )
     return records
 
 
