@@ -19,3 +19,13 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The file's text, or :class:`collsynth.BadInput` naming the file and why it can't be read."""
+    from collsynth._core import BadInput
+
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-import warnings
-from pathlib import Path
 
 from collsynth import _core
-from collsynth._core import BadInput
-from collsynth.fileio import atomic_write
-from collsynth.topology import Topology, TopologyWarning
+from collsynth.fileio import atomic_write, read_text
+from collsynth.topology import Topology, parse_file_text
 
 
 def _size(size: int | str) -> str:
@@ -26,21 +23,11 @@ class Schedule:
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Schedule:
         """Parse a schedule file's text (structure only; call :meth:`verify`)."""
-        try:
-            core, notes = _core.Schedule.from_json(text)
-        except BadInput as e:
-            raise BadInput(f"{source}: {e}") from None
-        for note in notes:
-            warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=2)
-        return cls(core)
+        return cls(parse_file_text(_core.Schedule.from_json, text, source))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
-        try:
-            text = Path(path).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
-        return cls.loads(text, source=str(path))
+        return cls.loads(read_text(path), source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file (format collsynth-schedule/1), atomically."""

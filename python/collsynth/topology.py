@@ -11,11 +11,22 @@ from typing import NamedTuple
 
 from collsynth import _core
 from collsynth._core import BadInput
-from collsynth.fileio import atomic_write
+from collsynth.fileio import atomic_write, read_text
 
 
 class TopologyWarning(UserWarning):
     """A topology file has something collsynth ignores (e.g. an unknown key)."""
+
+
+def parse_file_text(from_json, text: str, source: str):
+    """Run a core ``from_json`` parser: errors name ``source``, notes become warnings."""
+    try:
+        core, notes = from_json(text)
+    except BadInput as e:
+        raise BadInput(f"{source}: {e}") from None
+    for note in notes:
+        warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=3)
+    return core
 
 
 class Node(NamedTuple):
@@ -48,22 +59,12 @@ class Topology:
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Topology:
         """Parse topology JSON v1 text; unknown keys give a :class:`TopologyWarning`."""
-        try:
-            core, notes = _core.Topology.from_json(text)
-        except BadInput as e:
-            raise BadInput(f"{source}: {e}") from None
-        for note in notes:
-            warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=2)
-        return cls(core)
+        return cls(parse_file_text(_core.Topology.from_json, text, source))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Topology:
         """Read a topology JSON file."""
-        try:
-            text = Path(path).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from None
-        return cls.loads(text, source=str(path))
+        return cls.loads(read_text(path), source=str(path))
 
     @classmethod
     def resolve(cls, arg: str) -> Topology:

@@ -19,6 +19,15 @@ const UNREACHED: u32 = u32::MAX;
 /// Ranks `a` and `b` are *adjacent* when a shortest route from `a` to `b` has no compute
 /// node in between (a direct link, or switches only). The route between adjacent ranks is
 /// such a switch-only route; between other ranks it is [`Router`]'s shortest route.
+/// The five collectives that every copy-form baseline (allgather + broadcast builders) covers.
+pub(crate) const ALL_FIVE: &[Collective] = &[
+    Collective::Allgather,
+    Collective::ReduceScatter,
+    Collective::Allreduce,
+    Collective::Broadcast,
+    Collective::Reduce,
+];
+
 pub(crate) struct Paths<'a> {
     topo: &'a Topology,
     router: Router<'a>,
@@ -215,4 +224,16 @@ pub(crate) fn check_root(topo: &Topology, root: usize) -> Result<()> {
         return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
     }
     Ok(())
+}
+
+/// Test helper shared by the baselines' tests: synthesize `spec` with `synthesize`.
+#[cfg(test)]
+pub(crate) fn run_on(
+    spec: &str,
+    synthesize: fn(&Topology, Collective, &crate::synth::Request) -> Result<Schedule>,
+    c: Collective,
+    root: usize,
+) -> Result<Schedule> {
+    let topo = crate::zoo::from_spec(spec).unwrap();
+    synthesize(&topo, c, &crate::synth::Request { root, ..Default::default() })
 }

@@ -161,11 +161,9 @@ pub fn broadcast(topo: &Topology, trees: &[Tree; 2], root: Option<usize>) -> Res
 mod tests {
     use super::*;
     use crate::ir::Op;
-    use crate::zoo::from_spec;
 
     fn run(spec: &str, c: Collective, root: usize) -> Result<Schedule> {
-        let topo = from_spec(spec).unwrap();
-        synthesize(&topo, c, &Request { root, ..Default::default() })
+        super::super::common::run_on(spec, synthesize, c, root)
     }
 
     fn edges(t: &Tree) -> Vec<(usize, usize)> {

@@ -2,7 +2,7 @@
 //! broadcast: the root sends to every rank. Routes are shortest paths. Reductions by the
 //! shared reversal, allreduce = reduce-scatter then allgather.
 
-use super::common::{check_root, from_copy_forms, part, Paths};
+use super::common::{check_root, from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Request};
@@ -11,13 +11,7 @@ use crate::topology::Topology;
 pub const DIRECT: Algorithm = Algorithm {
     name: "direct",
     help: "one step: every rank sends its data straight to every other rank over shortest routes",
-    collectives: &[
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Allreduce,
-        Collective::Broadcast,
-        Collective::Reduce,
-    ],
+    collectives: ALL_FIVE,
     options: &[],
     synthesize,
 };

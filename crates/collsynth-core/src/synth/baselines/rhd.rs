@@ -4,7 +4,7 @@
 //! binomial tree from the root (any N: at step k, relative ranks v < 2^k send to v + 2^k),
 //! reduce its reversal. Routes are shortest paths.
 
-use super::common::{check_root, from_copy_forms, part, Paths};
+use super::common::{check_root, from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Request};
@@ -13,13 +13,7 @@ use crate::topology::Topology;
 pub const RHD: Algorithm = Algorithm {
     name: "rhd",
     help: "recursive halving/doubling (Rabenseifner allreduce; N a power of two), binomial-tree broadcast/reduce",
-    collectives: &[
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Allreduce,
-        Collective::Broadcast,
-        Collective::Reduce,
-    ],
+    collectives: ALL_FIVE,
     options: &[],
     synthesize,
 };
@@ -93,11 +87,9 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
 mod tests {
     use super::*;
     use crate::ir::Op;
-    use crate::zoo::from_spec;
 
     fn run(spec: &str, c: Collective, root: usize) -> Result<Schedule> {
-        let topo = from_spec(spec).unwrap();
-        synthesize(&topo, c, &Request { root, ..Default::default() })
+        super::super::common::run_on(spec, synthesize, c, root)
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! bounded backtracking search. Otherwise, as NCCL does, ranks go group by group
 //! (`node.group`) in rank order, joined by shortest routes.
 
-use super::common::{from_copy_forms, part, Paths};
+use super::common::{from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Request};
@@ -18,13 +18,7 @@ use crate::topology::Topology;
 pub const RING: Algorithm = Algorithm {
     name: "ring",
     help: "ring over a Hamiltonian cycle of adjacent ranks (else group by group), bidirectional when routes allow",
-    collectives: &[
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Allreduce,
-        Collective::Broadcast,
-        Collective::Reduce,
-    ],
+    collectives: ALL_FIVE,
     options: &[],
     synthesize,
 };
