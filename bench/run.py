@@ -6,6 +6,7 @@ returns a list of records; results are written atomically.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import platform
 import sys
@@ -97,10 +98,25 @@ def bench_bounds_and_simulation() -> list[dict]:
 BENCHMARKS = {"topology": bench_topology, "bounds_simulation": bench_bounds_and_simulation}
 
 
+def discover() -> dict:
+    """This file's benchmarks plus those of every bench/bench_*.py (a module-level BENCHMARKS
+    dict of name -> function returning records), so each feature keeps its own file."""
+    found = dict(BENCHMARKS)
+    for path in sorted(Path(__file__).parent.glob("bench_*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.update(module.BENCHMARKS)
+    return found
+
+
 def main(argv: list[str]) -> int:
-    chosen = argv or list(BENCHMARKS)
-    for name in chosen:
-        records = BENCHMARKS[name]()
+    available = discover()
+    if unknown := [a for a in argv if a not in available]:
+        console.print(f"unknown benchmark(s) {unknown}; available: {', '.join(available)}")
+        return 2
+    for name in argv or list(available):
+        records = available[name]()
         doc = {
             "benchmark": name,
             "collsynth_version": __version__,

@@ -16,10 +16,14 @@ use pyo3::types::PyDict;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod circulant;
+mod forestcoll;
+mod tacos;
+
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
 create_exception!(_core, InternalError, PyRuntimeError, "A bug inside collsynth: exit status 1.");
 
-fn to_py(e: CollsynthError) -> PyErr {
+pub(crate) fn to_py(e: CollsynthError) -> PyErr {
     match e {
         CollsynthError::BadInput(m) | CollsynthError::Infeasible(m) => BadInput::new_err(m),
         CollsynthError::Internal(m) => InternalError::new_err(m),
@@ -27,7 +31,7 @@ fn to_py(e: CollsynthError) -> PyErr {
 }
 
 /// Run `f`, turning core errors and panics into Python exceptions.
-fn guard<T>(f: impl FnOnce() -> collsynth_core::Result<T>) -> PyResult<T> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> collsynth_core::Result<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r.map_err(to_py),
         Err(p) => {
@@ -43,8 +47,8 @@ fn guard<T>(f: impl FnOnce() -> collsynth_core::Result<T>) -> PyResult<T> {
 
 #[pyclass(name = "Topology", module = "collsynth._core", frozen)]
 #[derive(Clone)]
-struct PyTopology {
-    inner: Topology,
+pub(crate) struct PyTopology {
+    pub(crate) inner: Topology,
 }
 
 #[pymethods]
@@ -119,15 +123,15 @@ impl PyTopology {
     }
 }
 
-fn size_arg(size: &str) -> PyResult<Rat> {
+pub(crate) fn size_arg(size: &str) -> PyResult<Rat> {
     guard(|| parse_size(size).map_err(|e| e.context("--size")))
 }
 
 /// A verified schedule together with the topology it runs on.
 #[pyclass(name = "Schedule", module = "collsynth._core", frozen)]
-struct PySchedule {
-    inner: Schedule,
-    topo: Topology,
+pub(crate) struct PySchedule {
+    pub(crate) inner: Schedule,
+    pub(crate) topo: Topology,
 }
 
 #[pymethods]
@@ -263,7 +267,7 @@ fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bo
     Ok(d)
 }
 
-fn collective_arg(name: &str) -> PyResult<Collective> {
+pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
     guard(|| Collective::parse(name))
 }
 
@@ -332,5 +336,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bounds, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
+    circulant::register(m)?;
+    forestcoll::register(m)?;
+    tacos::register(m)?;
     Ok(())
 }

@@ -3,6 +3,9 @@
 //! job (`cost::tuning`), not a synthesizer's.
 
 pub mod baselines;
+pub mod circulant;
+pub mod forestcoll;
+pub mod tacos;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Schedule};
@@ -39,7 +42,7 @@ pub struct Algorithm {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    baselines::ALGORITHMS.to_vec()
+    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, baselines::ALGORITHMS].concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {

@@ -1,0 +1,1 @@
+//! (in progress) the allreduce linear program of ForestColl appendix E.

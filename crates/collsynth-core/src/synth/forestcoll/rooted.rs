@@ -1,0 +1,1 @@
+//! (in progress) single-root broadcast / reduce by arborescence packing (Edmonds).

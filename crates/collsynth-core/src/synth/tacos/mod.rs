@@ -1,0 +1,5 @@
+//! (in progress)
+
+use super::Algorithm;
+
+pub(crate) const ALGORITHMS: &[&Algorithm] = &[];
