@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from collsynth import _core
@@ -60,6 +61,11 @@ class Schedule:
     n_transfers = property(lambda self: self._core.n_transfers)
     n_pieces = property(lambda self: self._core.n_pieces)
     options = property(lambda self: dict(self._core.options))
+
+    @property
+    def details(self) -> dict:
+        """Facts the synthesizer reports about its result (e.g. ForestColl's ``k`` and ``trees``)."""
+        return {k: json.loads(v) for k, v in self._core.details}
 
     @property
     def topology(self) -> Topology:

@@ -183,6 +183,11 @@ impl PySchedule {
     fn options(&self) -> Vec<(String, String)> {
         self.inner.provenance.options.clone()
     }
+    /// Result facts of the synthesizer (key, JSON literal), e.g. ForestColl's `k`.
+    #[getter]
+    fn details(&self) -> Vec<(String, String)> {
+        self.inner.provenance.details.clone()
+    }
 
     /// Run the verifier: a dict report, or BadInput naming the first violation.
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -48,6 +48,7 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
             "synthesis_seconds": sched.synthesis_seconds,
             "transfers": sched.n_transfers,
             **e,
+            **sched.details,
         },
     )
 

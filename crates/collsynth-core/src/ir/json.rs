@@ -32,6 +32,12 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
     let mut out = String::from("{\n");
     let options: Map<String, Value> =
         s.provenance.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+    let details: Map<String, Value> = s
+        .provenance
+        .details
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.clone()))))
+        .collect();
     let header = [
         ("format", json!(FORMAT)),
         ("collsynth_version", json!(crate::VERSION)),
@@ -40,7 +46,8 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         ("root", json!(s.root)),
         (
             "provenance",
-            json!({"algorithm": s.provenance.algorithm, "options": options, "topology_hash": topology_hash(topo)}),
+            json!({"algorithm": s.provenance.algorithm, "options": options, "topology_hash": topology_hash(topo),
+                   "details": details}),
         ),
         ("shards", Value::Array(s.shards.iter().map(|r| json!(to_fraction_string(r))).collect())),
     ];
@@ -126,6 +133,11 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
             })
             .unwrap_or_default(),
         topology_hash: prov.get("topology_hash").and_then(Value::as_str).unwrap_or("").to_string(),
+        details: prov
+            .get("details")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
+            .unwrap_or_default(),
     };
     let shards = field(obj, "shards", "schedule")?
         .as_array()

@@ -124,6 +124,9 @@ pub struct Provenance {
     pub algorithm: String,
     pub options: Vec<(String, String)>,
     pub topology_hash: String,
+    /// Facts about the result that `synth --json` reports next to the cost (ForestColl's `k`
+    /// and `trees`, a synthesizer's own estimate, ...): key and a JSON literal.
+    pub details: Vec<(String, String)>,
 }
 
 /// A schedule for one collective on one topology (plain data; see module docs).

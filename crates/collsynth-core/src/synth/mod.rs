@@ -72,8 +72,12 @@ pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Reque
         return Err(CollsynthError::bad(format!("option --{k} does not apply to algorithm '{}'", alg.name)));
     }
     let mut s = (alg.synthesize)(topo, collective, req)?;
-    s.provenance.algorithm = alg.name.to_string();
-    s.provenance.options = req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    s.provenance.topology_hash = crate::ir::json::topology_hash(topo);
+    let details = std::mem::take(&mut s.provenance.details);
+    s.provenance = crate::ir::Provenance {
+        algorithm: alg.name.to_string(),
+        options: req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        topology_hash: crate::ir::json::topology_hash(topo),
+        details,
+    };
     Ok(s)
 }
