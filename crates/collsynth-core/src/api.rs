@@ -12,15 +12,19 @@ use crate::topology::Topology;
 use crate::verify;
 use std::time::Instant;
 
-/// A verified schedule and how long synthesis alone took.
+/// A verified schedule, the topology it runs on and how long synthesis alone took.
 pub struct Synthesized {
     pub schedule: Schedule,
+    /// The input topology, or with `--ranks` its restriction to those ranks (the other
+    /// compute nodes become forward-only switches), which the schedule is for.
+    pub topology: Topology,
     pub synthesis_seconds: f64,
 }
 
 /// Synthesize with `algorithm` (or `auto`: the fastest by the simulator at `size` among the
 /// registered algorithms that apply), then verify. A schedule that fails verification is an
-/// internal error: it is never returned.
+/// internal error: it is never returned. A `ranks` option makes a sub-collective, for the
+/// algorithms that declare the option.
 pub fn synthesize(
     topo: &Topology,
     collective: Collective,
@@ -28,14 +32,30 @@ pub fn synthesize(
     req: &Request,
     size: Rat,
 ) -> Result<Synthesized> {
+    let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
-        return auto(topo, collective, req, size);
+        return auto(topo, collective, &req, size);
     }
+    let (topology, req) = sub_collective(topo, algorithm, req)?;
     let start = Instant::now();
-    let schedule = synth::run(topo, collective, algorithm, req)?;
+    let mut schedule = synth::run(&topology, collective, algorithm, &req.0)?;
     let synthesis_seconds = start.elapsed().as_secs_f64();
-    check(&schedule, topo)?;
-    Ok(Synthesized { schedule, synthesis_seconds })
+    if let Some(ranks) = req.1 {
+        schedule.provenance.options.push(("ranks".into(), ranks));
+    }
+    check(&schedule, &topology)?;
+    Ok(Synthesized { schedule, topology, synthesis_seconds })
+}
+
+/// With a `ranks` option (and an algorithm that takes it): the restricted topology and the
+/// request without `ranks`; otherwise the topology and request unchanged.
+fn sub_collective(topo: &Topology, algorithm: &str, mut req: Request) -> Result<(Topology, (Request, Option<String>))> {
+    let Some(text) = req.options.remove("ranks") else { return Ok((topo.clone(), (req, None))) };
+    if !synth::find(algorithm)?.options.contains(&"ranks") {
+        return Err(CollsynthError::bad(format!("option --ranks does not apply to algorithm '{algorithm}'")));
+    }
+    let ranks = crate::topology::restrict::parse_ranks(&text)?;
+    Ok((crate::topology::restrict::restrict_ranks(topo, &ranks)?, (req, Some(text))))
 }
 
 /// Verify a schedule the tool produced; a violation is a bug (internal error).
@@ -51,14 +71,16 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
     let mut candidates = Vec::new();
     let mut seconds = 0.0;
+    let mut topology = topo.clone();
     for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)) {
         if let Ok(done) = synthesize(topo, collective, alg.name, req, size) {
             seconds += done.synthesis_seconds;
+            topology = done.topology;
             candidates.push(done.schedule);
         }
     }
-    match cost::tuning::fastest(candidates, topo, size)? {
-        Some((schedule, _)) => Ok(Synthesized { schedule, synthesis_seconds: seconds }),
+    match cost::tuning::fastest(candidates, &topology, size)? {
+        Some((schedule, _)) => Ok(Synthesized { schedule, topology, synthesis_seconds: seconds }),
         None => Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
@@ -67,6 +89,7 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 }
 
 /// The bounds reported next to every schedule.
+#[derive(Clone)]
 pub struct Bounds {
     /// Time per byte (see DESIGN.md `inv_throughput`), exact.
     pub inv_throughput: Rat,
@@ -76,7 +99,7 @@ pub struct Bounds {
     pub cut: Vec<usize>,
     /// Allreduce only: optimal reduce-scatter then allgather.
     pub rs_ag_algbw: Option<Rat>,
-    /// Allreduce only: ForestColl's allreduce LP (not solved yet: None).
+    /// Allreduce only: ForestColl's allreduce LP (None where not solved: too large for `auto`).
     pub lp_algbw: Option<Rat>,
     /// Bandwidth term (us per byte of M) of the bound, exact: T_B = M * this.
     pub time_per_byte_us: Rat,
@@ -84,6 +107,23 @@ pub struct Bounds {
 
 /// Exact bounds for `collective` (root used by broadcast / reduce).
 pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
+    // Bounds are pure functions of (topology, collective, root) and the allreduce LP can take
+    // seconds: `compare` and `evaluate` ask for the same bounds once per size and algorithm.
+    type Memo = std::sync::Mutex<std::collections::HashMap<(String, Collective, usize), Bounds>>;
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    let key = (crate::ir::json::topology_hash(topo), collective, root);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(b) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return Ok(b);
+    }
+    let b = compute_bounds(topo, collective, root)?;
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, b.clone());
+    }
+    Ok(b)
+}
+
+fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
     if root >= topo.n_ranks() {
         return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
     }
@@ -97,14 +137,28 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
     };
     // Per-shard bounds (allgather family) cover M/N bytes; rooted ones the whole message.
     let per_byte = if collective.is_rooted() { cb.inv_throughput } else { cb.inv_throughput / n };
-    let algbw = bound::algbw(collective, topo.n_ranks(), cb.inv_throughput).unwrap_or_default();
+    let mut algbw = bound::algbw(collective, topo.n_ranks(), cb.inv_throughput).unwrap_or_default();
     let rs_ag = (collective == Collective::Allreduce).then_some(algbw);
+    let (mut inv_throughput, mut per_byte) = (cb.inv_throughput, per_byte);
+    // Allreduce: the best known optimum is the larger of RS+AG and ForestColl's LP (solved
+    // under `auto`: only when small enough; see synth/forestcoll/lp.rs).
+    let lp_algbw = match collective {
+        Collective::Allreduce if topo.n_ranks() > 1 => {
+            synth::forestcoll::lp::lp_algbw(topo, synth::forestcoll::lp::LpMode::Auto)?
+        }
+        _ => None,
+    };
+    if let Some(lp) = lp_algbw.filter(|lp| *lp > algbw) {
+        algbw = lp;
+        inv_throughput = n / lp;
+        per_byte = Rat::from_integer(1) / lp;
+    }
     Ok(Bounds {
-        inv_throughput: cb.inv_throughput,
+        inv_throughput,
         algbw,
         cut: cb.cut,
         rs_ag_algbw: rs_ag,
-        lp_algbw: None,
+        lp_algbw,
         time_per_byte_us: per_byte / Rat::from_integer(1000),
     })
 }

@@ -289,9 +289,9 @@ fn synthesize(
 ) -> PyResult<(PySchedule, f64)> {
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
-    let req = Request { root, options };
+    let req = Request { root, options, size: None };
     let done = guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m))?;
-    Ok((PySchedule { inner: done.schedule, topo: topo.inner.clone() }, done.synthesis_seconds))
+    Ok((PySchedule { inner: done.schedule, topo: done.topology }, done.synthesis_seconds))
 }
 
 /// Exact bounds of a collective as a dict with the `bound --json` keys.

@@ -12,7 +12,8 @@ from rich.table import Table
 
 import collsynth
 
-console = Console(highlight=False)
+# Piped output keeps wide tables whole instead of folding them to 80 columns.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -1,7 +1,145 @@
-"""(in progress)"""
+"""`collsynth bench-mpi`: our circulant bcast / allgatherv against the MPI library's, under
+mpiexec (started here), with an OSU-benchmark-style table, `--json` and `--plot`."""
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from collsynth._core import BadInput, InternalError
+from collsynth.cli.common import emit_json
+
+DEFAULT_SIZES = "1,16,256,4K,64K,1M"
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_sizes(text: str) -> list[int]:
+    """'1,4K,1M' -> bytes (K, M, G are powers of 1024, as in the OSU benchmarks)."""
+    sizes = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", part, re.IGNORECASE)
+        if not m:
+            raise BadInput(f"--sizes: {part.strip()!r} is not a byte count such as 4096, 4K or 1M")
+        sizes.append(int(m.group(1)) * _UNITS[m.group(2).upper()])
+    return sizes
+
 
 def register(sub) -> None:
-    """Adds no command yet."""
+    p = sub.add_parser(
+        "bench-mpi",
+        help="time the circulant MPI bcast/allgatherv against the MPI library's (starts mpiexec)",
+        description="Run `mpiexec -n NP python -m collsynth.mpi.bench`: min over REPS runs of the "
+        "slowest rank's time, schedule computation included, for each size.",
+    )
+    p.add_argument("--np", type=int, required=True, metavar="P", help="number of MPI processes")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"bytes, comma-separated (default {DEFAULT_SIZES})")
+    p.add_argument("--reps", type=int, default=35, help="timed runs per size; the minimum is kept (35)")
+    p.add_argument("--ops", default="bcast,allgatherv", help="bcast, allgatherv or both (default)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--plot", metavar="FILE", help="write a log-log plot (PNG, SVG, PDF)")
+    p.add_argument(
+        "--mpiexec-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra mpiexec argument, repeatable (e.g. --mpiexec-arg=--oversubscribe for Open MPI)",
+    )
+    p.add_argument("--timeout", type=float, default=600, help="seconds before the run is killed (600)")
+    p.set_defaults(run=run)
+
+
+def launch_bench(
+    np_: int, sizes: list[int], reps: int, ops: list[str], extra: list[str], timeout: float
+) -> dict:
+    from collsynth import _core
+    from collsynth.mpi import launch
+
+    if not hasattr(_core, "circulant_schedule"):
+        raise InternalError("this build of collsynth._core lacks the circulant schedules (issue 7)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        argv = [sys.executable, "-m", "collsynth.mpi.bench", "--sizes", ",".join(map(str, sizes))]
+        argv += ["--reps", str(reps), "--ops", ",".join(ops), "--out", str(out)]
+        try:
+            proc = subprocess.run(
+                launch.command(np_, argv, extra), capture_output=True, text=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise InternalError(f"mpiexec -n {np_} did not finish within {timeout:g} s") from None
+        if proc.returncode != 0 or not out.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise InternalError(f"mpiexec -n {np_} failed with status {proc.returncode}: {tail[0]}")
+        return json.loads(out.read_text())
+
+
+def osu_table(result: dict) -> str:
+    lines = []
+    for op in dict.fromkeys(r["op"] for r in result["records"]):
+        lib_name = "Bcast" if op == "bcast" else "Allgatherv"
+        lines.append(f"# collsynth circulant {op} vs {result['library']} MPI_{lib_name}")
+        lines.append(
+            f"# {result['np']} processes, min of {result['reps']} runs, slowest rank, schedule"
+            " computation included"
+        )
+        lines.append(
+            f"# alpha {result['alpha_us']:.3g} us,"
+            f" beta {result['beta_us_per_byte'] * 1e3:.3g} ns/B (measured)"
+        )
+        lines.append(f"{'# Size':<12}{'collsynth (us)':>16}{'library (us)':>16}{'ratio':>9}{'blocks':>8}")
+        for r in result["records"]:
+            if r["op"] == op:
+                lines.append(
+                    f"{r['size_bytes']:<12}{r['ours_us']:>16.2f}{r['library_us']:>16.2f}"
+                    f"{r['ratio']:>9.2f}{r['blocks']:>8}"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(result: dict, output: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for op, colour in (("bcast", "tab:blue"), ("allgatherv", "tab:orange")):
+        rows = [r for r in result["records"] if r["op"] == op]
+        if not rows:
+            continue
+        x = [max(r["size_bytes"], 1) for r in rows]
+        ax.plot(x, [r["ours_us"] for r in rows], "o-", color=colour, label=f"collsynth {op}")
+        ax.plot(x, [r["library_us"] for r in rows], "s--", color=colour, label=f"library {op}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("time (us), slowest rank, min of runs")
+    ax.set_title(f"{result['library']}, {result['np']} processes")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(output)
+    plt.close(fig)
+
+
+def run(args) -> int:
+    sizes = parse_sizes(args.sizes)
+    ops = [o.strip() for o in args.ops.split(",")]
+    if bad := [o for o in ops if o not in ("bcast", "allgatherv")]:
+        raise BadInput(f"--ops: unknown operation(s) {bad}; choose from bcast, allgatherv")
+    if args.reps < 1:
+        raise BadInput(f"--reps must be at least 1, got {args.reps}")
+    result = launch_bench(args.np, sizes, args.reps, ops, args.mpiexec_arg, args.timeout)
+    if args.plot:
+        plot(result, args.plot)
+    if args.json:
+        emit_json(result)
+    else:
+        print(osu_table(result), end="")
+        if args.plot:
+            print(f"wrote {args.plot}")
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 from collsynth._core import BadInput
@@ -30,9 +31,52 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json")
     p.add_argument("--format", default="json", help="comma-separated output formats (json)")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--time-only",
+        action="store_true",
+        help="tacos only: print the collective time without building the schedule (huge N)",
+    )
     add_pipeline(p)
     add_algorithm_options(p)
     p.set_defaults(run=run)
+
+
+def run_time_only(args) -> int:
+    """`--time-only`: TACOS's own clock, no IR, no verification (nothing to verify)."""
+    from collsynth import _core
+
+    if args.algorithm != "tacos":
+        raise BadInput("--time-only applies to --algorithm tacos only")
+    if args.output:
+        raise BadInput("--time-only writes no schedule: drop -o")
+    topo = Topology.resolve(args.topo)
+    r = _core.tacos_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    s = with_version(
+        topo.name,
+        {
+            "N": r["N"],
+            "collective": args.collective,
+            "algorithm": "tacos",
+            "size_bytes": float(Fraction(_core.size_bytes(str(args.size)))),
+            "time_us": r["time_us"],
+            "synthesis_seconds": r["synthesis_seconds"],
+            "events": r["events"],
+            "parts": [{"part": n, "seed": sd, "time_us": t} for n, sd, t in r["parts"]],
+        },
+    )
+    if args.json:
+        emit_json(s)
+        return 0
+    rows = [
+        ["algorithm", "tacos (time only)"],
+        ["synthesis (s)", f"{s['synthesis_seconds']:.4f}"],
+        ["collective time (us)", f"{s['time_us']:.3f}"],
+    ]
+    rows += [[f"  {p['part']} (seed {p['seed']})", f"{p['time_us']:.3f}"] for p in s["parts"]]
+    console.print(
+        table(f"{args.collective} on {topo.name} (N={s['N']})", [("", "left"), ("", "right")], rows)
+    )
+    return 0
 
 
 def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
@@ -77,6 +121,8 @@ def summary_rows(s: dict) -> list[list]:
 
 def run(args) -> int:
     check_pipeline(args)
+    if args.time_only:
+        return run_time_only(args)
     formats = {f.strip() for f in args.format.split(",") if f.strip()}
     if unknown := formats - FORMATS - {"msccl-xml"}:
         raise BadInput(f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)")

@@ -19,6 +19,9 @@ pub struct Request {
     pub root: usize,
     /// Algorithm-specific options by name (`max-trees`, `seed`, ...), as written.
     pub options: BTreeMap<String, String>,
+    /// The collective size M in bytes the schedule is for (`--size`), for algorithms whose
+    /// result depends on it (TACOS's chunk size, the circulant block count); `None` = 1 GiB.
+    pub size: Option<crate::rational::Rat>,
 }
 
 impl Request {

@@ -8,6 +8,7 @@
 mod builder;
 pub mod json;
 pub mod metrics;
+pub mod restrict;
 mod validate;
 
 pub use builder::TopologyBuilder;

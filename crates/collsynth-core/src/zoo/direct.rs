@@ -190,14 +190,7 @@ pub(super) fn circulant_graph(s: &Spec, n: usize, offsets: &[usize], both: bool)
 /// Träff's skips (Algorithm 1 of seed-traff.md): skips[k] = ceil(p / 2^(q-k)) for
 /// k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p, strictly increasing (p >= 1).
 pub(super) fn traff_skips(p: usize) -> Vec<usize> {
-    let mut skips = vec![p];
-    let mut p = p;
-    while p > 1 {
-        p = p / 2 + p % 2;
-        skips.push(p);
-    }
-    skips.reverse();
-    skips
+    crate::synth::circulant::Skips::new(p).skips().to_vec()
 }
 
 /// `traff:p` (p >= 2): the directed circulant i -> i + skips[k] (mod p), k = 0..q-1 — the

@@ -1,8 +1,253 @@
-//! (in progress) ForestColl: throughput-optimal spanning-tree schedules.
+//! ForestColl: throughput-optimal spanning-tree schedules on any topology, switches
+//! included (Zhao et al., `../shared/papers/forestcoll.txt`; notes in
+//! `../shared/research/seed-forestcoll.md`). Everything is exact.
+//!
+//! The allgather pipeline, one module per step:
+//! 1. [`optimality`]: `1/x*` and the bottleneck cut (the shared exact bound), then k and U
+//!    of Prop. 3; or [`fixed_k`]: the best U for a given k (Alg. 3) and the k-scan;
+//! 2. [`split`]: switch removal by edge splitting (Alg. 4, eq. 2), logical edges keeping
+//!    their physical routes;
+//! 3. [`packing`]: out-tree packing in batches (Alg. 5, eq. 5);
+//! 4. [`emit`]: map back to physical routes and emit the IR.
+//!
+//! Reduce-scatter reverses the allgather trees made on the transpose (the topology itself
+//! when every link has an equal reverse), allreduce composes reduce-scatter and allgather
+//! (or uses the allreduce LP of [`lp`] when asked and better), broadcast / reduce come from
+//! [`rooted`].
 
+pub mod emit;
+pub mod fixed_k;
 pub mod lp;
+pub mod optimality;
+pub mod packing;
 pub mod rooted;
+pub mod split;
+#[cfg(test)]
+mod tests;
 
-use super::Algorithm;
+use super::{Algorithm, Request};
+use crate::error::{CollsynthError, Result};
+use crate::flow::Cap;
+use crate::ir::transform::{compose, reverse, transpose};
+use crate::ir::{Collective, Piece, Schedule};
+use crate::rational::{to_f64, to_fraction_string, Rat};
+use crate::topology::Topology;
+use emit::Tree;
+use optimality::Optimum;
 
-pub(crate) const ALGORITHMS: &[&Algorithm] = &[];
+pub static FORESTCOLL: Algorithm = Algorithm {
+    name: "forestcoll",
+    help: "throughput-optimal spanning-tree forest (ForestColl), switches included; --max-trees K for at most K trees per root",
+    collectives: &[
+        Collective::Allgather,
+        Collective::ReduceScatter,
+        Collective::Allreduce,
+        Collective::Broadcast,
+        Collective::Reduce,
+    ],
+    options: &["max-trees", "allreduce-lp"],
+    synthesize,
+};
+
+pub(crate) const ALGORITHMS: &[&Algorithm] = &[&FORESTCOLL];
+
+/// An allgather forest on one topology, with how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Forest {
+    /// The unlimited optimum (1/x*, cut, Prop. 3's k and U).
+    pub optimum: Optimum,
+    /// Trees per root actually used.
+    pub k: Cap,
+    /// U actually used (= optimum.u when k = optimum.k): a link of b GB/s carries floor(U b) trees.
+    pub u: Rat,
+    /// Tree capacities per physical link, `floor(U b_e)`.
+    pub caps: Vec<Cap>,
+    /// The trees with their physical routes; `count`s sum to k per root.
+    pub trees: Vec<Tree>,
+    /// Batches of Alg. 5 before the split by route.
+    pub batches: usize,
+    /// With `max_trees`: (k, U*_k) for k = 1..=K.
+    pub k_scan: Option<Vec<(Cap, Rat)>>,
+    pub split_stats: split::Stats,
+    pub packing_stats: packing::Stats,
+    /// Wall-clock seconds per stage: optimality, fixed_k, split, packing, map_back.
+    pub seconds: Vec<(&'static str, f64)>,
+}
+
+impl Forest {
+    /// The forest's allgather algbw `N k / U` (GB/s, exact).
+    pub fn algbw(&self, n: usize) -> Rat {
+        Rat::from_integer(n as i128 * self.k) / self.u
+    }
+}
+
+/// The allgather forest: optimal (Prop. 3's k) without `max_trees`; with `max_trees = K`, the
+/// best k in 1..=K by Alg. 3 (smallest k on ties). Requires N >= 2.
+pub fn forest(topo: &Topology, max_trees: Option<usize>) -> Result<Forest> {
+    let mut clock = std::time::Instant::now();
+    let mut seconds = Vec::new();
+    let mut lap = |name: &'static str| {
+        seconds.push((name, clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
+    let optimum = optimality::optimum(topo)?;
+    lap("optimality");
+    let n = topo.n_ranks();
+    let (k, u, k_scan) = match max_trees {
+        None => (optimum.k, optimum.u, None),
+        Some(0) => return Err(CollsynthError::bad("--max-trees must be at least 1")),
+        Some(max_k) => {
+            let scan = fixed_k::scan(topo, max_k, optimum.inv)?;
+            let algbw = |&(k, u): &(Cap, Rat)| Rat::from_integer(n as i128 * k) / u;
+            let best = scan.iter().fold(scan[0], |b, c| if algbw(c) > algbw(&b) { *c } else { b });
+            (best.0, best.1, Some(scan))
+        }
+    };
+    lap("fixed_k");
+    let caps = optimality::tree_capacities(topo, u);
+    let mut g = split::Logical::from_links(topo, &caps);
+    let split_stats = split::remove_switches(topo, &mut g, k)?;
+    lap("split");
+    // Logical capacities between ranks.
+    let mut m = vec![vec![0 as Cap; n]; n];
+    for (&(a, b), e) in &g.edges {
+        let (ra, rb) = (topo.rank_of(a), topo.rank_of(b));
+        match (ra, rb) {
+            (Some(ra), Some(rb)) => m[ra][rb] = e.cap,
+            _ => return Err(CollsynthError::internal("a switch survived switch removal")),
+        }
+    }
+    let (batches, packing_stats) = packing::pack(n, &mut m, k)?;
+    lap("packing");
+    let trees = emit::map_back(topo, &batches, &mut g)?;
+    lap("map_back");
+    Ok(Forest { optimum, k, u, caps, trees, batches: batches.len(), k_scan, split_stats, packing_stats, seconds })
+}
+
+fn max_trees(req: &Request) -> Result<Option<usize>> {
+    match req.options.get("max-trees") {
+        None => Ok(None),
+        Some(_) => req.option_usize("max-trees", 0).map(Some),
+    }
+}
+
+fn lp_mode(req: &Request) -> Result<lp::LpMode> {
+    match req.options.get("allreduce-lp").map(String::as_str) {
+        None | Some("auto") => Ok(lp::LpMode::Auto),
+        Some("always") => Ok(lp::LpMode::Always),
+        Some("never") => Ok(lp::LpMode::Never),
+        Some(v) => Err(CollsynthError::bad(format!("--allreduce-lp: '{v}' is not one of auto, always, never"))),
+    }
+}
+
+fn decimal(r: &Rat) -> String {
+    let x = to_f64(r);
+    format!("{}", (x * 1000.0).round() / 1000.0)
+}
+
+/// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
+pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> {
+    let n = topo.n_ranks();
+    if n == 1 {
+        let mut s = Schedule::new(Collective::Allgather, 1, 0, "forestcoll");
+        s.add_piece(Piece::whole(0));
+        s.provenance.details = vec![("k".into(), "1".into()), ("trees".into(), "1".into())];
+        return Ok(s);
+    }
+    let f = forest(topo, max_trees)?;
+    let mut s = emit::allgather(topo, &f.trees, f.k);
+    let mut d = vec![
+        ("k".to_string(), f.k.to_string()),
+        ("trees".to_string(), (n as i128 * f.k).to_string()),
+        ("tree_batches".to_string(), f.trees.len().to_string()),
+        ("inv_x_star".to_string(), format!("\"{}\"", to_fraction_string(&f.optimum.inv))),
+        ("optimal_k".to_string(), f.optimum.k.to_string()),
+        ("U".to_string(), format!("\"{}\"", to_fraction_string(&f.u))),
+        ("forest_algbw_GBps".to_string(), decimal(&f.algbw(n))),
+        ("split_flows".to_string(), f.split_stats.flows.to_string()),
+        ("mu_flows".to_string(), f.packing_stats.mu_flows.to_string()),
+        (
+            "stage_seconds".to_string(),
+            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:.6}")).collect::<Vec<_>>().join(", ")),
+        ),
+    ];
+    if let Some(scan) = &f.k_scan {
+        let items: Vec<String> =
+            scan.iter().map(|(k, u)| format!("[{k}, {}]", decimal(&(Rat::from_integer(n as i128 * k) / u)))).collect();
+        d.push(("k_scan".to_string(), format!("[{}]", items.join(", "))));
+    }
+    s.provenance.details = d;
+    Ok(s)
+}
+
+/// True when every link has a reverse link of the same bandwidth (then the transpose is the
+/// topology itself and reduce-scatter can reverse the allgather trees directly).
+fn symmetric(topo: &Topology) -> bool {
+    topo.links.iter().all(|l| topo.link_between(l.dst, l.src).is_some_and(|r| topo.links[r].bandwidth == l.bandwidth))
+}
+
+/// Reduce-scatter: the allgather trees of the transpose, reversed; also returns the
+/// allgather when it came for free (symmetric topology).
+fn reduce_scatter(topo: &Topology, max_trees: Option<usize>) -> Result<(Schedule, Option<Schedule>)> {
+    if symmetric(topo) {
+        let ag = allgather(topo, max_trees)?;
+        return Ok((reverse(&ag, topo, topo)?, Some(ag)));
+    }
+    let t = transpose(topo);
+    let ag_t = allgather(&t, max_trees)?;
+    Ok((reverse(&ag_t, &t, topo)?, None))
+}
+
+fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    let max_k = max_trees(req)?;
+    let mode = lp_mode(req)?;
+    match collective {
+        Collective::Allgather => allgather(topo, max_k),
+        Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k)?.0),
+        Collective::Allreduce => allreduce(topo, max_k, mode),
+        Collective::Broadcast => rooted_broadcast(topo, req.root),
+        Collective::Reduce => {
+            let t = transpose(topo);
+            reverse(&rooted_broadcast(&t, req.root)?, &t, topo)
+        }
+        Collective::Allgatherv => Err(CollsynthError::bad("algorithm 'forestcoll' does not support allgatherv")),
+    }
+}
+
+fn rooted_broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
+    rooted::broadcast(topo, root).map_err(|e| e.context("forestcoll broadcast/reduce (single-root packing)"))
+}
+
+/// Allreduce: reduce-scatter then allgather; the LP's schedule instead when the mode allows
+/// it, the LP is better and its schedule is available.
+fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode) -> Result<Schedule> {
+    let (rs, ag) = reduce_scatter(topo, max_k)?;
+    let ag = match ag {
+        Some(ag) => ag,
+        None => allgather(topo, max_k)?,
+    };
+    let mut s = compose(&rs, &ag, Collective::Allreduce)?;
+    s.root = 0;
+    let n = topo.n_ranks() as i128;
+    let rs_ag = if n == 1 {
+        None
+    } else {
+        let inv = crate::bound::allreduce_rs_ag(topo)?.inv_throughput;
+        Some(Rat::from_integer(n) / inv)
+    };
+    let lp_bw = if mode == lp::LpMode::Never || n == 1 { None } else { lp::lp_algbw(topo, mode).unwrap_or(None) };
+    let mut used_lp = false;
+    if let (Some(lpb), Some(rsb)) = (lp_bw, rs_ag) {
+        if lpb > rsb {
+            if let Ok(Some(lp_s)) = lp::allreduce(topo, mode) {
+                s = lp_s;
+                used_lp = true;
+            }
+        }
+    }
+    let details = &mut s.provenance.details;
+    details.push(("rs_ag_algbw_GBps".into(), rs_ag.map_or("null".into(), |r| decimal(&r))));
+    details.push(("lp_algbw_GBps".into(), lp_bw.map_or("null".into(), |r| decimal(&r))));
+    details.push(("allreduce_method".into(), if used_lp { "\"lp\"".into() } else { "\"rs+ag\"".into() }));
+    Ok(s)
+}

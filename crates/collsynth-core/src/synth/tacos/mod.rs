@@ -1,5 +1,346 @@
-//! (in progress)
+//! TACOS (Won et al., "TACOS: Topology-Aware Collective Algorithm Synthesizer"): greedy
+//! link-chunk matching on an event-driven time-expanded network, for heterogeneous and
+//! asymmetric topologies, fast enough for tens of thousands of NPUs.
+//!
+//! * `engine`: the matching (random order of unsatisfied postconditions per event,
+//!   lower-link-cost-first, random ties, chunk replacement);
+//! * `network`: the virtual links it matches on (direct links; switches as shared ports or
+//!   unwound into point-to-point links);
+//! * this file: options, the collectives (allgather and broadcast natively; reduce-scatter
+//!   and reduce by reversal of the one made on the transpose; allreduce = reduce-scatter then
+//!   allgather), restarts, and the IR.
+//!
+//! Link costs depend on the chunk size, so synthesis needs the collective size: the
+//! option `size` (default 1GiB; the CLI's `--size` is not passed to synthesizers), or the
+//! explicit size of [`synthesize_sized`] / [`time_only`]. On topologies whose links all
+//! cost the same the schedule does not depend on it.
 
-use super::Algorithm;
+pub mod engine;
+pub mod network;
+pub mod rng;
+#[cfg(test)]
+mod tests;
 
-pub(crate) const ALGORITHMS: &[&Algorithm] = &[];
+use super::{Algorithm, Request};
+use crate::error::{CollsynthError, Result};
+use crate::ir::transform::{compose, reverse, transpose};
+use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
+use crate::rational::{to_f64, Rat};
+use crate::topology::restrict::{parse_ranks, restrict_ranks};
+use crate::topology::Topology;
+use crate::units::parse_size;
+use network::{Net, SwitchMode};
+
+pub const TACOS: Algorithm = Algorithm {
+    name: "tacos",
+    help: "TACOS greedy link-chunk matching on the time-expanded network (heterogeneous, asymmetric, large)",
+    collectives: &[
+        Collective::Allgather,
+        Collective::ReduceScatter,
+        Collective::Allreduce,
+        Collective::Broadcast,
+        Collective::Reduce,
+    ],
+    options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "size"],
+    synthesize,
+};
+
+pub(crate) const ALGORITHMS: &[&Algorithm] = &[&TACOS];
+
+/// Parsed options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub chunks: usize,
+    pub seed: u64,
+    pub restarts: usize,
+    pub mode: SwitchMode,
+    /// Collective size M in bytes.
+    pub size: Rat,
+    pub ranks: Option<Vec<usize>>,
+}
+
+impl Options {
+    pub fn from_request(req: &Request, size: Option<Rat>) -> Result<Options> {
+        let chunks = req.option_usize("chunks-per-npu", 1)?;
+        let restarts = req.option_usize("restarts", 1)?;
+        if chunks == 0 || chunks > 1 << 16 {
+            return Err(CollsynthError::bad(format!("--chunks-per-npu must be in 1..=65536, got {chunks}")));
+        }
+        if restarts == 0 {
+            return Err(CollsynthError::bad("--restarts must be at least 1"));
+        }
+        let seed = match req.options.get("seed") {
+            None => 0,
+            Some(v) => v.parse().map_err(|_| CollsynthError::bad(format!("--seed: '{v}' is not a whole number")))?,
+        };
+        let mode = SwitchMode::parse(req.options.get("switch-mode").map(String::as_str).unwrap_or("ports"))?;
+        let size = match (size, req.options.get("size")) {
+            (Some(s), _) => s,
+            (None, Some(v)) => parse_size(v).map_err(|e| e.context("--size"))?,
+            (None, None) => Rat::from_integer(1 << 30),
+        };
+        if size <= Rat::from_integer(0) {
+            return Err(CollsynthError::bad("--size must be positive"));
+        }
+        let ranks = req.options.get("ranks").map(|v| parse_ranks(v)).transpose()?;
+        Ok(Options { chunks, seed, restarts, mode, size, ranks })
+    }
+}
+
+/// What one copy part (allgather or broadcast) is.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    Allgather,
+    Broadcast(usize),
+}
+
+impl Part {
+    /// Chunk sources: allgather chunk `j N + r` starts at rank r (the reference's
+    /// numbering), broadcast chunk j at the root.
+    fn sources(self, n: usize, k: usize) -> Vec<u32> {
+        match self {
+            Part::Allgather => (0..k * n).map(|c| (c % n) as u32).collect(),
+            Part::Broadcast(root) => vec![root as u32; k],
+        }
+    }
+
+    fn chunk_bytes(self, n: usize, k: usize, size: Rat) -> f64 {
+        let per = match self {
+            Part::Allgather => size / Rat::from_integer((n * k) as i128),
+            Part::Broadcast(_) => size / Rat::from_integer(k as i128),
+        };
+        to_f64(&per).floor()
+    }
+}
+
+/// The best seed of a part and its time (by the synthesizer's own clock, which for
+/// point-to-point topologies is the simulator's time of the schedule: tested).
+struct Best {
+    seed: u64,
+    time_us: f64,
+}
+
+fn best_seed(net: &Net, sources: &[u32], o: &Options) -> Result<Best> {
+    let mut best: Option<Best> = None;
+    for i in 0..o.restarts {
+        let seed = rng::restart_seed(o.seed, i);
+        let out = engine::run(net, sources, seed, false)?;
+        if best.as_ref().is_none_or(|b| out.time_us < b.time_us) {
+            best = Some(Best { seed, time_us: out.time_us });
+        }
+    }
+    Ok(best.expect("restarts >= 1"))
+}
+
+/// Synthesize one copy part on `topo` into IR.
+fn copy_part(
+    topo: &Topology,
+    part: Part,
+    o: &Options,
+    details: &mut Vec<(String, String)>,
+    tag: &str,
+) -> Result<Schedule> {
+    let n = topo.n_ranks();
+    let net = network::build(topo, part.chunk_bytes(n, o.chunks, o.size), o.mode)?;
+    let sources = part.sources(n, o.chunks);
+    let seed = if o.restarts > 1 { best_seed(&net, &sources, o)?.seed } else { o.seed };
+    let out = engine::run(&net, &sources, seed, true)?;
+    details.push((format!("{tag}tacos_time_us"), format!("{}", out.time_us)));
+    details.push((format!("{tag}seed"), seed.to_string()));
+    details.push((format!("{tag}replacements"), out.replacements.to_string()));
+    Ok(to_ir(topo, &net, part, o.chunks, &out))
+}
+
+fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome) -> Schedule {
+    let n = topo.n_ranks();
+    let (collective, root) = match part {
+        Part::Allgather => (Collective::Allgather, 0),
+        Part::Broadcast(r) => (Collective::Broadcast, r),
+    };
+    let mut s = Schedule::new(collective, n, root, TACOS.name);
+    let kk = k as i128;
+    let n_chunks = match part {
+        Part::Allgather => n * k,
+        Part::Broadcast(_) => k,
+    };
+    for c in 0..n_chunks {
+        let (shard, j) = match part {
+            Part::Allgather => (c % n, (c / n) as i128),
+            Part::Broadcast(_) => (0, c as i128),
+        };
+        s.add_piece(Piece { shard, start: Rat::new(j, kk), end: Rat::new(j + 1, kk) });
+    }
+    const NONE: u32 = u32::MAX;
+    let mut tid = vec![NONE; out.matches.len()];
+    let mut last_on = vec![NONE; net.n_res];
+    s.transfers.reserve(out.matches.len() - out.discarded);
+    for (i, m) in out.matches.iter().enumerate() {
+        if m.wasted {
+            continue;
+        }
+        let v = &net.vlinks[m.vlink as usize];
+        let mut after = Vec::with_capacity(1 + v.hops.len());
+        let d = out.deliver[m.chunk as usize * n + v.src as usize];
+        if d != NONE {
+            after.push(tid[d as usize] as usize);
+        }
+        if !net.shared {
+            // Keep each link's order: the simulator then serves it as the synthesizer did.
+            for h in &v.hops {
+                let p = last_on[h.res as usize];
+                if p != NONE && !after.contains(&(p as usize)) {
+                    after.push(p as usize);
+                }
+            }
+        }
+        let id = s.add(Transfer {
+            piece: m.chunk as usize,
+            src: v.src as usize,
+            dst: v.dst as usize,
+            route: v.route.clone(),
+            op: Op::Copy,
+            after,
+            step: None,
+        });
+        tid[i] = id as u32;
+        for h in &v.hops {
+            last_on[h.res as usize] = id as u32;
+        }
+    }
+    s
+}
+
+fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    let (t, s) = synthesize_sized(topo, collective, req, req.size)?;
+    if t.n_ranks() != topo.n_ranks() {
+        return Err(CollsynthError::bad(
+            "--ranks: a sub-collective's schedule runs on the restricted topology (the other ranks become \
+             switches); synthesize it with collsynth._core.tacos_synthesize, which returns that topology",
+        ));
+    }
+    Ok(s)
+}
+
+/// Synthesize (unverified) with an explicit size (else the `size` option); returns the
+/// topology the schedule is for: `topo`, or with `--ranks` its restriction to those ranks.
+pub fn synthesize_sized(
+    topo: &Topology,
+    collective: Collective,
+    req: &Request,
+    size: Option<Rat>,
+) -> Result<(Topology, Schedule)> {
+    let o = Options::from_request(req, size)?;
+    let topo = match &o.ranks {
+        Some(r) => restrict_ranks(topo, r)?,
+        None => topo.clone(),
+    };
+    let root = req.root;
+    if root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
+    }
+    let mut details = vec![
+        ("switch_mode".to_string(), format!("\"{}\"", o.mode.name())),
+        ("chunks_per_npu".to_string(), o.chunks.to_string()),
+    ];
+    let s = match collective {
+        Collective::Allgather => copy_part(&topo, Part::Allgather, &o, &mut details, "")?,
+        Collective::Broadcast => copy_part(&topo, Part::Broadcast(root), &o, &mut details, "")?,
+        Collective::ReduceScatter | Collective::Reduce | Collective::Allreduce => {
+            let tt = transpose(&topo);
+            let part = if collective == Collective::Reduce { Part::Broadcast(root) } else { Part::Allgather };
+            let made =
+                copy_part(&tt, part, &o, &mut details, if collective == Collective::Allreduce { "rs_" } else { "" })?;
+            let rs = reverse(&made, &tt, &topo)?;
+            if collective == Collective::Allreduce {
+                let ag = copy_part(&topo, Part::Allgather, &o, &mut details, "ag_")?;
+                let mut ar = compose(&rs, &ag, Collective::Allreduce)?;
+                link_barrier(&mut ar, rs.transfers.len(), topo.links.len());
+                ar
+            } else {
+                rs
+            }
+        }
+        c => return Err(CollsynthError::bad(format!("tacos does not support {}", c.name()))),
+    };
+    let mut s = s;
+    s.provenance.details = details;
+    Ok((topo, s))
+}
+
+/// In a composed allreduce, the first allgather transfer on each link waits for the last
+/// reduce-scatter transfer on it, so the simulator never lets the allgather overtake the
+/// reduce-scatter on a link (it would break the synthesized link order). With per-link
+/// chains (point-to-point and unwound networks), the reduce-scatter transfer with the
+/// smallest index on a link is its last in time (reversal keeps indices, flips time).
+fn link_barrier(s: &mut Schedule, n_rs: usize, n_links: usize) {
+    let mut last_rs = vec![usize::MAX; n_links];
+    for (i, t) in s.transfers[..n_rs].iter().enumerate().rev() {
+        for &l in &t.route {
+            last_rs[l] = i;
+        }
+    }
+    for i in n_rs..s.transfers.len() {
+        let route = s.transfers[i].route.clone();
+        for l in route {
+            let r = std::mem::replace(&mut last_rs[l], usize::MAX);
+            if r != usize::MAX && !s.transfers[i].after.contains(&r) {
+                s.transfers[i].after.push(r);
+            }
+        }
+    }
+}
+
+/// `--time-only`: the collective time by the synthesizer's clock, without materializing
+/// the IR (allreduce: reduce-scatter time + allgather time).
+#[derive(Debug, Clone)]
+pub struct TimeOnly {
+    pub time_us: f64,
+    pub n_ranks: usize,
+    /// Per part: (name, best seed, time).
+    pub parts: Vec<(String, u64, f64)>,
+    pub events: usize,
+}
+
+pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: Option<Rat>) -> Result<TimeOnly> {
+    let o = Options::from_request(req, size)?;
+    let topo = match &o.ranks {
+        Some(r) => restrict_ranks(topo, r)?,
+        None => topo.clone(),
+    };
+    let root = req.root;
+    if root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
+    }
+    let n = topo.n_ranks();
+    let mut parts: Vec<(&str, Part, bool)> = Vec::new();
+    match collective {
+        Collective::Allgather => parts.push(("allgather", Part::Allgather, false)),
+        Collective::Broadcast => parts.push(("broadcast", Part::Broadcast(root), false)),
+        Collective::ReduceScatter => parts.push(("reduce-scatter", Part::Allgather, true)),
+        Collective::Reduce => parts.push(("reduce", Part::Broadcast(root), true)),
+        Collective::Allreduce => {
+            parts.push(("reduce-scatter", Part::Allgather, true));
+            parts.push(("allgather", Part::Allgather, false));
+        }
+        c => return Err(CollsynthError::bad(format!("tacos does not support {}", c.name()))),
+    }
+    let mut out = TimeOnly { time_us: 0.0, n_ranks: n, parts: Vec::new(), events: 0 };
+    for (name, part, on_transpose) in parts {
+        let t = if on_transpose { transpose(&topo) } else { topo.clone() };
+        let net = network::build(&t, part.chunk_bytes(n, o.chunks, o.size), o.mode)?;
+        let sources = part.sources(n, o.chunks);
+        let mut best: Option<(u64, f64)> = None;
+        for i in 0..o.restarts {
+            let seed = rng::restart_seed(o.seed, i);
+            let r = engine::run(&net, &sources, seed, false)?;
+            out.events += r.events;
+            if best.is_none_or(|b| r.time_us < b.1) {
+                best = Some((seed, r.time_us));
+            }
+        }
+        let (seed, time) = best.expect("restarts >= 1");
+        out.time_us += time;
+        out.parts.push((name.to_string(), seed, time));
+    }
+    Ok(out)
+}

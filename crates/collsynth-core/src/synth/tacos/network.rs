@@ -1,0 +1,223 @@
+//! The network TACOS matches on: *virtual links* between ranks, each with a cost for one
+//! chunk, the physical route it takes (for the IR) and the resources it occupies (for
+//! exclusivity in the time-expanded network).
+//!
+//! * Direct links between compute nodes are virtual links of their own (cost
+//!   `latency + bytes / bandwidth`), each its own resource.
+//! * Switches, `--switch-mode ports` (the default): every pair of ranks joined by a path
+//!   whose inner nodes are all switches (shortest such path) gets a virtual link along it.
+//!   Its hops are resources shared with every other virtual link through the same switch
+//!   port; hop h is busy during `[t + offset_h, t + offset_h + cost_h)` (store and forward),
+//!   so the time-expanded network sees the switch ports congest.
+//! * Switches, `--switch-mode unwind:d` (paper, section IV-G): each one-level switch with
+//!   attached ranks `r_0 < ... < r_{n-1}` becomes the point-to-point links
+//!   `r_i -> r_{i+1}, ..., r_{i+d}` (mod n), `d <= n - 1`, each with the switch path's
+//!   latency and `1/d` of its bandwidth, each its own resource.
+
+use crate::error::{CollsynthError, Result};
+use crate::rational::to_f64;
+use crate::topology::Topology;
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitchMode {
+    Ports,
+    Unwind(usize),
+}
+
+impl SwitchMode {
+    pub fn parse(text: &str) -> Result<SwitchMode> {
+        let bad = || CollsynthError::bad(format!("--switch-mode: '{text}' is not 'ports' or 'unwind:D' (D >= 1)"));
+        match text {
+            "ports" => Ok(SwitchMode::Ports),
+            _ => {
+                let d = text.strip_prefix("unwind:").ok_or_else(bad)?;
+                match d.parse::<usize>() {
+                    Ok(d) if d >= 1 => Ok(SwitchMode::Unwind(d)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            SwitchMode::Ports => "ports".into(),
+            SwitchMode::Unwind(d) => format!("unwind:{d}"),
+        }
+    }
+}
+
+/// One hop of a virtual link: the resource it occupies, from `offset` after the start, for
+/// `cost` microseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Hop {
+    pub res: u32,
+    pub offset: f64,
+    pub cost: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct VLink {
+    pub src: u32,
+    pub dst: u32,
+    /// Microseconds for one chunk, start to arrival.
+    pub cost: f64,
+    pub hops: Vec<Hop>,
+    /// Physical links (indices into the topology's links).
+    pub route: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Net {
+    pub n: usize,
+    pub vlinks: Vec<VLink>,
+    pub in_v: Vec<Vec<u32>>,
+    pub out_v: Vec<Vec<u32>>,
+    pub n_res: usize,
+    /// Some resource is used by more than one virtual link.
+    pub shared: bool,
+    /// Virtual links using each resource (only when `shared`).
+    pub res_users: Vec<Vec<u32>>,
+    /// Every virtual link has the same cost.
+    pub uniform: bool,
+}
+
+/// Microseconds for `bytes` on a link of `bw` GB/s (10^3 bytes per us) and latency `lat`.
+fn hop_cost(lat: f64, bw: f64, bytes: f64) -> f64 {
+    lat + bytes / (bw * 1e3)
+}
+
+/// The virtual links of `topo` for chunks of `bytes` bytes.
+pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
+    let n = topo.n_ranks();
+    let mut vlinks = Vec::new();
+    let mut n_res = 0usize;
+    let mut res_of_link = vec![u32::MAX; topo.links.len()];
+    let mut link_res = |l: usize, n_res: &mut usize| -> u32 {
+        if res_of_link[l] == u32::MAX {
+            res_of_link[l] = *n_res as u32;
+            *n_res += 1;
+        }
+        res_of_link[l]
+    };
+    // Direct compute-compute links (in both modes).
+    for (i, l) in topo.links.iter().enumerate() {
+        if let (Some(a), Some(b)) = (topo.rank_of(l.src), topo.rank_of(l.dst)) {
+            let cost = hop_cost(l.latency, to_f64(&l.bandwidth), bytes);
+            let res = link_res(i, &mut n_res);
+            vlinks.push(VLink {
+                src: a as u32,
+                dst: b as u32,
+                cost,
+                hops: vec![Hop { res, offset: 0.0, cost }],
+                route: vec![i],
+            });
+        }
+    }
+    if topo.n_switches() > 0 {
+        match mode {
+            SwitchMode::Ports => {
+                // BFS from each rank through switches only.
+                for a in 0..n {
+                    let s = topo.rank_node(a);
+                    let mut via = vec![usize::MAX; topo.n_nodes()];
+                    let mut seen = vec![false; topo.n_nodes()];
+                    seen[s] = true;
+                    let mut queue = VecDeque::from([s]);
+                    while let Some(u) = queue.pop_front() {
+                        for i in topo.out_links(u) {
+                            let w = topo.links[i].dst;
+                            if seen[w] {
+                                continue;
+                            }
+                            seen[w] = true;
+                            via[w] = i;
+                            if topo.is_compute(w) {
+                                if u == s {
+                                    continue; // a direct link, already a virtual link
+                                }
+                                let mut route = vec![i];
+                                let mut v = u;
+                                while v != s {
+                                    route.push(via[v]);
+                                    v = topo.links[via[v]].src;
+                                }
+                                route.reverse();
+                                let mut hops = Vec::with_capacity(route.len());
+                                let mut offset = 0.0;
+                                for &l in &route {
+                                    let link = &topo.links[l];
+                                    let cost = hop_cost(link.latency, to_f64(&link.bandwidth), bytes);
+                                    hops.push(Hop { res: link_res(l, &mut n_res), offset, cost });
+                                    offset += cost;
+                                }
+                                vlinks.push(VLink {
+                                    src: a as u32,
+                                    dst: topo.rank_of(w).expect("compute") as u32,
+                                    cost: offset,
+                                    hops,
+                                    route,
+                                });
+                            } else {
+                                queue.push_back(w);
+                            }
+                        }
+                    }
+                }
+            }
+            SwitchMode::Unwind(d) => {
+                for sw in (0..topo.n_nodes()).filter(|&v| !topo.is_compute(v)) {
+                    let mut attached: Vec<usize> = topo.out_links(sw).map(|i| topo.links[i].dst).collect();
+                    if attached.iter().any(|&v| !topo.is_compute(v))
+                        || topo.in_links(sw).iter().any(|&i| !topo.is_compute(topo.links[i].src))
+                    {
+                        return Err(CollsynthError::bad(format!(
+                            "--switch-mode unwind: switch '{}' is linked to another switch; unwinding needs \
+                             one-level switches (use --switch-mode ports)",
+                            topo.nodes[sw].name
+                        )));
+                    }
+                    attached.retain(|&v| topo.link_between(v, sw).is_some());
+                    let m = attached.len();
+                    if m < 2 {
+                        continue;
+                    }
+                    let dd = d.min(m - 1);
+                    for (ia, &va) in attached.iter().enumerate() {
+                        for k in 1..=dd {
+                            let vb = attached[(ia + k) % m];
+                            let up = topo.link_between(va, sw).expect("attached");
+                            let down = topo.link_between(sw, vb).expect("attached");
+                            let (lu, ld) = (&topo.links[up], &topo.links[down]);
+                            let bw = to_f64(&lu.bandwidth).min(to_f64(&ld.bandwidth)) / dd as f64;
+                            let cost = hop_cost(lu.latency + ld.latency, bw, bytes);
+                            let res = n_res as u32;
+                            n_res += 1;
+                            vlinks.push(VLink {
+                                src: topo.rank_of(va).expect("compute") as u32,
+                                dst: topo.rank_of(vb).expect("compute") as u32,
+                                cost,
+                                hops: vec![Hop { res, offset: 0.0, cost }],
+                                route: vec![up, down],
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut in_v = vec![Vec::new(); n];
+    let mut out_v = vec![Vec::new(); n];
+    let mut users = vec![Vec::new(); n_res];
+    for (i, v) in vlinks.iter().enumerate() {
+        in_v[v.dst as usize].push(i as u32);
+        out_v[v.src as usize].push(i as u32);
+        for h in &v.hops {
+            users[h.res as usize].push(i as u32);
+        }
+    }
+    let shared = users.iter().any(|u| u.len() > 1);
+    let uniform = vlinks.windows(2).all(|w| w[0].cost == w[1].cost);
+    Ok(Net { n, vlinks, in_v, out_v, n_res, shared, res_users: if shared { users } else { Vec::new() }, uniform })
+}

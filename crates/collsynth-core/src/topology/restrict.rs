@@ -1,0 +1,78 @@
+//! Sub-collectives: the topology seen by a collective over a subset of the ranks. The other
+//! compute nodes become forward-only switch nodes (they still carry traffic, they hold and
+//! reduce nothing), so the IR, the verifier and the simulator work unchanged on the result.
+
+use super::{NodeKind, Topology, TopologyBuilder};
+use crate::error::{CollsynthError, Result};
+
+/// `topo` with only `ranks` (ranks of `topo`, distinct, at least one) left as compute
+/// nodes; node order is kept, so new rank i is the i-th smallest of `ranks`.
+pub fn restrict_ranks(topo: &Topology, ranks: &[usize]) -> Result<Topology> {
+    let n = topo.n_ranks();
+    if ranks.is_empty() {
+        return Err(CollsynthError::bad("--ranks: no rank given"));
+    }
+    let mut keep = vec![false; n];
+    for &r in ranks {
+        if r >= n {
+            return Err(CollsynthError::bad(format!("--ranks: {r} is not a rank (N = {n})")));
+        }
+        if keep[r] {
+            return Err(CollsynthError::bad(format!("--ranks: rank {r} is listed twice")));
+        }
+        keep[r] = true;
+    }
+    let mut list: Vec<usize> = ranks.to_vec();
+    list.sort_unstable();
+    let label = list.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",");
+    let mut b = TopologyBuilder::new(format!("{}[ranks={label}]", topo.name));
+    for (v, node) in topo.nodes.iter().enumerate() {
+        let kind = match topo.rank_of(v) {
+            Some(r) if keep[r] => NodeKind::Compute,
+            _ => NodeKind::Switch,
+        };
+        b.node(node.name.clone(), kind, node.group.as_deref());
+    }
+    for l in &topo.links {
+        b.link(l.src, l.dst, l.bandwidth, l.latency);
+    }
+    b.build()
+}
+
+/// Parse `0,3,5` (or ranges `0-3`).
+pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let bad = || CollsynthError::bad(format!("--ranks: '{item}' is not a rank or a range a-b"));
+        if let Some((a, b)) = item.split_once('-') {
+            let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(item.parse().map_err(|_| bad())?);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zoo::from_spec;
+
+    #[test]
+    fn others_become_switches() {
+        let t = from_spec("mesh:3x3").unwrap();
+        let r = restrict_ranks(&t, &[5, 0, 3]).unwrap();
+        assert_eq!(r.n_ranks(), 3);
+        assert_eq!(r.n_switches(), 6);
+        assert_eq!(r.links.len(), t.links.len());
+        assert_eq!(r.rank_node(1), t.rank_node(3));
+        assert!(restrict_ranks(&t, &[0, 0]).is_err());
+        assert!(restrict_ranks(&t, &[9]).is_err());
+        assert_eq!(parse_ranks("0,3-5").unwrap(), vec![0, 3, 4, 5]);
+        assert!(parse_ranks("a").is_err());
+    }
+}

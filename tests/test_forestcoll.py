@@ -1,0 +1,123 @@
+"""ForestColl through the CLI and the Python API (release build): the notes' §5.7 table
+exactly, fixed k, the k-scan, details in `synth --json`, and every collective verified."""
+
+from fractions import Fraction
+
+import pytest
+
+from collsynth import Topology, bound, synthesize
+from conftest import run_cli, run_json
+
+# Notes §5.7: spec -> (1/x*, algbw GB/s, k, U).
+TABLE = {
+    "dgx-a100:2": ("3/65", Fraction(5200, 15), 13, "3/5"),
+    "dgx-a100:3": ("2/25", Fraction(300), 1, "2/25"),
+    "dgx-a100:4": ("3/25", Fraction(800, 3), 1, "3/25"),
+    "dgx-a100:6": ("1/5", Fraction(240), 1, "1/5"),
+    "dgx-a100:8": ("7/25", Fraction(1600, 7), 1, "7/25"),
+    "mi250:2": ("15/166", Fraction(26560, 75), 83, "15/2"),
+    "mi250:3": ("23/166", Fraction(48 * 166, 23), 83, "23/2"),
+    "mi250:4": ("3/16", Fraction(1024, 3), 8, "3/2"),
+    "mi250:6": ("5/16", Fraction(1536, 5), 8, "5/2"),
+    "mi250:8": ("7/16", Fraction(2048, 7), 8, "7/2"),
+}
+
+
+@pytest.mark.parametrize("spec", list(TABLE))
+def test_table_5_7(spec):
+    inv, algbw, k, u = TABLE[spec]
+    topo = Topology.from_spec(spec)
+    s = synthesize(topo, "allgather", "forestcoll")
+    d = s.details
+    assert d["inv_x_star"] == inv
+    assert d["k"] == k
+    assert d["U"] == u
+    assert d["trees"] == topo.n_ranks * k
+    assert Fraction(topo.n_ranks) / Fraction(inv) == algbw
+    assert abs(d["forest_algbw_GBps"] - float(algbw)) < 1e-3
+    assert bound(topo, "allgather")["inv_throughput"] == inv
+    e = s.evaluate("1GiB", 1)
+    assert e["optimality"] == 1.0
+
+
+def test_cli_json_details_and_optimality():
+    out = run_json("synth", "dgx-a100:2", "--algorithm", "forestcoll", "--collective", "allgather")
+    assert out["k"] == 13
+    assert out["trees"] == 208
+    assert out["optimality"] == 1.0
+
+
+def test_fixed_k_mi250_x2_and_scan():
+    out = run_json(
+        "synth", "mi250:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "8"
+    )
+    # Notes fact 14: not monotone in k; the best k <= 8 is 7 (350.000 GB/s).
+    assert [row[1] for row in out["k_scan"]] == [
+        320.0,
+        341.333,
+        342.857,
+        341.333,
+        347.826,
+        342.857,
+        350.0,
+        345.946,
+    ]
+    assert out["k"] == 7
+    two = run_json(
+        "synth", "mi250:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "2"
+    )
+    assert two["k"] == 2
+    assert two["forest_algbw_GBps"] == 341.333
+    assert two["optimality"] < 1.0
+
+
+def test_a100_scan_fact_15():
+    out = run_json(
+        "synth", "dgx-a100:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "8"
+    )
+    assert [row[1] for row in out["k_scan"]] == [342.857] * 6 + [346.392, 345.946]
+
+
+@pytest.mark.parametrize("collective", ["reduce-scatter", "allreduce"])
+@pytest.mark.parametrize("spec", ["dgx-a100:2", "mi250:2", "ring:6", "torus:3x4"])
+def test_reductions_verified_and_optimal(spec, collective):
+    out = run_json("synth", spec, "--algorithm", "forestcoll", "--collective", collective)
+    assert out["optimality"] == 1.0
+
+
+def test_bad_options_exit_2():
+    p = run_cli(
+        "synth",
+        "ring:4",
+        "--algorithm",
+        "forestcoll",
+        "--collective",
+        "allreduce",
+        "--allreduce-lp",
+        "maybe",
+        check_status=2,
+    )
+    assert "allreduce-lp" in p.stderr
+
+
+def test_non_eulerian_switch_rejected(tmp_path):
+    import json
+
+    topo = {
+        "name": "skew",
+        "nodes": [
+            {"name": "a", "type": "compute"},
+            {"name": "b", "type": "compute"},
+            {"name": "w", "type": "switch"},
+        ],
+        "links": [
+            {"src": "a", "dst": "w", "bandwidth": 2},
+            {"src": "w", "dst": "a", "bandwidth": 1},
+            {"src": "b", "dst": "w", "bandwidth": 1, "bidirectional": True},
+            {"src": "a", "dst": "b", "bandwidth": 1},
+        ],
+    }
+    path = tmp_path / "skew.json"
+    path.write_text(json.dumps(topo))
+    p = run_cli("synth", str(path), "--algorithm", "forestcoll", "--collective", "allgather", check_status=2)
+    assert "Eulerian" in p.stderr
