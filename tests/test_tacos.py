@@ -75,3 +75,22 @@ def test_bad_switch_mode_is_bad_input():
         "synth", "switch:4", "-c", "allgather", "-a", "tacos", "--switch-mode", "wind", check_status=2
     )
     assert "switch-mode" in p.stderr
+
+
+@pytest.mark.parametrize("collective", ["allgather", "allreduce"])
+@pytest.mark.parametrize("spec", ["mesh:4x4,bw=100/25,lat=0.5/2", "mesh:3x5,bw=50/200,lat=1/0.25"])
+def test_time_only_equals_simulated_on_heterogeneous_meshes(spec, collective):
+    """Issue 6: the schedule must be synthesized for the size it is simulated at (the link
+    costs of a heterogeneous mesh order differently at other sizes); M / (N k) whole bytes."""
+    topo = Topology.resolve(spec)
+    size = str(topo.n_ranks * 3 * 2**18)
+    for seed in range(4):
+        opts = {"seed": str(seed), "restarts": "3", "chunks-per-npu": "3"}
+        quick = _core.tacos_time(topo._core, collective, 0, opts, size)["time_us"]
+        sched = collsynth.synthesize(
+            topo, collective, "tacos", size=size, seed=seed, restarts=3, chunks_per_npu=3
+        )
+        assert sched.simulate(size)["time_us"] == pytest.approx(quick, rel=1e-9)
+        flags = [x for k, v in opts.items() for x in (f"--{k}", v)]
+        cli = run_json("synth", spec, "-c", collective, "-a", "tacos", "--size", size, *flags)
+        assert cli["time_us"] == pytest.approx(quick, rel=1e-9)

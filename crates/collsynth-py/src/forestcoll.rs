@@ -2,6 +2,15 @@
 
 use pyo3::prelude::*;
 
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// `(done, total)` of the running ForestColl synthesis (switches removed + tree edges packed);
+/// `total` is 0 before the first one. Polled by a progress bar from another thread, which
+/// needs the synthesis call to release the GIL.
+#[pyfunction]
+fn forestcoll_progress() -> (u64, u64) {
+    collsynth_core::synth::forestcoll::progress::get()
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(forestcoll_progress, m)?)?;
     Ok(())
 }

@@ -68,6 +68,12 @@ pub fn block_counts(q: usize) -> Vec<usize> {
 
 /// Check every process of p (see the module docs). Returns (broadcasts, rounds, capped
 /// duplicates) or the first failure.
+///
+/// Every process's receive schedule (Algorithm 4) is computed once per p and reused for all
+/// n; the send schedules are the receive schedules of the to-processes (Algorithm 5's
+/// identity, which [`send_sample`] checks against Algorithm 5 itself for a sample of
+/// processes). The broadcasts run on [`simulate_fast`]; if it reports a problem, the
+/// reference simulator [`simulate`] reruns that n to describe it.
 pub fn check_p(p: usize) -> Result<(u64, u64, u64), String> {
     if p < 2 {
         return Ok((0, 0, 0));
@@ -75,16 +81,135 @@ pub fn check_p(p: usize) -> Result<(u64, u64, u64), String> {
     let sk = Skips::new(p);
     let q = sk.q();
     let recv = sk.all_recv();
-    let send = sk.all_send(&recv);
     shape(&sk, &recv)?;
+    send_sample(&sk, &recv)?;
+    let cols = columns(&sk, &recv);
+    let mut sim = Sim::new(p);
     let (mut b, mut rounds, mut dups) = (0, 0, 0);
     for n in block_counts(q) {
-        let (r, d) = simulate(&sk, &recv, &send, n, Rule::FIXED)?;
+        let (r, d) = match simulate_fast(&sk, &cols, n, &mut sim) {
+            Some(ok) => ok,
+            None => {
+                let send = sk.all_send(&recv);
+                simulate(&sk, &recv, &send, n, Rule::FIXED)?;
+                return Err(format!("p = {p}, n = {n}: the fast simulator disagrees with the reference one"));
+            }
+        };
         b += 1;
         rounds += r as u64;
         dups += d;
     }
     Ok((b, rounds, dups))
+}
+
+/// Algorithm 5 ([`Skips::send_schedule`], computed independently) agrees with the receive
+/// schedules of the to-processes for processes 0, 1, p - 1 and a few spread out.
+fn send_sample(sk: &Skips, recv: &[i64]) -> Result<(), String> {
+    let (p, q) = (sk.p(), sk.q());
+    let mut ranks = vec![0, 1, p - 1, p / 2, p / 3, (p / 7) * 5];
+    ranks.sort_unstable();
+    ranks.dedup();
+    for r in ranks {
+        let send = sk.send_schedule(r);
+        for (k, &v) in send.iter().enumerate() {
+            let t = (r + sk.skips()[k]) % p;
+            if recv[t * q + k] != v {
+                return Err(format!(
+                    "p = {p}: process {r} sends {v} in round {k} but process {t} expects {}",
+                    recv[t * q + k]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The receive schedules column by column (`[k * p + r]`) as `i8` (entries lie in
+/// -q..q, q <= 40): one round reads one contiguous column.
+fn columns(sk: &Skips, recv: &[i64]) -> Vec<i8> {
+    let (p, q) = (sk.p(), sk.q());
+    let mut cols = vec![0i8; p * q];
+    for (r, row) in recv.chunks_exact(q).enumerate() {
+        for (k, &v) in row.iter().enumerate() {
+            cols[k * p + r] = v as i8;
+        }
+    }
+    cols
+}
+
+/// The block sets of the fast simulator: this round's and the next's (double-buffered, as
+/// every process receives exactly one message per round).
+pub(crate) struct Sim {
+    have: Vec<u64>,
+    next: Vec<u64>,
+}
+
+impl Sim {
+    pub(crate) fn new(p: usize) -> Sim {
+        Sim { have: vec![0; p], next: vec![0; p] }
+    }
+}
+
+/// The same broadcast as [`simulate`] with [`Rule::FIXED`], branch-free over flat arrays:
+/// in round j every process r sends to t = r + skips[k], the block t's receive schedule
+/// names (`cols`, see [`columns`]); errors are OR-ed into one flag per round. Returns
+/// `None` on any problem (the caller reruns [`simulate`] for the message), else (rounds,
+/// capped duplicates). The checks are those of [`simulate`]: the sender holds the block,
+/// nobody receives a block twice except capped re-sends of block n - 1, every process ends
+/// with every block, and not everyone is complete before the last round.
+pub(crate) fn simulate_fast(sk: &Skips, cols: &[i8], n: usize, sim: &mut Sim) -> Option<(usize, u64)> {
+    let (p, q) = (sk.p(), sk.q());
+    if !(1..=64).contains(&n) {
+        return None;
+    }
+    let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let x = empty_rounds(q, n);
+    let total = n - 1 + q;
+    let Sim { have, next } = sim;
+    have.fill(0);
+    have[0] = all;
+    let mut dups = 0u64;
+    let last = (n - 1) as i64;
+    for j in 0..total {
+        let i = j + x;
+        let k = i % q;
+        let skip = sk.skips()[k];
+        let shift = (q * (i / q)) as i64 - x as i64;
+        let col = &cols[k * p..(k + 1) * p];
+        let mut err = false;
+        next[0] = have[0];
+        // One pass over receivers t; the sender is r = t - skip (mod p). The root (t = 0)
+        // never receives (erratum 10).
+        let mut step = |t: usize, r: usize| {
+            let g = col[t] as i64 + shift;
+            let valid = g >= 0;
+            let b = g.clamp(0, last) as u32;
+            let bit = 1u64 << b;
+            let ht = have[t];
+            let dup = ht & bit != 0;
+            let capped = g > last;
+            err |= valid & ((have[r] & bit == 0) | (dup & !capped));
+            dups += (valid & dup) as u64;
+            next[t] = ht | if valid { bit } else { 0 };
+        };
+        for t in 1..skip {
+            step(t, t + p - skip);
+        }
+        for t in skip.max(1)..p {
+            step(t, t - skip);
+        }
+        if err {
+            return None;
+        }
+        std::mem::swap(have, next);
+        if j + 2 == total && have.iter().all(|&h| h == all) {
+            return None; // complete before round total
+        }
+    }
+    if have.iter().any(|&h| h != all) {
+        return None;
+    }
+    Some((total, dups))
 }
 
 /// T-7: receive schedules of non-roots hold bb(r) at its homerange index and the q - 1

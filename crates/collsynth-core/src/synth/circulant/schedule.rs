@@ -88,19 +88,33 @@ impl Skips {
     /// bb(skips[k]) = k and bb(r) = bb(r - skips[k]) for skips[k] < r < skips[k+1].
     pub fn baseblock(&self, r: usize) -> usize {
         assert!(r > 0 && r < self.p, "baseblock({r}) needs 0 < r < p = {}", self.p);
-        let (mut r, mut k) = (r, self.q);
-        while r != self.skips[k] {
-            k -= 1;
-            if self.skips[k] < r {
-                r -= self.skips[k];
+        // The paper walks k down from q; jumping to the homerange of r (O(1)) is the same
+        // walk without the steps where skips[k] > r.
+        let mut r = r;
+        loop {
+            let k = self.homerange(r);
+            if r == self.skips[k] {
+                return k;
             }
+            r -= self.skips[k];
         }
-        k
     }
 
-    /// The largest k with skips[k] <= m (m >= 1): the homerange of m.
-    fn homerange(&self, m: usize) -> usize {
-        self.skips.partition_point(|&s| s <= m) - 1
+    /// The largest k with skips[k] <= m (m >= 1): the homerange of m, in O(1).
+    ///
+    /// skips[k] = ceil(p / 2^(q-k)) <= m  <=>  p <= m 2^(q-k), so the homerange is q - d for
+    /// the smallest d >= 0 with m 2^d >= p. d is the difference of the bit lengths of p and
+    /// m, or one more (m, p < 2^41, so the shift cannot overflow).
+    pub(crate) fn homerange(&self, m: usize) -> usize {
+        debug_assert!(m >= 1);
+        if m >= self.p {
+            return self.q;
+        }
+        let mut d = (m.leading_zeros() - self.p.leading_zeros()) as usize;
+        if m << d < self.p {
+            d += 1;
+        }
+        self.q - d
     }
 
     /// Blocks present in the processes [1, m] (m >= 1): exactly {0, ..., homerange(m)}, as
@@ -130,12 +144,17 @@ impl Skips {
     /// and is therefore exact for every j, small ones included. A tail range inside a small
     /// homerange is found by the shift rule above like any other. Each loop iteration
     /// lowers k, so the loop runs at most q + 1 times.
-    fn blocks(&self, mut a: usize, mut b: usize) -> u64 {
+    ///
+    /// `known`: blocks the caller already has; the search stops once every block the rest
+    /// of the range could hold ({0..homerange(b)}) is known or found, so only
+    /// `result & !known` is exact (`known = 0`: the whole set).
+    fn blocks(&self, mut a: usize, mut b: usize, known: u64) -> u64 {
         let mut mask = 0u64;
-        let mut k = self.q;
         while a <= b {
-            while self.skips[k] > b {
-                k -= 1;
+            let k = self.homerange(b);
+            let below = low_bits(k + 1);
+            if (mask | known) & below == below {
+                break;
             }
             let s = self.skips[k];
             if a > s {
@@ -159,6 +178,11 @@ impl Skips {
     /// may be negative; b - a + 1 <= p), the root (j mod p = 0) contributing nothing
     /// (seed-traff.md §4.3 reference semantics). Empty if b < a.
     pub fn rangeblocks(&self, a: i64, b: i64) -> u64 {
+        self.rangeblocks_new(a, b, 0)
+    }
+
+    /// [`Skips::rangeblocks`] `& !known`: the blocks of the range not in `known`.
+    fn rangeblocks_new(&self, a: i64, b: i64, known: u64) -> u64 {
         let len = b - a + 1;
         if len <= 0 {
             return 0;
@@ -167,12 +191,10 @@ impl Skips {
         debug_assert!(len <= p, "range [{a}, {b}] longer than p = {p}");
         let a = a.rem_euclid(p);
         let b = a + len - 1;
-        let part = |lo: i64, hi: i64| if lo.max(1) <= hi { self.blocks(lo.max(1) as usize, hi as usize) } else { 0 };
-        if b < p {
-            part(a, b)
-        } else {
-            part(a, p - 1) | part(1, b - p)
-        }
+        let part =
+            |lo: i64, hi: i64| if lo.max(1) <= hi { self.blocks(lo.max(1) as usize, hi as usize, known) } else { 0 };
+        let m = if b < p { part(a, b) } else { part(a, p - 1) | part(1, b - p) };
+        m & !known
     }
 
     /// Algorithm 4: the receive schedule of (virtual) process r, one entry per round of a
@@ -212,9 +234,9 @@ impl Skips {
                 // A new block from r - skips[i] lies in the baseblocks it may have forwarded:
                 // the processes [r - skips[i+1] + 1, r - skips[i]]; else search the range
                 // it could have received from in earlier rounds (Lemma 1).
-                let mut u = self.rangeblocks(ri - sk[i + 1] as i64 + 1, ri - sk[i] as i64) & !have;
+                let mut u = self.rangeblocks_new(ri - sk[i + 1] as i64 + 1, ri - sk[i] as i64, have);
                 if u == 0 {
-                    u = self.rangeblocks(ri - self.sum[i] as i64, ri - sk[i + 1] as i64) & !have;
+                    u = self.rangeblocks_new(ri - self.sum[i] as i64, ri - sk[i + 1] as i64, have);
                 }
                 debug_assert!(u != 0 || v != Variant::FIXED, "p = {p}, r = {r}, round {i}: no new block");
                 if u == 0 {

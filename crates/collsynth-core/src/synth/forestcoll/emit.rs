@@ -17,7 +17,7 @@ use crate::topology::Topology;
 
 /// `count` identical trees rooted at rank `root`: edges `(x, y, route)` between ranks,
 /// parents first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Tree {
     pub root: usize,
     pub count: Cap,

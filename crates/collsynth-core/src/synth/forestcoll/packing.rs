@@ -59,14 +59,17 @@ pub fn pack(n: usize, g: &mut [Vec<Cap>], k: Cap) -> Result<(Vec<Batch>, Stats)>
     // Unfinished batches; the one being grown is always at index 0 of `work`'s tail order.
     let mut queue: std::collections::VecDeque<usize> = (0..n).collect();
     let mut alive: Vec<bool> = vec![true; n];
+    // Pairs (x, y) known to have μ = 0 for the batch being grown (index x * n + y).
+    let mut dead = vec![false; n * n];
     while let Some(b) = queue.pop_front() {
         let mut net: Option<DBar> = None;
+        dead.fill(false);
         while work[b].order.len() < n {
             if net.is_none() {
                 net = Some(DBar::new(n, g, &work, &alive, b));
             }
             let d = net.as_mut().expect("built");
-            let (x, y, mu) = next_edge(n, g, &work[b], d, &mut stats)?;
+            let (x, y, mu) = next_edge(n, g, &work[b], d, &mut dead, &mut stats)?;
             if mu < work[b].m {
                 let clone = Work {
                     root: work[b].root,
@@ -86,6 +89,7 @@ pub fn pack(n: usize, g: &mut [Vec<Cap>], k: Cap) -> Result<(Vec<Batch>, Stats)>
             wb.order.push(y);
             wb.inside[y] = true;
             g[x][y] -= mu;
+            super::progress::add(u64::try_from(mu).unwrap_or(0));
             if let Some(d) = net.as_mut() {
                 d.net.set_capacity(d.edge[x * n + y], g[x][y]);
             }
@@ -98,21 +102,50 @@ pub fn pack(n: usize, g: &mut [Vec<Cap>], k: Cap) -> Result<(Vec<Batch>, Stats)>
 }
 
 /// The first edge leaving the batch `wb` with μ > 0, and its μ.
-fn next_edge(n: usize, g: &[Vec<Cap>], wb: &Work, d: &mut DBar, stats: &mut Stats) -> Result<(usize, usize, Cap)> {
+///
+/// While one batch grows, μ(x, y) never increases: eq. 5's `F - Σ m` is the minimum over
+/// cuts `x ∈ S, y ∉ S` of `c(S) - p(S)` with p over the *other* batches, and growing the batch
+/// only lowers `c` (g shrinks) or raises `p` (a clone joins). So a pair found at μ = 0 is
+/// marked in `dead` and skipped until the batch is finished: the same edges are chosen, with
+/// far fewer flows (the retries of pitfall 4 only matter for pairs whose x just joined).
+fn next_edge(
+    n: usize,
+    g: &[Vec<Cap>],
+    wb: &Work,
+    d: &mut DBar,
+    dead: &mut [bool],
+    stats: &mut Stats,
+) -> Result<(usize, usize, Cap)> {
     for &x in &wb.order {
-        if !(0..n).any(|y| !wb.inside[y] && g[x][y] > 0) {
+        let ys: Vec<usize> = (0..n).filter(|&y| !wb.inside[y] && g[x][y] > 0 && !dead[x * n + y]).collect();
+        if ys.is_empty() {
             continue;
         }
         d.net.set_capacity(d.hub_in + x, d.inf);
-        for y in (0..n).filter(|&y| !wb.inside[y] && g[x][y] > 0) {
+        for y in ys {
             let cap = g[x][y].min(wb.m);
             stats.mu_flows += 1;
-            let f = d.net.max_flow_limited(x, y, d.sum_m + cap);
-            let mu = cap.min(f - d.sum_m);
+            // Every finite cut pays `m_i` for a batch containing y (h is on x's side, s_i on
+            // y's): take those out of the network and of the subtracted sum.
+            let mut sum_m = d.sum_m;
+            for (j, ob) in d.others.iter().enumerate() {
+                if ob.inside[y] {
+                    d.net.set_capacity(d.hub_out + j, 0);
+                    sum_m -= ob.m;
+                }
+            }
+            let f = d.net.max_flow_limited(x, y, sum_m + cap);
+            for (j, ob) in d.others.iter().enumerate() {
+                if ob.inside[y] {
+                    d.net.set_capacity(d.hub_out + j, ob.m);
+                }
+            }
+            let mu = cap.min(f - sum_m);
             if mu > 0 {
                 d.net.set_capacity(d.hub_in + x, 0);
                 return Ok((x, y, mu));
             }
+            dead[x * n + y] = true;
         }
         d.net.set_capacity(d.hub_in + x, 0);
     }
@@ -130,8 +163,17 @@ struct DBar {
     edge: Vec<usize>,
     /// Edge id of `0 -> h`; rank x's is `hub_in + x`.
     hub_in: usize,
+    /// Edge id of `h -> s_j` for the j-th other batch: `hub_out + j`.
+    hub_out: usize,
+    /// The other unfinished batches: membership and m.
+    others: Vec<Other>,
     sum_m: Cap,
     inf: Cap,
+}
+
+struct Other {
+    inside: Vec<bool>,
+    m: Cap,
 }
 
 impl DBar {
@@ -154,11 +196,12 @@ impl DBar {
         let h = n;
         let hub_in = edges.len();
         edges.extend((0..n).map(|x| (x, h, 0)));
+        let hub_out = edges.len();
+        edges.extend(others.iter().enumerate().map(|(j, &i)| (h, n + 1 + j, work[i].m)));
         for (j, &i) in others.iter().enumerate() {
-            let si = n + 1 + j;
-            edges.push((h, si, work[i].m));
-            edges.extend(work[i].order.iter().map(|&v| (si, v, inf)));
+            edges.extend(work[i].order.iter().map(|&v| (n + 1 + j, v, inf)));
         }
-        DBar { net: FlowNetwork::new(n + 1 + others.len(), &edges), edge, hub_in, sum_m, inf }
+        let info = others.iter().map(|&i| Other { inside: work[i].inside.clone(), m: work[i].m }).collect();
+        DBar { net: FlowNetwork::new(n + 1 + others.len(), &edges), edge, hub_in, hub_out, others: info, sum_m, inf }
     }
 }

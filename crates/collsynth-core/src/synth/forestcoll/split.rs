@@ -180,6 +180,7 @@ pub fn remove_switches(topo: &Topology, g: &mut Logical, k: Cap) -> Result<Stats
         if g.edges.keys().any(|&(a, b)| a == w || b == w) {
             return Err(CollsynthError::internal(format!("switch {} not isolated", topo.nodes[w].name)));
         }
+        super::progress::add(1);
     }
     Ok(stats)
 }
@@ -223,9 +224,16 @@ fn gamma(
     edges.extend(topo.ranks().iter().map(|&v| (v, if v == t { w } else { t }, 0)));
     let mut net = FlowNetwork::new(nn + 1, &edges);
     let mut gamma = upper;
-    // Family 1: cuts with s, u, t on the source side and v, w on the sink side.
+    // Family 1: cuts with s, u, t on the source side and v, w on the sink side. Merging v
+    // into the sink only adds capacity, so when the flow without any v already reaches the
+    // limit, every flow of the family does and none is needed (same γ, fewer flows).
     net.set_capacity(base, inf);
+    st.flows += 1;
+    let skip1 = net.max_flow_limited(u, w, nk + gamma) >= nk + gamma;
     for (i, &v) in topo.ranks().iter().enumerate() {
+        if skip1 {
+            break;
+        }
         if v == u || v == t {
             continue;
         }
@@ -243,11 +251,26 @@ fn gamma(
     net.set_capacity(base, 0);
     // Family 2: cuts with s, w on the source side and v, u, t on the sink side.
     net.set_capacity(base + 1, inf);
-    // v = t needs no extra edge (t is the sink), but its flow still counts.
-    for (i, &v) in topo.ranks().iter().enumerate() {
-        if v != t {
-            net.set_capacity(vt + i, inf);
+    // v = t needs no extra edge (t is the sink), but its flow still counts. The flow without
+    // any v is the smallest of the family (the others merge one more node into the sink), so
+    // it goes first: when it reaches the limit it settles the whole family, and when t is a
+    // rank it is the v = t member itself.
+    st.flows += 1;
+    let f = net.max_flow_limited(w, t, nk + gamma);
+    if f >= nk + gamma {
+        return gamma;
+    }
+    if topo.is_compute(t) {
+        gamma = (f - nk).max(0);
+        if gamma == 0 {
+            return 0;
         }
+    }
+    for (i, &v) in topo.ranks().iter().enumerate() {
+        if v == t {
+            continue;
+        }
+        net.set_capacity(vt + i, inf);
         st.flows += 1;
         let f = net.max_flow_limited(w, t, nk + gamma);
         net.set_capacity(vt + i, 0);

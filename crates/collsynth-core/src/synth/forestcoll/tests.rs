@@ -373,8 +373,14 @@ fn profile() {
         let start = std::time::Instant::now();
         let f = forest(&t, max_k).unwrap();
         println!(
-            "{spec}: {:.3}s k={} batches={} trees={} split_flows={} splits={} mu_flows={} stages={:?}",
+            "{spec}: {:.3}s fingerprint={:016x} k={} batches={} trees={} split_flows={} splits={} mu_flows={} stages={:?}",
             start.elapsed().as_secs_f64(),
+            {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                f.trees.hash(&mut h);
+                h.finish()
+            },
             f.k,
             f.batches,
             f.trees.len(),

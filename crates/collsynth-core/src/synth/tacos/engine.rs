@@ -210,9 +210,30 @@ impl State<'_> {
         }
         f.clear();
         taken.clear();
-        for &l in &self.net.in_v[d] {
-            if !self.lists[l as usize].is_empty() && self.free(l, t) {
-                f.push(l);
+        let ins = &self.net.in_v[d];
+        if self.net.shared {
+            // Skip every group whose last hop (the rank's switch port) is busy; keep the
+            // links in `in_v` order.
+            for g in &self.net.in_groups[d] {
+                if self.busy[g.res as usize] > t + g.offset {
+                    continue;
+                }
+                for &p in &g.pos {
+                    let l = ins[p as usize];
+                    if !self.lists[l as usize].is_empty() && self.free(l, t) {
+                        f.push(p);
+                    }
+                }
+            }
+            f.sort_unstable();
+            for x in f.iter_mut() {
+                *x = ins[*x as usize];
+            }
+        } else {
+            for &l in ins {
+                if !self.lists[l as usize].is_empty() && self.free(l, t) {
+                    f.push(l);
+                }
             }
         }
         while !f.is_empty() {
@@ -250,8 +271,8 @@ impl State<'_> {
         let (u, d) = (v.src as usize, v.dst as usize);
         if self.net.shared {
             for h in &v.hops {
-                for &x in &self.net.res_users[h.res as usize] {
-                    self.mark(self.net.vlinks[x as usize].dst);
+                for &x in &self.net.res_dsts[h.res as usize] {
+                    self.mark(x);
                 }
             }
         } else {

@@ -68,6 +68,17 @@ pub struct VLink {
     pub route: Vec<usize>,
 }
 
+/// In-links of a rank whose last hop uses the same resource.
+#[derive(Debug, Clone)]
+pub struct InGroup {
+    pub res: u32,
+    /// The largest offset of that hop among the group: if the resource is busy past
+    /// `t + offset`, no link of the group is free at t.
+    pub offset: f64,
+    /// Positions in `in_v[d]`, increasing.
+    pub pos: Vec<u32>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Net {
     pub n: usize,
@@ -77,8 +88,12 @@ pub struct Net {
     pub n_res: usize,
     /// Some resource is used by more than one virtual link.
     pub shared: bool,
-    /// Virtual links using each resource (only when `shared`).
-    pub res_users: Vec<Vec<u32>>,
+    /// The distinct destinations of the virtual links using each resource, in the order
+    /// of their first use (only when `shared`): who may be able to send when it frees.
+    pub res_dsts: Vec<Vec<u32>>,
+    /// Per rank, its in-links grouped by their last hop's resource (only when `shared`),
+    /// so that a busy switch port rules out all the links through it at once.
+    pub in_groups: Vec<Vec<InGroup>>,
     /// Every virtual link has the same cost.
     pub uniform: bool,
 }
@@ -219,5 +234,38 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
     }
     let shared = users.iter().any(|u| u.len() > 1);
     let uniform = vlinks.windows(2).all(|w| w[0].cost == w[1].cost);
-    Ok(Net { n, vlinks, in_v, out_v, n_res, shared, res_users: if shared { users } else { Vec::new() }, uniform })
+    let (mut res_dsts, mut in_groups) = (Vec::new(), Vec::new());
+    if shared {
+        let mut seen = vec![u32::MAX; n];
+        res_dsts = users
+            .iter()
+            .enumerate()
+            .map(|(r, u)| {
+                let mut ds = Vec::new();
+                for &x in u {
+                    let d = vlinks[x as usize].dst;
+                    if seen[d as usize] != r as u32 {
+                        seen[d as usize] = r as u32;
+                        ds.push(d);
+                    }
+                }
+                ds
+            })
+            .collect();
+        for links in &in_v {
+            let mut groups: Vec<InGroup> = Vec::new();
+            for (i, &l) in links.iter().enumerate() {
+                let h = vlinks[l as usize].hops.last().expect("a hop");
+                match groups.iter_mut().find(|g| g.res == h.res) {
+                    Some(g) => {
+                        g.offset = g.offset.max(h.offset);
+                        g.pos.push(i as u32);
+                    }
+                    None => groups.push(InGroup { res: h.res, offset: h.offset, pos: vec![i as u32] }),
+                }
+            }
+            in_groups.push(groups);
+        }
+    }
+    Ok(Net { n, vlinks, in_v, out_v, n_res, shared, res_dsts, in_groups, uniform })
 }

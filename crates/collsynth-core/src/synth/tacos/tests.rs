@@ -231,3 +231,54 @@ fn tacos_timing() {
         println!("{spec}: {} transfers in {:.2} s", s.transfers.len(), t0.elapsed().as_secs_f64());
     }
 }
+
+/// Issue 6, item 1: on heterogeneous meshes the schedule depends on the size (the link
+/// costs `latency + bytes / bandwidth` order differently), so the schedule must be made
+/// for the size it is simulated at. `mesh:4x4,bw=100/25,lat=0.5/2` allreduce, seed 2,
+/// 3 restarts, 3 chunks: made for 1 GiB (the old default when `--size` did not reach the
+/// synthesizer) it simulates to 287.17 us at 12 MiB, made for 12 MiB to 274.69 us, which
+/// is what `--time-only` says. Both entry points (the registry's, with `Request::size`, and
+/// `synthesize_sized`) must agree with `time_only` exactly, across seeds, when the chunks
+/// are whole bytes.
+#[test]
+fn time_only_equals_simulated_on_heterogeneous_meshes() {
+    for spec in ["mesh:4x4,bw=100/25,lat=0.5/2", "mesh:3x5,bw=50/200,lat=1/0.25", "mesh:3x3x2,bw=100/50/25,lat=0.5/1/2"]
+    {
+        let topo = from_spec(spec).unwrap();
+        let n = topo.n_ranks() as i128;
+        for c in [Collective::Allgather, Collective::Allreduce, Collective::ReduceScatter] {
+            for k in [1usize, 3] {
+                for seed in 0..6u64 {
+                    let size = Rat::from_integer(n * k as i128 * (1 << 18));
+                    let (seed_s, k_s) = (seed.to_string(), k.to_string());
+                    let mut r = req(&[("seed", &seed_s), ("restarts", "3"), ("chunks-per-npu", &k_s)], 0);
+                    let quick = time_only(&topo, c, &r, Some(size)).unwrap().time_us;
+                    let (_, sim) = run(&topo, c, &r, size);
+                    assert!(
+                        (sim - quick).abs() <= 1e-9 * quick,
+                        "{spec} {} k={k} seed {seed}: sim {sim} vs {quick}",
+                        c.name()
+                    );
+                    r.size = Some(size);
+                    let s = (TACOS.synthesize)(&topo, c, &r).unwrap();
+                    let sim2 = simulate(&s, &topo, size, 1).unwrap().time_us;
+                    assert!(
+                        (sim2 - quick).abs() <= 1e-9 * quick,
+                        "{spec} {} registry: sim {sim2} vs {quick}",
+                        c.name()
+                    );
+                }
+            }
+        }
+    }
+    // The reported case, and what a size mismatch does to it.
+    let topo = from_spec("mesh:4x4,bw=100/25,lat=0.5/2").unwrap();
+    let r = req(&[("seed", "2"), ("restarts", "3"), ("chunks-per-npu", "3")], 0);
+    let quick = time_only(&topo, Collective::Allreduce, &r, Some(mib(12))).unwrap().time_us;
+    assert!((quick - 274.68672).abs() < 1e-6, "{quick}");
+    let (_, sim) = run(&topo, Collective::Allreduce, &r, mib(12));
+    assert!((sim - quick).abs() <= 1e-9 * quick);
+    let made_for_1gib = synthesize_sized(&topo, Collective::Allreduce, &r, None).unwrap().1;
+    let other = simulate(&made_for_1gib, &topo, mib(12), 1).unwrap().time_us;
+    assert!(other > quick + 10.0, "{other}");
+}
