@@ -121,3 +121,14 @@ def test_non_eulerian_switch_rejected(tmp_path):
     path.write_text(json.dumps(topo))
     p = run_cli("synth", str(path), "--algorithm", "forestcoll", "--collective", "allgather", check_status=2)
     assert "Eulerian" in p.stderr
+
+
+def test_progress_counter_reaches_its_total():
+    from collsynth import _core
+
+    topo = Topology.from_spec("dgx-a100:2")
+    s = synthesize(topo, "allgather", "forestcoll")
+    done, total = _core.forestcoll_progress()
+    n, k = topo.n_ranks, s.details["k"]
+    assert total >= n * k * (n - 1)
+    assert done == total

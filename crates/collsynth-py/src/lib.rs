@@ -280,6 +280,7 @@ pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
 #[pyfunction]
 #[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB"))]
 fn synthesize(
+    py: Python<'_>,
     topo: &PyTopology,
     collective: &str,
     algorithm: &str,
@@ -290,7 +291,8 @@ fn synthesize(
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
-    let done = guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m))?;
+    // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
+    let done = py.detach(|| guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m)))?;
     Ok((PySchedule { inner: done.schedule, topo: done.topology }, done.synthesis_seconds))
 }
 

@@ -57,6 +57,10 @@ def run_simulate(args) -> int:
         emit_json(s)
         return 0
     console.print(
-        table(f"{s['collective']} on {s['topology']}", [("", "left"), ("", "right")], summary_rows(s))
+        table(
+            f"{s['collective']} on {s['topology']}",
+            [("", "left"), ("", "right")],
+            summary_rows(s, sched.details),
+        )
     )
     return 0

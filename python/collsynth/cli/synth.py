@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+from collsynth import _core
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
 from collsynth.cli.options import (
@@ -14,6 +15,7 @@ from collsynth.cli.options import (
     algorithm_options,
     check_pipeline,
 )
+from collsynth.progress import run_with_progress
 from collsynth.schedule import Schedule, synthesize
 from collsynth.topology import Topology
 
@@ -85,7 +87,7 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
     return with_version(
         topo.name,
         {
-            "N": topo.n_ranks,
+            "N": sched.n_ranks,  # with --ranks, the sub-collective's ranks
             "collective": sched.collective,
             "algorithm": sched.algorithm,
             "root": sched.root,
@@ -97,7 +99,7 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
     )
 
 
-def summary_rows(s: dict) -> list[list]:
+def summary_rows(s: dict, details: dict | None = None) -> list[list]:
     rows = [
         ["algorithm", s["algorithm"]],
         ["transfers / steps", f"{s['transfers']} / {s['steps']}"],
@@ -116,6 +118,11 @@ def summary_rows(s: dict) -> list[list]:
         ["bound algbw (GB/s)", f"{s['bound_algbw_GBps']:.3f}"],
         ["optimality (bandwidth term)", f"{s['optimality']:.4f}"],
     ]
+    # the synthesizer's own facts (ForestColl's k, trees, ...), scalars only
+    scalars = {k: v for k, v in (details or {}).items() if isinstance(v, (int, float, str))}
+    rows += [
+        [k.replace("_", " "), f"{v:.6g}" if isinstance(v, float) else str(v)] for k, v in scalars.items()
+    ]
     return rows
 
 
@@ -129,13 +136,11 @@ def run(args) -> int:
     if "msccl-xml" in formats:
         raise BadInput("--format msccl-xml: the MSCCL XML exporter is not available yet in this version")
     topo = Topology.resolve(args.topo)
-    sched = synthesize(
-        topo,
-        args.collective,
-        args.algorithm,
-        root=args.root,
-        size=args.size,
-        **algorithm_options(args),
+    options = algorithm_options(args)
+    sched = run_with_progress(
+        lambda: synthesize(topo, args.collective, args.algorithm, root=args.root, size=args.size, **options),
+        f"{args.algorithm}: synthesizing and verifying",
+        poll=_core.forestcoll_progress if args.algorithm == "forestcoll" else None,
     )
     s = summary(topo, sched, args.size, args.pipeline)
     if args.output:
@@ -146,7 +151,7 @@ def run(args) -> int:
         emit_json(s)
         return 0
     title = f"{s['collective']} on {topo.name} (N={topo.n_ranks})"
-    console.print(table(title, [("", "left"), ("", "right")], summary_rows(s)))
+    console.print(table(title, [("", "left"), ("", "right")], summary_rows(s, sched.details)))
     for f in s.get("files", []):
         console.print(f"wrote {f}")
     return 0

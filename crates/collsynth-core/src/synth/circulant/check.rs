@@ -3,13 +3,19 @@
 //! are the same schedule renumbered, the circulant being shift-invariant).
 //!
 //! Per p it asserts: every receive schedule has the shape of T-7 (the baseblock once at its
-//! homerange index, the other q - 1 blocks of the previous phase once each); in every round
-//! the block a process sends (its send schedule, Algorithm 5's identity) is the block its
-//! to-process expects (that one's receive schedule); a process only sends a block it already
+//! homerange index, the other q - 1 blocks of the previous phase once each); the block a
+//! process sends in a round is the block its to-process expects (by construction: the send
+//! schedule is the to-process's receive schedule, Algorithm 9 lines 4–9; Algorithm 5 itself is
+//! compared with that for a sample of processes); a process only sends a block it already
 //! holds; every non-root receives every block below n - 1 exactly once and block n - 1 for
 //! the first time from an uncapped or capped entry (capped entries, blocks "beyond n - 1"
 //! in the last phase, re-send block n - 1 as the paper says: they are the only duplicates);
 //! and the last process completes in round n - 1 + q, not earlier.
+//!
+//! Speed (docs/circulant.md, "How it is fast"): the receive schedules are computed once per p
+//! and reused for every n, stored column-major as `i8`; [`simulate_fast`] keeps one `u64`
+//! block set per process, double-buffered, and runs a round as one branch-free pass over
+//! contiguous slices; [`simulate`] is the plain reference (and words the failures).
 
 #[cfg(test)]
 use super::schedule::Variant;
@@ -126,7 +132,7 @@ fn send_sample(sk: &Skips, recv: &[i64]) -> Result<(), String> {
 
 /// The receive schedules column by column (`[k * p + r]`) as `i8` (entries lie in
 /// -q..q, q <= 40): one round reads one contiguous column.
-fn columns(sk: &Skips, recv: &[i64]) -> Vec<i8> {
+pub(crate) fn columns(sk: &Skips, recv: &[i64]) -> Vec<i8> {
     let (p, q) = (sk.p(), sk.q());
     let mut cols = vec![0i8; p * q];
     for (r, row) in recv.chunks_exact(q).enumerate() {
@@ -176,28 +182,13 @@ pub(crate) fn simulate_fast(sk: &Skips, cols: &[i8], n: usize, sim: &mut Sim) ->
         let skip = sk.skips()[k];
         let shift = (q * (i / q)) as i64 - x as i64;
         let col = &cols[k * p..(k + 1) * p];
-        let mut err = false;
         next[0] = have[0];
-        // One pass over receivers t; the sender is r = t - skip (mod p). The root (t = 0)
-        // never receives (erratum 10).
-        let mut step = |t: usize, r: usize| {
-            let g = col[t] as i64 + shift;
-            let valid = g >= 0;
-            let b = g.clamp(0, last) as u32;
-            let bit = 1u64 << b;
-            let ht = have[t];
-            let dup = ht & bit != 0;
-            let capped = g > last;
-            err |= valid & ((have[r] & bit == 0) | (dup & !capped));
-            dups += (valid & dup) as u64;
-            next[t] = ht | if valid { bit } else { 0 };
-        };
-        for t in 1..skip {
-            step(t, t + p - skip);
-        }
-        for t in skip.max(1)..p {
-            step(t, t - skip);
-        }
+        // One pass over receivers t (contiguous slices, no bounds checks); the sender is
+        // r = t - skip (mod p). The root (t = 0) never receives (erratum 10).
+        let (e1, d1) = pass(&col[1..skip], &have[1..skip], &have[p - skip + 1..], &mut next[1..skip], shift, last);
+        let (e2, d2) = pass(&col[skip..], &have[skip..], &have[..p - skip], &mut next[skip..], shift, last);
+        let err = e1 | e2;
+        dups += d1 + d2;
         if err {
             return None;
         }
@@ -294,6 +285,25 @@ pub(crate) fn simulate(sk: &Skips, recv: &[i64], send: &[i64], n: usize, rule: R
         return Err(format!("p = {p}, n = {n}: process {r} ends without blocks {:b}", all & !have[r]));
     }
     Ok((total, dups))
+}
+
+/// One round of [`simulate_fast`] for receivers whose blocks are `ht`, whose senders' blocks
+/// are `hr` and whose schedule entries are `col`: writes their blocks after the round to
+/// `next`; returns (any error, capped duplicates).
+#[inline]
+fn pass(col: &[i8], ht: &[u64], hr: &[u64], next: &mut [u64], shift: i64, last: i64) -> (bool, u64) {
+    let mut err = false;
+    let mut dups = 0u64;
+    for (((&c, &ht), &hr), nx) in col.iter().zip(ht).zip(hr).zip(next.iter_mut()) {
+        let g = c as i64 + shift;
+        let valid = g >= 0;
+        let bit = 1u64 << g.clamp(0, last);
+        let dup = ht & bit != 0;
+        err |= valid & ((hr & bit == 0) | (dup & (g <= last)));
+        dups += (valid & dup) as u64;
+        *nx = ht | if valid { bit } else { 0 };
+    }
+    (err, dups)
 }
 
 /// Check every p of `ps` on `threads` threads (at least 1), calling `progress(done)` after

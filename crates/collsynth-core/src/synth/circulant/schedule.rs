@@ -189,7 +189,12 @@ impl Skips {
         }
         let p = self.p as i64;
         debug_assert!(len <= p, "range [{a}, {b}] longer than p = {p}");
-        let a = a.rem_euclid(p);
+        // a mod p, without a division in the common case -p <= a < p.
+        let a = match a {
+            _ if (0..p).contains(&a) => a,
+            _ if (-p..0).contains(&a) => a + p,
+            _ => a.rem_euclid(p),
+        };
         let b = a + len - 1;
         let part =
             |lo: i64, hi: i64| if lo.max(1) <= hi { self.blocks(lo.max(1) as usize, hi as usize, known) } else { 0 };

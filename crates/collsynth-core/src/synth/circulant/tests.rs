@@ -1,7 +1,7 @@
 //! Tests: the paper's and our notes' example tables entry for entry, one test per erratum
 //! (showing the printed version fails), the checker, and the IR (verified, timed).
 
-use super::check::{all_recv_variant, simulate, Rule};
+use super::check::{all_recv_variant, columns, simulate, simulate_fast, Rule, Sim};
 use super::schedule::Variant;
 use super::*;
 use crate::cost::{self, Model};
@@ -554,4 +554,78 @@ fn homerange_in_constant_time_matches_the_search() {
             assert_eq!(sk.homerange(m), sk.skips().partition_point(|&s| s <= m) - 1, "p = {p}, m = {m}");
         }
     }
+}
+
+#[test]
+fn fast_simulator_agrees_with_the_reference() {
+    // On the fixed schedules and on two broken variants (erratum 3, T-16), for every n up to
+    // 2q + 3: the same verdict and the same (rounds, capped duplicates).
+    let variants = [
+        Variant::FIXED,
+        Variant { seed_baseblock: false, pick_max: true },
+        Variant { seed_baseblock: true, pick_max: false },
+    ];
+    let mut broken = 0;
+    for p in 2..150 {
+        let sk = Skips::new(p);
+        let mut sim = Sim::new(p);
+        for v in variants {
+            let recv = all_recv_variant(&sk, v);
+            let send = sk.all_send(&recv);
+            let cols = columns(&sk, &recv);
+            for n in 1..=2 * sk.q() + 3 {
+                let reference = simulate(&sk, &recv, &send, n, Rule::FIXED).ok();
+                broken += reference.is_none() as usize;
+                assert_eq!(simulate_fast(&sk, &cols, n, &mut sim), reference, "p = {p}, n = {n}, {v:?}");
+            }
+        }
+    }
+    assert!(broken > 100, "the broken variants must fail somewhere ({broken})");
+}
+
+/// Algorithm 8 written in the IR with one value per (rank, piece), on p = 4 (skips 1, 2, 4: no
+/// odd round, so the plain `x_r ⊕ S` is sent): the verifier rejects it, which is why allreduce
+/// is emitted as reduce-scatter + allgather (docs/circulant.md, "Allreduce").
+#[test]
+fn census_needs_a_receive_buffer_the_ir_does_not_have() {
+    let topo = from_spec("complete:4").unwrap();
+    let mut router = crate::ir::Router::new(&topo);
+    let census = |send_first: bool, router: &mut crate::ir::Router| {
+        let mut s = crate::ir::Schedule::new(Collective::Allreduce, 4, 0, "circulant");
+        s.shards = vec![crate::rational::Rat::from_integer(1)];
+        s.add_piece(crate::ir::Piece::whole(0));
+        let mut into: Vec<Vec<usize>> = vec![Vec::new(); 4]; // receipts into each rank so far
+        for skip in [1usize, 2] {
+            let first = s.transfers.len();
+            for r in 0..4 {
+                let f = (r + skip) % 4; // r receives x_f ⊕ S_f from f
+                let mut after = into[f].clone();
+                if send_first {
+                    // r's add must wait for r's own send (to r - skip) of this round.
+                    after.push(first + (r + 4 - skip) % 4);
+                }
+                let route = router.route(f, r).unwrap();
+                s.add(crate::ir::Transfer {
+                    piece: 0,
+                    src: f,
+                    dst: r,
+                    route,
+                    op: crate::ir::Op::Reduce,
+                    after,
+                    step: None,
+                });
+            }
+            for (r, got) in into.iter_mut().enumerate() {
+                got.push(first + r);
+            }
+        }
+        s
+    };
+    // Unordered within a round: the send of S and the add into S at one rank race (an
+    // execution that adds first double-counts, which the verifier may report first).
+    let v = verify(&census(false, &mut router), &topo).unwrap_err();
+    assert!(v.message.contains("race") || v.message.contains("double reduction"), "{v}");
+    // Ordered send-before-add: around the cycle r -> r - skip this is a deadlock.
+    let v = verify(&census(true, &mut router), &topo).unwrap_err();
+    assert!(v.message.contains("cycle") || v.message.contains("deadlock"), "{v}");
 }
