@@ -279,7 +279,7 @@ pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
 /// Synthesize and verify: (schedule, synthesis seconds).
 #[pyfunction]
 #[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB"))]
-fn synthesize(
+pub(crate) fn synthesize(
     py: Python<'_>,
     topo: &PyTopology,
     collective: &str,

@@ -4,7 +4,6 @@ use crate::{collective_arg, guard, size_arg, PySchedule, PyTopology};
 use collsynth_core::synth::tacos;
 use collsynth_core::synth::Request;
 use collsynth_core::topology::restrict::restrict_ranks;
-use collsynth_core::{verify, CollsynthError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::BTreeMap;
@@ -49,22 +48,8 @@ fn tacos_synthesize(
     options: BTreeMap<String, String>,
     size: &str,
 ) -> PyResult<(PySchedule, f64)> {
-    let c = collective_arg(collective)?;
-    let m = size_arg(size)?;
-    let req = Request { root, options, size: None };
-    py.detach(|| {
-        guard(|| {
-            let start = Instant::now();
-            let (t, mut s) = tacos::synthesize_sized(&topo.inner, c, &req, Some(m))?;
-            let secs = start.elapsed().as_secs_f64();
-            verify::verify(&s, &t)
-                .map_err(|v| CollsynthError::internal(format!("tacos schedule failed verification: {v}")))?;
-            s.provenance.algorithm = "tacos".into();
-            s.provenance.options = req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            s.provenance.topology_hash = collsynth_core::ir::json::topology_hash(&t);
-            Ok((PySchedule { inner: s, topo: t }, secs))
-        })
-    })
+    // The generic path already passes the size and restricts to `ranks`.
+    crate::synthesize(py, topo, collective, "tacos", root, options, size)
 }
 
 /// The topology of a sub-collective over `ranks` (the other compute nodes become switches).

@@ -29,7 +29,6 @@ use crate::error::{CollsynthError, Result};
 use crate::flow::{Cap, FlowNetwork};
 use crate::rational::Rat;
 use crate::topology::Topology;
-use num_integer::Integer;
 
 /// The link bandwidths as coprime integers: `b[e] = links[e].bandwidth * k`.
 pub(super) struct Scaled {
@@ -42,20 +41,8 @@ fn overflow() -> CollsynthError {
 }
 
 pub(super) fn scaled(topo: &Topology) -> Result<Scaled> {
-    let mut l: i128 = 1;
-    for link in &topo.links {
-        let d = *link.bandwidth.denom();
-        l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
-    }
-    let mut ints = Vec::with_capacity(topo.links.len());
-    let mut g: i128 = 0;
-    for link in &topo.links {
-        let v = (l / link.bandwidth.denom()).checked_mul(*link.bandwidth.numer()).ok_or_else(overflow)?;
-        g = g.gcd(&v);
-        ints.push(v);
-    }
-    let g = g.max(1);
-    Ok(Scaled { b: ints.into_iter().map(|v| v / g).collect(), k: Rat::new(l, g) })
+    let (b, k) = crate::flow::integer_capacities(topo)?;
+    Ok(Scaled { b, k })
 }
 
 /// Counters of one allgather bound computation (for timing reports).

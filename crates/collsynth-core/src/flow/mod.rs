@@ -274,6 +274,27 @@ impl FlowNetwork {
     }
 }
 
+/// The link bandwidths of `topo` as coprime integer capacities `c_e = bandwidth_e * sigma`,
+/// with `sigma` (exact). Every exact flow computation (cut bounds, ForestColl) scales this way.
+pub fn integer_capacities(topo: &crate::topology::Topology) -> crate::error::Result<(Vec<Cap>, crate::rational::Rat)> {
+    use num_integer::Integer;
+    let overflow = || crate::error::CollsynthError::internal("integer overflow while scaling bandwidths");
+    let mut l: i128 = 1;
+    for link in &topo.links {
+        let d = *link.bandwidth.denom();
+        l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
+    }
+    let mut ints = Vec::with_capacity(topo.links.len());
+    let mut g: i128 = 0;
+    for link in &topo.links {
+        let v = (l / link.bandwidth.denom()).checked_mul(*link.bandwidth.numer()).ok_or_else(overflow)?;
+        g = g.gcd(&v);
+        ints.push(v);
+    }
+    let g = g.max(1);
+    Ok((ints.into_iter().map(|v| v / g).collect(), crate::rational::Rat::new(l, g)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

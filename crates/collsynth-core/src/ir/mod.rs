@@ -40,6 +40,15 @@ impl Collective {
         Collective::Reduce,
     ];
 
+    /// The five collectives every general-purpose synthesizer covers (not allgatherv).
+    pub const FIVE: &'static [Collective] = &[
+        Collective::Allgather,
+        Collective::ReduceScatter,
+        Collective::Allreduce,
+        Collective::Broadcast,
+        Collective::Reduce,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Collective::Allgather => "allgather",

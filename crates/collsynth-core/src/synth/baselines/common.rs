@@ -20,13 +20,7 @@ const UNREACHED: u32 = u32::MAX;
 /// node in between (a direct link, or switches only). The route between adjacent ranks is
 /// such a switch-only route; between other ranks it is [`Router`]'s shortest route.
 /// The five collectives that every copy-form baseline (allgather + broadcast builders) covers.
-pub(crate) const ALL_FIVE: &[Collective] = &[
-    Collective::Allgather,
-    Collective::ReduceScatter,
-    Collective::Allreduce,
-    Collective::Broadcast,
-    Collective::Reduce,
-];
+pub(crate) const ALL_FIVE: &[Collective] = Collective::FIVE;
 
 pub(crate) struct Paths<'a> {
     topo: &'a Topology,

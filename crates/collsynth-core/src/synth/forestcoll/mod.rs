@@ -38,13 +38,7 @@ use optimality::Optimum;
 pub static FORESTCOLL: Algorithm = Algorithm {
     name: "forestcoll",
     help: "throughput-optimal spanning-tree forest (ForestColl), switches included; --max-trees K for at most K trees per root",
-    collectives: &[
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Allreduce,
-        Collective::Broadcast,
-        Collective::Reduce,
-    ],
+    collectives: Collective::FIVE,
     options: &["max-trees", "allreduce-lp"],
     synthesize,
 };

@@ -29,7 +29,6 @@ use crate::flow::{Cap, FlowNetwork};
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::topology::Topology;
-use num_integer::Integer;
 
 /// A broadcast from `root` at the min-cut rate (exact), as weighted out-trees.
 pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
@@ -118,21 +117,7 @@ pub fn reduce(topo: &Topology, root: usize) -> Result<Schedule> {
 
 /// The link bandwidths as coprime integers `b_e = bandwidth_e * σ`, with `σ`.
 pub(crate) fn scaled(topo: &Topology) -> Result<(Vec<Cap>, Rat)> {
-    let overflow = || CollsynthError::internal("integer overflow while scaling bandwidths");
-    let mut l: i128 = 1;
-    for link in &topo.links {
-        let d = *link.bandwidth.denom();
-        l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
-    }
-    let mut ints = Vec::with_capacity(topo.links.len());
-    let mut g: i128 = 0;
-    for link in &topo.links {
-        let v = (l / link.bandwidth.denom()).checked_mul(*link.bandwidth.numer()).ok_or_else(overflow)?;
-        g = g.gcd(&v);
-        ints.push(v);
-    }
-    let g = g.max(1);
-    Ok((ints.into_iter().map(|v| v / g).collect(), Rat::new(l, g)))
+    crate::flow::integer_capacities(topo)
 }
 
 #[cfg(test)]

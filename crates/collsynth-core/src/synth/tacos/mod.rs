@@ -34,13 +34,7 @@ use network::{Net, SwitchMode};
 pub const TACOS: Algorithm = Algorithm {
     name: "tacos",
     help: "TACOS greedy link-chunk matching on the time-expanded network (heterogeneous, asymmetric, large)",
-    collectives: &[
-        Collective::Allgather,
-        Collective::ReduceScatter,
-        Collective::Allreduce,
-        Collective::Broadcast,
-        Collective::Reduce,
-    ],
+    collectives: Collective::FIVE,
     options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "size"],
     synthesize,
 };
