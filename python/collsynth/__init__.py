@@ -6,6 +6,7 @@ the Python API, the ``collsynth`` command line and plots.
 
 from collsynth._core import BadInput, InternalError, __version__
 from collsynth.schedule import Schedule, algorithms, bound, synthesize
+from collsynth import msccl  # noqa: E402  (submodule: collsynth.msccl.export / validate)
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
 
 __all__ = [

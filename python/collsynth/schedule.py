@@ -53,6 +53,13 @@ class Schedule:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
         return self._core.alpha_beta(_size(size))
 
+    def to_msccl_xml(self, **options) -> str:
+        """MSCCL XML for the runtimes (options of :func:`collsynth.msccl.export`: ``dialect``,
+        ``protocol``, ``channels``, ``unfused``, ``pipeline``, ``size_range``), validated."""
+        from collsynth import msccl
+
+        return msccl.export(self, **options)["xml"]
+
     collective = property(lambda self: self._core.collective)
     algorithm = property(lambda self: self._core.algorithm)
     n_ranks = property(lambda self: self._core.n_ranks)

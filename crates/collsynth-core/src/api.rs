@@ -197,3 +197,60 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         steps: s.steps(),
     })
 }
+
+/// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,
+/// the schedule exported instead and what it costs.
+pub struct MscclExport {
+    pub exported: crate::msccl::Exported,
+    pub schedule: Schedule,
+    /// One line: what did not fit and what was exported instead (algbw lost).
+    pub fallback: Option<String>,
+}
+
+/// Export a verified schedule as MSCCL XML (see `msccl::export`). A ForestColl forest too
+/// large for the runtime (its k trees per root need more steps or chunks than the limits
+/// allow) is replaced by the fixed-k forest with the largest k that fits, found by
+/// bisection on `--max-trees`; the note says how much bandwidth that costs.
+pub fn export_msccl(
+    s: &Schedule,
+    topo: &Topology,
+    o: &crate::msccl::lower::Options,
+    auto_pipeline: bool,
+) -> Result<MscclExport> {
+    let why = match crate::msccl::export(s, o, auto_pipeline) {
+        Ok(exported) => return Ok(MscclExport { exported, schedule: s.clone(), fallback: None }),
+        Err(CollsynthError::Infeasible(why)) if s.provenance.algorithm == "forestcoll" => why,
+        Err(e) => return Err(e),
+    };
+    let detail = |key: &str| s.provenance.details.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.parse().ok());
+    let k: usize = detail("k").unwrap_or(1);
+    let mut options: std::collections::BTreeMap<String, String> = s.provenance.options.iter().cloned().collect();
+    let (mut lo, mut hi, mut best) = (1usize, k.saturating_sub(1), None);
+    while lo <= hi {
+        let mid = (lo + hi) / 2;
+        options.insert("max-trees".into(), mid.to_string());
+        let req = Request { root: s.root, options: options.clone(), size: None };
+        let fixed = synth::run(topo, s.collective, "forestcoll", &req)?;
+        check(&fixed, topo)?;
+        match crate::msccl::export(&fixed, o, auto_pipeline) {
+            Ok(e) => {
+                best = Some((mid, fixed, e));
+                lo = mid + 1;
+            }
+            Err(CollsynthError::Infeasible(_)) => hi = mid - 1,
+            Err(e) => return Err(e),
+        }
+    }
+    let Some((kk, fixed, exported)) = best else {
+        return Err(CollsynthError::Infeasible(format!("{why}; no forest with fewer trees per root fits either")));
+    };
+    let one = Rat::from_integer(1);
+    let (opt, got) = (cost::bandwidth_term_us(s, topo, one), cost::bandwidth_term_us(&fixed, topo, one));
+    let share = crate::rational::to_f64(&(opt / got));
+    let note = format!(
+        "the forest with k = {k} trees per root does not fit ({why}); exported the best forest with at most \
+         {kk} trees per root instead, at {:.1}% of the optimal algbw",
+        100.0 * share
+    );
+    Ok(MscclExport { exported, schedule: fixed, fallback: Some(note) })
+}

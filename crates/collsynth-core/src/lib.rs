@@ -10,6 +10,7 @@ pub mod cost;
 pub mod error;
 pub mod flow;
 pub mod ir;
+pub mod msccl;
 pub mod rational;
 pub mod synth;
 pub mod topology;

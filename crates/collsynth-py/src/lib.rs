@@ -18,6 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod circulant;
 mod forestcoll;
+mod msccl;
 mod tacos;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
@@ -345,6 +346,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     circulant::register(m)?;
     forestcoll::register(m)?;
+    msccl::register(m)?;
     tacos::register(m)?;
     Ok(())
 }

@@ -9,10 +9,10 @@ import sys
 import warnings
 
 from collsynth._core import BadInput, InternalError
-from collsynth.cli import bound, circulant, compare, demo, mpi_cmds, schedule_file, synth, topo
+from collsynth.cli import bound, circulant, compare, demo, mpi_cmds, msccl_cmds, schedule_file, synth, topo
 from collsynth.cli.common import OneLineParser, fail
 
-COMMANDS = [topo, bound, synth, schedule_file, compare, circulant, mpi_cmds, demo]
+COMMANDS = [topo, bound, synth, schedule_file, msccl_cmds, compare, circulant, mpi_cmds, demo]
 
 
 def build_parser() -> OneLineParser:

@@ -48,14 +48,47 @@ def add_pipeline(p) -> None:
     p.add_argument(
         "--pipeline",
         type=int,
-        default=1,
+        default=None,
         metavar="K",
-        help="split every piece into K sub-chunks when simulating (default: the schedule's own)",
+        help="split every piece into K sub-chunks when simulating and exporting (default: the "
+        "schedule's own when simulating; for MSCCL XML, tree schedules stream in 4, 2 or 1)",
     )
 
 
 def check_pipeline(args) -> None:
     from collsynth._core import BadInput
 
+    args.pipeline_given = args.pipeline is not None
+    if args.pipeline is None:
+        args.pipeline = 1
     if args.pipeline < 1:
         raise BadInput(f"--pipeline must be at least 1, got {args.pipeline}")
+
+
+MSCCL_OPTIONS = ["msccl-dialect", "channels", "protocol", "unfused", "size-range"]
+
+
+def add_msccl_options(p) -> None:
+    """The MSCCL exporter's options (see docs/msccl.md)."""
+    g = p.add_argument_group("MSCCL XML (with --format msccl-xml)")
+    g.add_argument("--msccl-dialect", choices=["new", "old"], default=None, help="new (default) or old runtime")
+    g.add_argument("--channels", type=int, default=None, metavar="C", help="channels (default: fewest that fit)")
+    g.add_argument("--protocol", choices=["Simple", "LL", "LL128"], default=None, help="default Simple")
+    g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
+    g.add_argument("--size-range", default=None, metavar="MIN-MAX", help="minBytes-maxBytes, e.g. 1MiB-1GiB")
+
+
+def msccl_given(args) -> list[str]:
+    return [f"--{n}" for n in MSCCL_OPTIONS if getattr(args, n.replace("-", "_"), None) is not None]
+
+
+def msccl_kwargs(args) -> dict:
+    """Keyword arguments of :func:`collsynth.msccl.export` from the command line."""
+    return {
+        "dialect": args.msccl_dialect or "new",
+        "protocol": args.protocol or "Simple",
+        "channels": args.channels,
+        "unfused": bool(args.unfused),
+        "pipeline": args.pipeline if getattr(args, "pipeline_given", False) else None,
+        "size_range": args.size_range,
+    }

@@ -5,21 +5,25 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from collsynth import _core
+from collsynth import _core, msccl
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
 from collsynth.cli.options import (
     add_algorithm_options,
     add_collective,
+    add_msccl_options,
     add_pipeline,
     algorithm_options,
     check_pipeline,
+    msccl_given,
+    msccl_kwargs,
 )
+from collsynth.fileio import atomic_write
 from collsynth.progress import run_with_progress
 from collsynth.schedule import Schedule, synthesize
 from collsynth.topology import Topology
 
-FORMATS = {"json"}  # msccl-xml arrives with the MSCCL exporter
+FORMATS = {"json", "msccl-xml"}
 
 
 def register(sub) -> None:
@@ -30,8 +34,8 @@ def register(sub) -> None:
         "--algorithm", "-a", required=True, metavar="A", help="ring, direct, rhd, dbt, ... or auto"
     )
     p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
-    p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json")
-    p.add_argument("--format", default="json", help="comma-separated output formats (json)")
+    p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json and/or DIR/schedule.xml")
+    p.add_argument("--format", default="json", help="comma-separated output formats: json, msccl-xml")
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--time-only",
@@ -40,6 +44,7 @@ def register(sub) -> None:
     )
     add_pipeline(p)
     add_algorithm_options(p)
+    add_msccl_options(p)
     p.set_defaults(run=run)
 
 
@@ -131,10 +136,10 @@ def run(args) -> int:
     if args.time_only:
         return run_time_only(args)
     formats = {f.strip() for f in args.format.split(",") if f.strip()}
-    if unknown := formats - FORMATS - {"msccl-xml"}:
+    if unknown := formats - FORMATS:
         raise BadInput(f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)")
-    if "msccl-xml" in formats:
-        raise BadInput("--format msccl-xml: the MSCCL XML exporter is not available yet in this version")
+    if "msccl-xml" not in formats and (given := msccl_given(args)):
+        raise BadInput(f"{given[0]} applies to --format msccl-xml only")
     topo = Topology.resolve(args.topo)
     options = algorithm_options(args)
     sched = run_with_progress(
@@ -143,15 +148,47 @@ def run(args) -> int:
         poll=_core.forestcoll_progress if args.algorithm == "forestcoll" else None,
     )
     s = summary(topo, sched, args.size, args.pipeline)
+    exported = None
+    if "msccl-xml" in formats:
+        exported = run_with_progress(lambda: msccl.export(sched, **msccl_kwargs(args)), "exporting MSCCL XML")
+        s["msccl"] = msccl_summary(exported)
     if args.output:
-        path = Path(args.output) / "schedule.json"
-        sched.save(path)
-        s["files"] = [str(path)]
+        s["files"] = []
+        if "json" in formats:
+            path = Path(args.output) / "schedule.json"
+            sched.save(path)
+            s["files"].append(str(path))
+        if exported is not None:
+            path = Path(args.output) / "schedule.xml"
+            atomic_write(path, exported["xml"])
+            s["files"].append(str(path))
     if args.json:
         emit_json(s)
         return 0
     title = f"{s['collective']} on {topo.name} (N={topo.n_ranks})"
     console.print(table(title, [("", "left"), ("", "right")], summary_rows(s, sched.details)))
+    if exported is not None:
+        print_msccl(s["msccl"])
     for f in s.get("files", []):
         console.print(f"wrote {f}")
     return 0
+
+
+def msccl_summary(exported: dict) -> dict:
+    """The `msccl` object of `synth --json` / `export --json`."""
+    keys = ["nchunksperloop", "nchannels", "thread_blocks", "max_steps", "s_chunks", "pipeline"]
+    out = {k: exported[k] for k in keys}
+    out["minBytes"], out["maxBytes"] = exported["min_bytes"], exported["max_bytes"]
+    out["dialect"] = exported["dialect"]
+    out["fallback"] = exported["fallback"]
+    return out
+
+
+def print_msccl(m: dict) -> None:
+    console.print(
+        f"MSCCL XML ({m['dialect']} dialect): {m['nchunksperloop']} chunks per loop, {m['nchannels']} "
+        f"channel(s), up to {m['thread_blocks']} thread blocks per rank and {m['max_steps']} steps per "
+        f"block, {m['s_chunks']} scratch chunks; validated"
+    )
+    if m["fallback"]:
+        console.print(f"note: {m['fallback']}")

@@ -24,6 +24,7 @@ _EXPORTS = {
     "model": "costmodel",
     "set_model": "costmodel",
     "clear_schedule_cache": "plan",
+    "execute": "executor",
 }
 
 __all__ = [*_EXPORTS, "MPI"]

@@ -1,0 +1,98 @@
+//! Happens-before tracking: vector clocks over all thread blocks of all GPUs (causality
+//! runs through other GPUs' messages too) and per-cell access histories for races.
+
+use std::rc::Rc;
+
+/// A thread block's vector clock: component `comp[t]` counts the steps of thread block `t`
+/// known to have completed. Only thread blocks sharing their GPU with another one get a
+/// component (nothing can race with a GPU's only thread block). The owner's own component is
+/// kept separately (its step counter), so a step that only sends or computes copies nothing.
+pub(super) type Vc = Rc<Vec<u32>>;
+
+/// No component (the thread block is alone on its GPU).
+pub(super) const NONE: u32 = u32::MAX;
+
+/// A snapshot published by a completed step (with a message or for a dependency).
+#[derive(Debug, Clone)]
+pub(super) struct Clock {
+    base: Vc,
+    /// Component of the publishing thread block, or NONE.
+    who: u32,
+    own: u32,
+}
+
+impl Clock {
+    /// The clock of the thread block with component `who` right after its `own`-th step.
+    pub fn snapshot(vc: &Vc, who: u32, own: u32) -> Clock {
+        Clock { base: Rc::clone(vc), who, own }
+    }
+}
+
+/// `vc := max(vc, c)` componentwise (copies `vc` only if it is shared and changes).
+pub(super) fn merge(vc: &mut Vc, c: &Clock) {
+    if !Rc::ptr_eq(vc, &c.base) && c.base.iter().zip(vc.iter()).any(|(a, b)| a > b) {
+        let v = Rc::make_mut(vc);
+        v.iter_mut().zip(c.base.iter()).for_each(|(a, b)| *a = (*a).max(*b));
+    }
+    if vc.get(c.who as usize).is_some_and(|&x| x < c.own) {
+        Rc::make_mut(vc)[c.who as usize] = c.own;
+    }
+}
+
+/// One access: (global thread block, step index).
+pub(super) type At = (u32, u32);
+
+/// Accesses to one cell since its last write (FastTrack-style: later accesses by the same
+/// thread block subsume earlier ones, so one read per thread block is kept).
+#[derive(Debug, Clone, Default)]
+pub(super) struct History {
+    write: Option<At>,
+    reads: Vec<At>,
+    raced: bool,
+}
+
+/// The current step `me` of a thread block with clock `vc`; `comp` maps thread blocks to
+/// components.
+pub(super) struct Now<'a> {
+    pub me: At,
+    pub vc: &'a [u32],
+    pub comp: &'a [u32],
+}
+
+impl Now<'_> {
+    /// `a` happens before the current step.
+    fn after(&self, a: At) -> bool {
+        let c = self.comp.get(a.0 as usize).copied().unwrap_or(NONE);
+        a.0 == self.me.0 || self.vc.get(c as usize).is_some_and(|&k| k > a.1)
+    }
+}
+
+impl History {
+    /// Record a read; returns the unordered earlier write, once per cell.
+    pub fn read(&mut self, now: &Now) -> Option<At> {
+        let me = now.me;
+        let hit = self.write.filter(|&w| !self.raced && !now.after(w));
+        match self.reads.iter_mut().find(|r| r.0 == me.0) {
+            Some(r) => *r = me,
+            None => self.reads.push(me),
+        }
+        self.flag(hit)
+    }
+
+    /// Record a write; returns the unordered earlier access and whether it wrote.
+    pub fn write(&mut self, now: &Now) -> Option<(At, bool)> {
+        let mut hit = None;
+        if !self.raced {
+            hit = self.write.filter(|&w| !now.after(w)).map(|w| (w, true));
+            hit = hit.or_else(|| self.reads.iter().find(|&&r| !now.after(r)).map(|&r| (r, false)));
+        }
+        self.write = Some(now.me);
+        self.reads.clear();
+        self.flag(hit)
+    }
+
+    fn flag<T>(&mut self, hit: Option<T>) -> Option<T> {
+        self.raced |= hit.is_some();
+        hit
+    }
+}

@@ -1,0 +1,146 @@
+//! Lowering: a verified schedule becomes an MSCCL program that the runtimes accept.
+//!
+//! Every transfer is a send on its source and a receive on its destination; there is no
+//! routing in MSCCL (the runtime's connection between two ranks crosses whatever switches
+//! the route does). Deadlock freedom comes from one rule: all thread blocks run their
+//! operations in one global order T (a linear extension of the schedule's DAG in which a
+//! send comes before its receive), and every dependency points backwards in T. Then the
+//! pending operation earliest in T can always run, even with one-slot connections
+//! (`docs/msccl.md` has the argument).
+//!
+//! The value of each (rank, piece) lives at one place at a time: the input buffer while it
+//! is the rank's own initial data, then the output buffer if the rank must end with it, or
+//! scratch. Accesses to one place are chained in T (a read waits for the last write, a
+//! write for the last write and every read since), which is what keeps thread blocks of one
+//! GPU race-free and reads exact; the verifier proved those accesses are ordered in the
+//! schedule, so the chain changes no value.
+
+mod assign;
+mod emit;
+mod grid;
+
+use crate::error::{CollsynthError, Result};
+use crate::ir::{transform, Collective, Schedule};
+use crate::msccl::model::{Dialect, Program, Proto, MAX_CHANNELS};
+pub use grid::MAX_GRID;
+
+/// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
+/// `--pipeline`, `--size-range`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dialect: Dialect,
+    pub proto: Proto,
+    /// Exactly this many channels; `None`: the fewest that fit the runtime's limits.
+    pub channels: Option<usize>,
+    /// `rcs`, `rrs`, `rrcs` where a receive feeds the next send (otherwise only `s`, `r`,
+    /// `rrc`, `nop`: what ASTRA-sim's converter reads; such programs are in-place only
+    /// when the collective needs a local copy).
+    pub fused: bool,
+    /// Sub-chunks per piece, so that trees stream within one loop of the runtime.
+    pub pipeline: usize,
+    /// `minBytes`, `maxBytes`; `None`: the defaults of `default_size_range`.
+    pub size_range: Option<(u64, u64)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            dialect: Dialect::New,
+            proto: Proto::Simple,
+            channels: None,
+            fused: true,
+            pipeline: 1,
+            size_range: None,
+        }
+    }
+}
+
+/// Why a lowering failed: the runtime's limits (more channels might help) or anything else.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Limit(String),
+    Other(CollsynthError),
+}
+
+impl From<CollsynthError> for Failure {
+    fn from(e: CollsynthError) -> Self {
+        Failure::Other(e)
+    }
+}
+
+/// One send or receive: (transfer, is the send).
+pub(crate) type Operation = (usize, bool);
+
+/// Lower `s` (verified) to an MSCCL program within every limit of the runtime of
+/// `o.dialect`. Errors with `Infeasible` (saying which limit) when no channel count fits.
+pub fn lower(s: &Schedule, o: &Options) -> Result<Program> {
+    lower_with(s, o, o.fused)
+}
+
+/// `lower`, fusing receive–send pairs only if `fuse` (a fused-dialect program without
+/// fused steps is what `export` falls back to when fusion needs more connection slots
+/// than the runtime has).
+pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
+    if s.collective == Collective::Allgatherv {
+        return Err(CollsynthError::bad("allgatherv has no MSCCL collective (coll); export allgather instead"));
+    }
+    if let Some(c) = o.channels.filter(|&c| c == 0 || c > MAX_CHANNELS) {
+        return Err(CollsynthError::bad(format!("--channels {c}: the runtimes take 1 to {MAX_CHANNELS} channels")));
+    }
+    let s = transform::split(s, o.pipeline.max(1));
+    let grid = grid::Grid::new(&s)?;
+    let ops = operations(&s, fuse)?;
+    let tries: Vec<usize> = match o.channels {
+        Some(c) => vec![c],
+        None => (1..=MAX_CHANNELS).collect(),
+    };
+    let mut why = String::new();
+    for c in tries {
+        let plan = assign::Plan::new(&s, &grid, &ops, c, fuse);
+        match emit::program(&s, &grid, &ops, &plan, o) {
+            Ok(p) => return Ok(p),
+            Err(Failure::Limit(m)) => why = m,
+            Err(Failure::Other(e)) => return Err(e),
+        }
+    }
+    let tried = o.channels.map_or(format!("up to {MAX_CHANNELS} channels"), |c| format!("{c} channels"));
+    Err(CollsynthError::Infeasible(format!(
+        "the schedule does not fit the {} runtime's limits with {tried}: {why}",
+        o.dialect.name()
+    )))
+}
+
+/// T, the order every thread block follows: by step in a step schedule, then by
+/// topological position, each send right before its receive. That order is deadlock-free
+/// even with one-slot connections. With fusion, a step's sends come before its receives
+/// instead (a rank forwards in step k+1 right after it receives in k, so the two fuse):
+/// the runtime's 2-slot connections then carry it, and `export` checks that they do.
+fn operations(s: &Schedule, fused: bool) -> Result<Vec<Operation>> {
+    let topo = transform::topological_order(s)?;
+    let stepped = s.transfers.iter().all(|t| t.step.is_some());
+    let mut ops: Vec<(u32, usize, usize, Operation)> = Vec::with_capacity(2 * topo.len());
+    for (k, &t) in topo.iter().enumerate() {
+        let step = if stepped { s.transfers[t].step.unwrap_or(0) } else { 0 };
+        for (recv, op) in [(0, (t, true)), (1, (t, false))] {
+            ops.push(if stepped && fused { (step, recv, k, op) } else { (step, k, recv, op) });
+        }
+    }
+    ops.sort_unstable();
+    Ok(ops.into_iter().map(|(_, _, _, op)| op).collect())
+}
+
+/// `minBytes`/`maxBytes` when the user gives none: from 0 to 1 TiB (what ForestColl's
+/// exporter uses), except that the old runtime sizes scratch as maxBytes * s_chunks /
+/// nchunksperloop, so there maxBytes is lowered until scratch stays within 1 GiB.
+pub fn default_size_range(dialect: Dialect, nchunksperloop: usize, max_s_chunks: usize) -> (u64, u64) {
+    let tib: u64 = 1 << 40;
+    if dialect == Dialect::Old && max_s_chunks > 0 {
+        let cap = (1u64 << 30).saturating_mul(nchunksperloop as u64) / max_s_chunks as u64;
+        return (0, cap.min(tib));
+    }
+    (0, tib)
+}
+
+#[cfg(test)]
+#[path = "lower_tests.rs"]
+mod tests;

@@ -1,0 +1,197 @@
+//! Channels, thread blocks and fusion: which thread block of which rank runs each send and
+//! receive, and which receive–send pairs become one fused step.
+
+use super::grid::Grid;
+use super::Operation;
+use crate::ir::{Op, Schedule};
+use std::collections::HashMap;
+
+/// A thread block: its send peer, receive peer (either may be absent) and channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TbSpec {
+    pub chan: usize,
+    pub recv: Option<usize>,
+    pub send: Option<usize>,
+}
+
+/// The assignment for one channel count.
+pub struct Plan {
+    pub channels: usize,
+    /// Per rank: its thread blocks (communication ones; the local-copy block is added by
+    /// the emitter when a rank needs one).
+    pub tbs: Vec<Vec<TbSpec>>,
+    /// Thread block of each transfer's send (on its source) and receive (on its destination).
+    pub send_tb: Vec<usize>,
+    pub recv_tb: Vec<usize>,
+    /// `fused[x] = Some(y)`: the receive of x and the send of y are one step, at x's place.
+    pub fused: Vec<Option<usize>>,
+    /// Sends that run inside a fused step.
+    pub sent_early: Vec<bool>,
+    /// A fused reduction whose sum is sent on and never stored (`rrs`).
+    pub no_store: Vec<bool>,
+}
+
+impl Plan {
+    /// Channel of a transfer: by piece, so a piece's whole path (a tree, a ring pass) stays
+    /// on one channel and a receive can be fused with the send that forwards it.
+    pub fn channel(s: &Schedule, t: usize, channels: usize) -> usize {
+        s.transfers[t].piece % channels
+    }
+
+    /// Pair connections into thread blocks (receive-from-a with send-to-b where most
+    /// forwards go a -> b), then fuse consecutive receive–send pairs of one block.
+    pub fn new(s: &Schedule, grid: &Grid, ops: &[Operation], channels: usize, fuse: bool) -> Plan {
+        let n = s.n_ranks;
+        let ch = |t: usize| Plan::channel(s, t, channels);
+        // Connections in use and forwarding counts per (rank, channel).
+        let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
+        let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
+        let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
+        for (i, t) in s.transfers.iter().enumerate() {
+            send_peers[t.src].entry(ch(i)).or_default().push(t.dst);
+            recv_peers[t.dst].entry(ch(i)).or_default().push(t.src);
+            for &x in &t.after {
+                let d = &s.transfers[x];
+                if fuse && d.dst == t.src && d.piece == t.piece {
+                    *forwards.entry((t.src, ch(i), d.src, t.dst)).or_default() += 1;
+                }
+            }
+        }
+        let mut tbs = vec![Vec::new(); n];
+        let mut index: HashMap<(usize, usize, bool, usize), usize> = HashMap::new();
+        for r in 0..n {
+            let mut chans: Vec<usize> = recv_peers[r].keys().chain(send_peers[r].keys()).copied().collect();
+            chans.sort_unstable();
+            chans.dedup();
+            for c in chans {
+                let pairs = pair_up(r, c, &recv_peers[r], &send_peers[r], &forwards);
+                for spec in pairs {
+                    let id = tbs[r].len();
+                    if let Some(a) = spec.recv {
+                        index.insert((r, c, false, a), id);
+                    }
+                    if let Some(b) = spec.send {
+                        index.insert((r, c, true, b), id);
+                    }
+                    tbs[r].push(spec);
+                }
+            }
+        }
+        let send_tb = (0..s.transfers.len()).map(|i| index[&(s.transfers[i].src, ch(i), true, s.transfers[i].dst)]);
+        let recv_tb = (0..s.transfers.len()).map(|i| index[&(s.transfers[i].dst, ch(i), false, s.transfers[i].src)]);
+        let mut plan = Plan {
+            channels,
+            tbs,
+            send_tb: send_tb.collect(),
+            recv_tb: recv_tb.collect(),
+            fused: vec![None; s.transfers.len()],
+            sent_early: vec![false; s.transfers.len()],
+            no_store: vec![false; s.transfers.len()],
+        };
+        if fuse {
+            plan.fuse(s, grid, ops);
+        }
+        plan
+    }
+
+    /// Fuse a receive x with the next operation y of its thread block when y sends the same
+    /// piece and nothing writes that (rank, piece) between them in T: then y reads exactly
+    /// what x wrote, and sending it at x's place moves no other operation of the block.
+    fn fuse(&mut self, s: &Schedule, grid: &Grid, order: &[Operation]) {
+        // Position in T of each transfer's send and receive.
+        let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
+        // Accesses of each (rank, piece) in T: (position, writes?, reads the old value?).
+        let mut access: HashMap<(usize, usize), Vec<Access>> = HashMap::new();
+        // Each block's operations in T.
+        let mut ops: HashMap<(usize, usize), Vec<Operation>> = HashMap::new();
+        for (k, &(t, is_send)) in order.iter().enumerate() {
+            let tr = &s.transfers[t];
+            if is_send {
+                send_at[t] = k;
+                access.entry((tr.src, tr.piece)).or_default().push((k, false, true));
+                ops.entry((tr.src, self.send_tb[t])).or_default().push((t, true));
+            } else {
+                recv_at[t] = k;
+                access.entry((tr.dst, tr.piece)).or_default().push((k, true, tr.op == Op::Reduce));
+                ops.entry((tr.dst, self.recv_tb[t])).or_default().push((t, false));
+            }
+        }
+        for ((rank, _), list) in &ops {
+            let mut k = 0;
+            while k + 1 < list.len() {
+                let ((x, x_send), (y, y_send)) = (list[k], list[k + 1]);
+                let (tx, ty) = (&s.transfers[x], &s.transfers[y]);
+                if !x_send && y_send && tx.piece == ty.piece {
+                    let acc = &access[&(*rank, tx.piece)];
+                    let later = |p: usize| acc.iter().filter(move |&&(q, _, _)| q > p);
+                    let (px, py) = (recv_at[x], send_at[y]);
+                    if !later(px).any(|&(q, w, _)| w && q < py) {
+                        self.fused[x] = Some(y);
+                        self.sent_early[y] = true;
+                        // Not stored: a reduction whose sum nobody at this rank reads again
+                        // (next comes an overwrite, or nothing and the rank need not keep it).
+                        let next = later(py).next();
+                        self.no_store[x] = tx.op == Op::Reduce
+                            && later(px).take_while(|&&(q, _, _)| q < py).count() == 0
+                            && match next {
+                                Some(&(_, w, reads)) => w && !reads,
+                                None => !grid.final_at(*rank, tx.piece),
+                            };
+                        k += 2;
+                        continue;
+                    }
+                }
+                k += 1;
+            }
+        }
+    }
+}
+
+/// An access to a (rank, piece) in T: (position, writes?, reads the old value?).
+type Access = (usize, bool, bool);
+
+/// The thread blocks of one rank and channel: greedy pairing of receive peers with send
+/// peers by forwarding count (ties by peer ids, so deterministic), the rest alone.
+fn pair_up(
+    r: usize,
+    c: usize,
+    recv_peers: &HashMap<usize, Vec<usize>>,
+    send_peers: &HashMap<usize, Vec<usize>>,
+    forwards: &HashMap<(usize, usize, usize, usize), usize>,
+) -> Vec<TbSpec> {
+    let peers = |m: &HashMap<usize, Vec<usize>>| {
+        let mut v = m.get(&c).cloned().unwrap_or_default();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (ins, outs) = (peers(recv_peers), peers(send_peers));
+    let mut cands: Vec<(usize, usize, usize)> = forwards
+        .iter()
+        .filter(|(&(rr, cc, _, _), _)| rr == r && cc == c)
+        .map(|(&(_, _, a, b), &k)| (k, a, b))
+        .collect();
+    cands.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    let (mut in_used, mut out_used) = (vec![false; ins.len()], vec![false; outs.len()]);
+    let mut specs = Vec::new();
+    for (_, a, b) in cands {
+        let (Ok(i), Ok(j)) = (ins.binary_search(&a), outs.binary_search(&b)) else { continue };
+        if !in_used[i] && !out_used[j] {
+            in_used[i] = true;
+            out_used[j] = true;
+            specs.push(TbSpec { chan: c, recv: Some(a), send: Some(b) });
+        }
+    }
+    specs.extend(ins.iter().zip(&in_used).filter(|(_, &u)| !u).map(|(&a, _)| TbSpec {
+        chan: c,
+        recv: Some(a),
+        send: None,
+    }));
+    specs.extend(outs.iter().zip(&out_used).filter(|(_, &u)| !u).map(|(&b, _)| TbSpec {
+        chan: c,
+        recv: None,
+        send: Some(b),
+    }));
+    specs.sort_unstable();
+    specs
+}

@@ -1,0 +1,345 @@
+//! Emission: thread-block programs in T, with the access chain of every (rank, piece)
+//! turned into dependencies (`depid`/`deps`, extra ones in `nop` carriers).
+
+use super::assign::{Plan, TbSpec};
+use super::grid::Grid;
+use super::{default_size_range, Failure, Operation, Options};
+use crate::error::CollsynthError;
+use crate::ir::{Op, Schedule};
+use crate::msccl::model::*;
+use std::collections::HashMap;
+
+/// Where a (rank, piece) value is: the rank's input, its output, or scratch at an offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loc {
+    Input,
+    Output,
+    Scratch(usize),
+}
+
+/// Accesses of one (rank, piece) so far: its place, the last write and the reads since.
+#[derive(Default)]
+struct Chain {
+    loc: Option<Loc>,
+    last_write: Option<(usize, usize)>,
+    reads: Vec<(usize, usize)>,
+}
+
+struct Emitter<'a> {
+    s: &'a Schedule,
+    grid: &'a Grid,
+    gpus: Vec<Gpu>,
+    chains: HashMap<(usize, usize), Chain>,
+}
+
+/// One operation for `steps`: type, source and destination (buffer, chunk offset), chunks.
+struct StepOp {
+    kind: StepType,
+    src: (Buf, i64),
+    dst: (Buf, i64),
+    cnt: usize,
+}
+
+/// What one emitted operation does to its (rank, piece).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// Build the program for `plan`; `Failure::Limit` if a runtime limit is exceeded.
+pub(super) fn program(
+    s: &Schedule,
+    grid: &Grid,
+    ops: &[Operation],
+    plan: &Plan,
+    o: &Options,
+) -> Result<Program, Failure> {
+    let mut e = Emitter::new(s, grid, plan);
+    let copies = o.fused || !needs_copies(s, grid);
+    if copies {
+        e.initial_copies()?;
+    }
+    for &(t, is_send) in ops {
+        match is_send {
+            true if !plan.sent_early[t] => e.send(t, plan.send_tb[t])?,
+            true => {}
+            false => e.receive(t, plan.recv_tb[t], plan.fused[t], plan.no_store[t])?,
+        }
+    }
+    let p = e.finish(o, plan.channels, copies);
+    check_limits(&p, o.dialect)?;
+    Ok(p)
+}
+
+/// Some rank ends with a piece it held from the start but nobody writes: a local copy.
+fn needs_copies(s: &Schedule, grid: &Grid) -> bool {
+    let written: std::collections::HashSet<(usize, usize)> = s.transfers.iter().map(|t| (t.dst, t.piece)).collect();
+    (0..s.n_ranks).any(|r| {
+        (0..s.pieces.len()).any(|p| grid.initially_held(r, p) && grid.final_at(r, p) && !written.contains(&(r, p)))
+    })
+}
+
+impl<'a> Emitter<'a> {
+    fn new(s: &'a Schedule, grid: &'a Grid, plan: &Plan) -> Self {
+        let (i_chunks, o_chunks) = grid.io_chunks();
+        let gpus = (0..s.n_ranks)
+            .map(|r| Gpu {
+                id: r,
+                i_chunks,
+                o_chunks,
+                s_chunks: 0,
+                tbs: plan.tbs[r].iter().enumerate().map(|(id, spec)| tb(id, spec)).collect(),
+            })
+            .collect();
+        Emitter { s, grid, gpus, chains: HashMap::new() }
+    }
+
+    fn chain(&mut self, r: usize, p: usize) -> &mut Chain {
+        let grid = self.grid;
+        self.chains
+            .entry((r, p))
+            .or_insert_with(|| Chain { loc: grid.initially_held(r, p).then_some(Loc::Input), ..Chain::default() })
+    }
+
+    /// The (buffer, chunk offset) of a place.
+    fn at(&self, r: usize, p: usize, loc: Loc) -> (Buf, i64) {
+        match loc {
+            Loc::Input => (Buf::Input, self.grid.offset(r, p, Buf::Input) as i64),
+            Loc::Output => (Buf::Output, self.grid.offset(r, p, Buf::Output) as i64),
+            Loc::Scratch(off) => (Buf::Scratch, off as i64),
+        }
+    }
+
+    /// Where a write of (r, p) goes: its current place once it has left the input, else the
+    /// output if r must end with it, else fresh scratch.
+    fn write_place(&mut self, r: usize, p: usize) -> Loc {
+        let cur = self.chain(r, p).loc;
+        match cur {
+            Some(loc @ (Loc::Output | Loc::Scratch(_))) => loc,
+            _ if self.grid.final_at(r, p) => Loc::Output,
+            _ => {
+                let off = self.gpus[r].s_chunks;
+                self.gpus[r].s_chunks += self.grid.range[p].1;
+                Loc::Scratch(off)
+            }
+        }
+    }
+
+    /// Local copies input -> output of the pieces a rank holds, keeps and never receives
+    /// (allgather's own shard, the broadcast root's data), first, merged where contiguous.
+    fn initial_copies(&mut self) -> Result<(), Failure> {
+        let written: std::collections::HashSet<(usize, usize)> =
+            self.s.transfers.iter().map(|t| (t.dst, t.piece)).collect();
+        for r in 0..self.s.n_ranks {
+            let mut pieces: Vec<usize> = (0..self.s.pieces.len())
+                .filter(|&p| self.grid.initially_held(r, p) && self.grid.final_at(r, p) && !written.contains(&(r, p)))
+                .collect();
+            if pieces.is_empty() {
+                continue;
+            }
+            pieces.sort_by_key(|&p| self.grid.range[p].0);
+            let tb = self.gpus[r].tbs.len();
+            self.gpus[r].tbs.push(ThreadBlock { id: tb, send: -1, recv: -1, chan: 0, steps: vec![], comment: None });
+            for run in contiguous_runs(&pieces, &self.grid.range) {
+                let (first, last) = (run[0], run[run.len() - 1]);
+                let cnt = self.grid.range[last].0 + self.grid.range[last].1 - self.grid.range[first].0;
+                let src = self.at(r, first, Loc::Input);
+                let dst = self.at(r, first, Loc::Output);
+                let step = self.steps(r, tb, StepOp { kind: StepType::Copy, src, dst, cnt }, vec![])?;
+                for &p in run {
+                    let c = self.chain(r, p);
+                    c.loc = Some(Loc::Output);
+                    c.last_write = Some((tb, step));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The send of transfer t on its own step.
+    fn send(&mut self, t: usize, tb: usize) -> Result<(), Failure> {
+        let tr = &self.s.transfers[t];
+        let (r, p) = (tr.src, tr.piece);
+        let loc = self.chain(r, p).loc.ok_or_else(|| internal(t, "sends a piece its source does not hold"))?;
+        let at = self.at(r, p, loc);
+        let deps = self.chain(r, p).last_write.into_iter().collect();
+        let step =
+            self.steps(r, tb, StepOp { kind: StepType::Send, src: at, dst: at, cnt: self.grid.range[p].1 }, deps)?;
+        self.chain(r, p).reads.push((tb, step));
+        Ok(())
+    }
+
+    /// The receive of transfer t, fused with the send of `fused` when given.
+    fn receive(&mut self, t: usize, tb: usize, fused: Option<usize>, no_store: bool) -> Result<(), Failure> {
+        let tr = &self.s.transfers[t];
+        let (r, p, reduce) = (tr.dst, tr.piece, tr.op == Op::Reduce);
+        let cur = self.chain(r, p).loc;
+        let kind = match (reduce, fused.is_some(), no_store) {
+            (false, false, _) => StepType::Recv,
+            (false, true, _) => StepType::RecvCopySend,
+            (true, false, _) => StepType::RecvReduceCopy,
+            (true, true, false) => StepType::RecvReduceCopySend,
+            (true, true, true) => StepType::RecvReduceSend,
+        };
+        let access = if kind == StepType::RecvReduceSend { Access::Read } else { Access::Write };
+        if reduce && cur.is_none() {
+            return Err(internal(t, "reduces into a piece its destination does not hold"));
+        }
+        let dst_loc = if access == Access::Write { self.write_place(r, p) } else { cur.unwrap_or(Loc::Input) };
+        let src = cur.map_or(self.at(r, p, dst_loc), |l| self.at(r, p, l));
+        let dst = self.at(r, p, dst_loc);
+        let chain = self.chain(r, p);
+        let mut deps: Vec<(usize, usize)> = chain.last_write.into_iter().collect();
+        if access == Access::Write {
+            deps.extend(chain.reads.iter().copied());
+        }
+        let step = self.steps(r, tb, StepOp { kind, src, dst, cnt: self.grid.range[p].1 }, deps)?;
+        let chain = self.chain(r, p);
+        match access {
+            Access::Read => chain.reads.push((tb, step)),
+            Access::Write => {
+                chain.loc = Some(dst_loc);
+                chain.last_write = Some((tb, step));
+                chain.reads.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Append one operation of `cnt` chunks to block `tb` of rank `r` (several steps when
+    /// `cnt` reaches the runtime's limit), waiting for `deps` (blocks of the same rank;
+    /// extra ones on `nop` carriers). Returns the index of its last step.
+    fn steps(&mut self, r: usize, tb: usize, op: StepOp, deps: Vec<(usize, usize)>) -> Result<usize, Failure> {
+        let StepOp { kind, src, dst, cnt } = op;
+        let mut latest: Vec<(usize, usize)> = Vec::new();
+        for (b, st) in deps.into_iter().filter(|&(b, _)| b != tb) {
+            match latest.iter_mut().find(|(lb, _)| *lb == b) {
+                Some(entry) => entry.1 = entry.1.max(st),
+                None => latest.push((b, st)),
+            }
+        }
+        latest.sort_unstable();
+        for &(b, st) in &latest {
+            self.gpus[r].tbs[b].steps[st].hasdep = true;
+        }
+        let mut first_dep = latest.pop();
+        for (b, st) in latest {
+            self.push(r, tb, StepType::Nop, (Buf::Input, -1), (Buf::Output, -1), 0, Some((b, st)));
+        }
+        let mut done = 0;
+        while done < cnt {
+            let k = (cnt - done).min(MAX_COUNT - 1);
+            let shift = |(buf, off): (Buf, i64)| (buf, off + done as i64);
+            self.push(r, tb, kind, shift(src), shift(dst), k, first_dep.take());
+            done += k;
+        }
+        Ok(self.gpus[r].tbs[tb].steps.len() - 1)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        r: usize,
+        tb: usize,
+        kind: StepType,
+        src: (Buf, i64),
+        dst: (Buf, i64),
+        cnt: usize,
+        dep: Option<(usize, usize)>,
+    ) {
+        let steps = &mut self.gpus[r].tbs[tb].steps;
+        steps.push(Step {
+            s: steps.len(),
+            kind,
+            srcbuf: src.0,
+            srcoff: src.1,
+            dstbuf: dst.0,
+            dstoff: dst.1,
+            cnt,
+            depid: dep.map_or(-1, |d| d.0 as i64),
+            deps: dep.map_or(-1, |d| d.1 as i64),
+            hasdep: false,
+        });
+    }
+
+    fn finish(self, o: &Options, channels: usize, outofplace: bool) -> Program {
+        let max_s = self.gpus.iter().map(|g| g.s_chunks).max().unwrap_or(0);
+        let (min_bytes, max_bytes) =
+            o.size_range.unwrap_or_else(|| default_size_range(o.dialect, self.grid.chunks, max_s));
+        let used = self.gpus.iter().flat_map(|g| g.tbs.iter().map(|t| t.chan + 1)).max().unwrap_or(1);
+        Program {
+            name: format!("collsynth {} {} n{}", self.s.provenance.algorithm, self.s.collective.name(), self.s.n_ranks),
+            proto: o.proto,
+            nchannels: used.min(channels.max(1)),
+            nchunksperloop: self.grid.chunks,
+            ngpus: self.s.n_ranks,
+            collective: self.s.collective,
+            inplace: true,
+            outofplace,
+            min_bytes,
+            max_bytes,
+            nthreads: None,
+            gpus: self.gpus,
+        }
+    }
+}
+
+fn tb(id: usize, spec: &TbSpec) -> ThreadBlock {
+    let peer = |p: Option<usize>| p.map_or(-1, |x| x as i64);
+    ThreadBlock { id, send: peer(spec.send), recv: peer(spec.recv), chan: spec.chan, steps: vec![], comment: None }
+}
+
+/// Maximal runs of pieces (sorted by first chunk) that are adjacent in the buffer.
+fn contiguous_runs<'p>(pieces: &'p [usize], range: &[(usize, usize)]) -> Vec<&'p [usize]> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for k in 1..=pieces.len() {
+        if k == pieces.len() || range[pieces[k - 1]].0 + range[pieces[k - 1]].1 != range[pieces[k]].0 {
+            runs.push(&pieces[start..k]);
+            start = k;
+        }
+    }
+    runs
+}
+
+fn internal(t: usize, what: &str) -> Failure {
+    Failure::Other(CollsynthError::internal(format!(
+        "MSCCL lowering: transfer {t} {what} (the schedule is not verified?)"
+    )))
+}
+
+/// The runtime's limits on the finished program (steps per block, blocks and peers per
+/// channel, blocks per GPU).
+fn check_limits(p: &Program, dialect: Dialect) -> Result<(), Failure> {
+    let max_steps = dialect.max_steps_per_tb();
+    for g in &p.gpus {
+        if dialect == Dialect::Old && g.tbs.len() > 216 {
+            return Err(Failure::Limit(format!("rank {} needs {} thread blocks (limit 216)", g.id, g.tbs.len())));
+        }
+        let mut per_chan: HashMap<usize, (usize, usize, usize)> = HashMap::new();
+        for tb in &g.tbs {
+            if tb.steps.len() > max_steps {
+                return Err(Failure::Limit(format!(
+                    "rank {} thread block {} needs {} steps (limit {max_steps})",
+                    g.id,
+                    tb.id,
+                    tb.steps.len()
+                )));
+            }
+            let e = per_chan.entry(tb.chan).or_default();
+            e.0 += 1;
+            e.1 += usize::from(tb.send >= 0);
+            e.2 += usize::from(tb.recv >= 0);
+        }
+        for (c, (tbs, sends, recvs)) in per_chan {
+            if tbs > MAX_TBS_PER_CHANNEL || sends > MAX_PEERS_PER_CHANNEL || recvs > MAX_PEERS_PER_CHANNEL {
+                return Err(Failure::Limit(format!(
+                    "rank {} channel {c} needs {tbs} thread blocks, {sends} send and {recvs} receive peers (limit 32 each)",
+                    g.id
+                )));
+            }
+        }
+    }
+    Ok(())
+}

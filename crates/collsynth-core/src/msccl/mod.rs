@@ -1,0 +1,142 @@
+//! MSCCL XML: the exporter (schedule -> program -> XML) and the validator (XML -> program ->
+//! parser rules of both runtimes -> symbolic execution with the runtime's semantics).
+//! Notes on the format and the choices made: `docs/msccl.md`.
+
+pub mod interp;
+pub mod lower;
+pub mod model;
+pub mod parse;
+pub mod rules;
+pub mod write;
+
+pub use model::{Buf, Dialect, Gpu, Program, Proto, Step, StepType, ThreadBlock};
+
+use crate::error::{CollsynthError, Result};
+use crate::ir::Schedule;
+use crate::rational::Rat;
+use crate::topology::Topology;
+
+/// An exported schedule: the program, its XML, and the sub-chunks per piece it uses.
+pub struct Exported {
+    pub program: Program,
+    pub xml: String,
+    pub pipeline: usize,
+}
+
+/// Lower `s` (verified) and check the XML the way `validate` would; a problem there is a
+/// bug (internal error): no XML that a runtime would reject or that computes a wrong
+/// result leaves this function. With `auto_pipeline`, tree schedules (no steps) are cut
+/// into 4, else 2, else 1 sub-chunks per piece, the finest that fits the runtime's limits.
+/// A fused program that would deadlock on the runtime's finite connection buffers is
+/// replaced by the same program without fused steps (deadlock-free with any buffers).
+pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
+    let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
+    let mut last = None;
+    for k in pipelines {
+        let ok = lower::Options { pipeline: k, ..o.clone() };
+        for fuse in if o.fused { vec![true, false] } else { vec![false] } {
+            let program = match lower::lower_with(s, &ok, fuse) {
+                Ok(p) => p,
+                Err(e @ CollsynthError::Infeasible(_)) => {
+                    last = Some(e);
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            match self_check(&program, o.dialect) {
+                Ok(xml) => return Ok(Exported { program, xml, pipeline: k }),
+                Err(e) if fuse => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| CollsynthError::internal("no pipeline tried")))
+}
+
+/// Write `p`, read it back as the runtime would and run the validator on it.
+fn self_check(p: &Program, dialect: Dialect) -> Result<String> {
+    let xml = write::to_xml(p, dialect);
+    let bug = |what: String| CollsynthError::internal(format!("exported MSCCL XML fails its own validation: {what}"));
+    let parsed = parse::parse(&xml, dialect).map_err(|ps| bug(ps[0].to_string()))?;
+    if &parsed != p {
+        return Err(bug("the XML does not read back as the program written".into()));
+    }
+    if let Some(problem) = rules::check(&parsed, dialect).into_iter().next() {
+        return Err(bug(problem));
+    }
+    if let Some(problem) = interp::check(&parsed, model::connection_slots(p.proto)).into_iter().next() {
+        return Err(bug(problem));
+    }
+    Ok(xml)
+}
+
+/// The verdict on an XML file.
+pub struct Validation {
+    /// Per dialect (new, old): the parser's and the structural rules' problems (empty =
+    /// that runtime accepts the file).
+    pub dialects: Vec<(Dialect, Vec<String>)>,
+    /// The program as read (by the first dialect whose parser accepts it).
+    pub program: Option<Program>,
+    /// Symbolic execution in every mode the file claims, unbounded and finite buffers
+    /// (run when some dialect accepts the structure); empty = correct.
+    pub execution: Vec<String>,
+    /// With a topology: bytes per link as a fraction of M, and the bandwidth time per
+    /// byte of M (1/(GB/s)) it implies.
+    pub loads: Option<(Vec<Rat>, Rat)>,
+}
+
+impl Validation {
+    /// Accepted by some runtime and correct when executed.
+    pub fn ok(&self) -> bool {
+        self.program.is_some() && self.execution.is_empty() && self.dialects.iter().any(|(_, ps)| ps.is_empty())
+    }
+}
+
+/// Judge an XML text: both runtimes' parsers and rules, then symbolic execution; with
+/// `topo`, the link loads. Never fails: every problem is in the result.
+pub fn validate(text: &str, topo: Option<&Topology>) -> Result<Validation> {
+    let mut dialects = Vec::new();
+    let mut program = None;
+    for d in [Dialect::New, Dialect::Old] {
+        match parse::parse(text, d) {
+            Ok(p) => {
+                let problems = rules::check(&p, d);
+                if problems.is_empty() && program.is_none() {
+                    program = Some(p);
+                }
+                dialects.push((d, problems));
+            }
+            Err(ps) => dialects.push((d, ps.iter().map(|p| p.to_string()).collect())),
+        }
+    }
+    let execution = match &program {
+        Some(p) => interp::check(p, model::connection_slots(p.proto)),
+        None => vec![],
+    };
+    let loads = match (&program, topo) {
+        (Some(p), Some(t)) => {
+            if t.n_ranks() != p.ngpus {
+                return Err(CollsynthError::bad(format!(
+                    "--topology has {} ranks but the XML is for ngpus = {}",
+                    t.n_ranks(),
+                    p.ngpus
+                )));
+            }
+            Some(interp::link_loads(p, t).map_err(CollsynthError::bad)?)
+        }
+        _ => None,
+    };
+    Ok(Validation { dialects, program, execution, loads })
+}
+
+/// Read an XML file leniently for execution (the MPI executor): the first dialect whose
+/// parser accepts it; structural rules are the validator's business.
+pub fn read_program(text: &str) -> Result<Program> {
+    parse::parse(text, Dialect::New)
+        .or_else(|_| parse::parse(text, Dialect::Old))
+        .map_err(|ps| CollsynthError::bad(ps.first().map_or("empty XML".to_string(), |p| p.to_string())))
+}
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod export_tests;

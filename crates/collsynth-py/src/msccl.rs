@@ -1,0 +1,113 @@
+//! Python entry points of the MSCCL exporter and validator (registered by `lib.rs`).
+
+use crate::{guard, PySchedule, PyTopology};
+use collsynth_core::api;
+use collsynth_core::msccl::{self, lower, Dialect, Proto};
+use collsynth_core::rational::to_fraction_string;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Export a verified schedule: a dict with `xml`, `program` (JSON text of the program, for
+/// the MPI executor), `pipeline`, `nchunksperloop`, `nchannels`, `thread_blocks` (max per
+/// rank), `max_steps` (per thread block), `s_chunks` (max per rank), `fallback` (a note, or
+/// None) and `schedule` (the schedule exported: the fallback forest when there is one).
+#[pyfunction]
+#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None))]
+#[allow(clippy::too_many_arguments)]
+fn msccl_export<'py>(
+    py: Python<'py>,
+    schedule: &PySchedule,
+    dialect: &str,
+    protocol: &str,
+    channels: Option<usize>,
+    unfused: bool,
+    pipeline: Option<usize>,
+    size_range: Option<(u64, u64)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let o = guard(|| {
+        Ok(lower::Options {
+            dialect: Dialect::parse(dialect)?,
+            proto: Proto::parse(protocol)?,
+            channels,
+            fused: !unfused,
+            pipeline: pipeline.unwrap_or(1),
+            size_range,
+        })
+    })?;
+    let done = py.detach(|| guard(|| api::export_msccl(&schedule.inner, &schedule.topo, &o, pipeline.is_none())))?;
+    let p = &done.exported.program;
+    let d = PyDict::new(py);
+    d.set_item("xml", &done.exported.xml)?;
+    d.set_item("program", p.to_json().to_string())?;
+    d.set_item("pipeline", done.exported.pipeline)?;
+    d.set_item("nchunksperloop", p.nchunksperloop)?;
+    d.set_item("nchannels", p.nchannels)?;
+    d.set_item("thread_blocks", p.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0))?;
+    d.set_item("max_steps", p.gpus.iter().flat_map(|g| g.tbs.iter().map(|t| t.steps.len())).max().unwrap_or(0))?;
+    d.set_item("s_chunks", p.gpus.iter().map(|g| g.s_chunks).max().unwrap_or(0))?;
+    d.set_item("min_bytes", p.min_bytes)?;
+    d.set_item("max_bytes", p.max_bytes)?;
+    d.set_item("fallback", done.fallback)?;
+    d.set_item("schedule", PySchedule { inner: done.schedule, topo: schedule.topo.clone() })?;
+    Ok(d)
+}
+
+/// Judge an MSCCL XML text (see `msccl::validate`): a dict with `ok`, `dialects` ({"new":
+/// [problems], "old": [...]}), `execution` (problems), the program's header (`collective`,
+/// `ngpus`, `nchunksperloop`, `nchannels`, `proto`, `inplace`, `outofplace`,
+/// `thread_blocks`, `max_steps`) and, with a topology, `link_loads` ([(src, dst,
+/// fraction of M as "p/q")] for loaded links) and `bandwidth_time_per_byte` ("p/q", in
+/// 1/(GB/s)).
+#[pyfunction]
+#[pyo3(signature = (text, topology=None))]
+fn msccl_validate<'py>(py: Python<'py>, text: &str, topology: Option<&PyTopology>) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology.map(|t| &t.inner);
+    let v = py.detach(|| guard(|| msccl::validate(text, topo)))?;
+    let d = PyDict::new(py);
+    d.set_item("ok", v.ok())?;
+    let dialects = PyDict::new(py);
+    for (dialect, problems) in &v.dialects {
+        dialects.set_item(dialect.name(), problems)?;
+    }
+    d.set_item("dialects", dialects)?;
+    d.set_item("execution", &v.execution)?;
+    if let Some(p) = &v.program {
+        d.set_item("collective", p.collective.name())?;
+        d.set_item("ngpus", p.ngpus)?;
+        d.set_item("nchunksperloop", p.nchunksperloop)?;
+        d.set_item("nchannels", p.nchannels)?;
+        d.set_item("proto", p.proto.name())?;
+        d.set_item("inplace", p.inplace)?;
+        d.set_item("outofplace", p.outofplace)?;
+        d.set_item("thread_blocks", p.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0))?;
+        d.set_item("max_steps", p.gpus.iter().flat_map(|g| g.tbs.iter().map(|t| t.steps.len())).max().unwrap_or(0))?;
+    }
+    if let (Some((loads, time)), Some(t)) = (&v.loads, topo) {
+        let rows: Vec<(String, String, String)> = loads
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| **l != collsynth_core::Rat::from_integer(0))
+            .map(|(i, l)| {
+                let link = &t.links[i];
+                (t.nodes[link.src].name.clone(), t.nodes[link.dst].name.clone(), to_fraction_string(l))
+            })
+            .collect();
+        d.set_item("link_loads", rows)?;
+        d.set_item("bandwidth_time_per_byte", to_fraction_string(time))?;
+    }
+    Ok(d)
+}
+
+/// The program of an MSCCL XML text as JSON (for the MPI executor); BadInput if neither
+/// runtime's parser reads it.
+#[pyfunction]
+fn msccl_program(text: &str) -> PyResult<String> {
+    guard(|| msccl::read_program(text).map(|p| p.to_json().to_string()))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(msccl_export, m)?)?;
+    m.add_function(wrap_pyfunction!(msccl_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(msccl_program, m)?)?;
+    Ok(())
+}

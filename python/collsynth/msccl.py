@@ -1,0 +1,77 @@
+"""MSCCL XML: export a schedule, judge an XML file, read one as a program for the MPI executor.
+
+    xml = sched.to_msccl_xml(dialect="new", channels=2)    # always validated before returned
+    report = collsynth.msccl.validate(text, topology=topo)  # both runtimes' rules + execution
+"""
+
+from __future__ import annotations
+
+import json
+
+from collsynth import _core
+from collsynth._core import BadInput
+
+DIALECTS = ("new", "old")
+PROTOCOLS = ("Simple", "LL", "LL128")
+
+
+def parse_size_range(text: str | None) -> tuple[int, int] | None:
+    """``MIN-MAX`` in any size unit (``1MiB-1GiB``; ``0-0`` means unbounded in the new dialect)."""
+    if text is None:
+        return None
+    lo, sep, hi = text.partition("-")
+    if not sep or not lo or not hi:
+        raise BadInput(f"--size-range {text!r}: expected MIN-MAX, e.g. 1MiB-1GiB")
+    try:
+        a, b = int(_core.size_bytes(lo)), int(_core.size_bytes(hi))
+    except BadInput as e:
+        raise BadInput(f"--size-range {text!r}: {e}") from None
+    if b and a > b:
+        raise BadInput(f"--size-range {text!r}: MIN is above MAX")
+    return a, b
+
+
+def export(
+    schedule,
+    dialect: str = "new",
+    protocol: str = "Simple",
+    channels: int | None = None,
+    unfused: bool = False,
+    pipeline: int | None = None,
+    size_range: str | tuple[int, int] | None = None,
+) -> dict:
+    """Lower a verified schedule to MSCCL XML (validated in both buffer modes, unbounded and
+    finite connection buffers, before it is returned). Keys: ``xml``, ``program`` (dict),
+    ``pipeline``, ``nchunksperloop``, ``nchannels``, ``thread_blocks``, ``max_steps``,
+    ``s_chunks``, ``min_bytes``, ``max_bytes``, ``fallback`` (a note or None) and ``schedule``
+    (what was exported: a fixed-k forest when the optimal one does not fit the runtime)."""
+    if dialect not in DIALECTS:
+        raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
+    if protocol not in PROTOCOLS:
+        raise BadInput(f"--protocol {protocol!r}: expected Simple, LL or LL128")
+    if channels is not None and not 1 <= channels <= 32:
+        raise BadInput(f"--channels {channels}: the runtimes take 1 to 32 channels")
+    if pipeline is not None and pipeline < 1:
+        raise BadInput(f"--pipeline must be at least 1, got {pipeline}")
+    rng = parse_size_range(size_range) if isinstance(size_range, str) else size_range
+    core = schedule._core
+    out = _core.msccl_export(core, dialect, protocol, channels, unfused, pipeline, rng)
+    out["program"] = json.loads(out["program"])
+    from collsynth.schedule import Schedule
+
+    out["schedule"] = Schedule(out["schedule"])
+    out["dialect"] = dialect
+    return out
+
+
+def validate(text: str, topology=None) -> dict:
+    """Judge an MSCCL XML text: ``ok``, ``dialects`` ({"new": [problems], "old": [...]}),
+    ``execution`` (problems of the symbolic run), the header, and with a topology
+    ``link_loads`` and ``bandwidth_time_per_byte``."""
+    topo = None if topology is None else topology._core
+    return _core.msccl_validate(text, topo)
+
+
+def program(text: str) -> dict:
+    """The program of an XML text (as the MPI executor takes it); BadInput if unreadable."""
+    return json.loads(_core.msccl_program(text))
