@@ -4,9 +4,9 @@ The heavy lifting is in the Rust core (``collsynth._core``); this package is the
 the Python API, the ``collsynth`` command line and plots.
 """
 
+from collsynth import msccl
 from collsynth._core import BadInput, InternalError, __version__
 from collsynth.schedule import Schedule, algorithms, bound, synthesize
-from collsynth import msccl  # noqa: E402  (submodule: collsynth.msccl.export / validate)
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
 
 __all__ = [
@@ -21,5 +21,6 @@ __all__ = [
     "algorithms",
     "bound",
     "families",
+    "msccl",
     "synthesize",
 ]

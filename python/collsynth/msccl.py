@@ -1,7 +1,7 @@
 """MSCCL XML: export a schedule, judge an XML file, read one as a program for the MPI executor.
 
-    xml = sched.to_msccl_xml(dialect="new", channels=2)    # always validated before returned
-    report = collsynth.msccl.validate(text, topology=topo)  # both runtimes' rules + execution
+xml = sched.to_msccl_xml(dialect="new", channels=2)    # always validated before returned
+report = collsynth.msccl.validate(text, topology=topo)  # both runtimes' rules + execution
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Run an MSCCL program (JSON, the dict of collsynth.mpi.executor) over MPI on random data, check the
-result and time it against the MPI library's own collective:
+"""Run a schedule file, an MSCCL XML or an MSCCL program (JSON, the dict of collsynth.mpi.executor)
+over MPI on random data, check the result and time it against the MPI library's own collective:
 
-    mpiexec -n N python -m collsynth.run PROGRAM.json --size 1MiB --dtype float32 [--inplace] [--json]
+    mpiexec -n N python -m collsynth.run SCHEDULE.json|FILE.xml|PROGRAM.json --size 1MiB [--json]
+
+A schedule file is verified and lowered exactly as `collsynth export` does with default options.
 
 `--size` is the full buffer M in bytes (nccl-tests' size: the allgather output, the reduce-scatter
 input, the allreduce / broadcast / reduce buffer; `1MiB`, `64KB`, `4096`). Rank 0 prints one line
@@ -35,7 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = _Parser(prog="python -m collsynth.run", description=__doc__.split("\n\n")[0])
-    ap.add_argument("program", help="MSCCL program as JSON (collsynth's lowering of a schedule)")
+    ap.add_argument("program", help="schedule file, MSCCL XML, or MSCCL program as JSON")
     ap.add_argument("--size", default="1MiB", help="bytes of the full buffer M (default 1MiB)")
     ap.add_argument("--dtype", default="float32", choices=DTYPES)
     ap.add_argument("--inplace", action="store_true", help="run in place (default: out of place)")
@@ -55,7 +57,19 @@ def parse_size(text: str) -> int:
 
 
 def load_program(path: str) -> dict:
-    """The program dict from a JSON file, or BadInput naming the file and the problem."""
+    """The program dict from an XML file, a schedule file (verified, then lowered) or a program
+    JSON file, or BadInput naming the file and the problem."""
+    from collsynth import msccl
+    from collsynth.fileio import read_text
+    from collsynth.schedule import Schedule
+
+    if path.lower().endswith(".xml"):
+        return msccl.program(read_text(path))
+    text = read_text(path)
+    if '"collsynth-schedule/' in text[:200]:
+        sched = Schedule.loads(text, source=path)
+        sched.verify()
+        return msccl.export(sched)["program"]
     try:
         with open(path) as f:
             program = json.load(f)

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 
 from collsynth import msccl
@@ -98,7 +99,14 @@ def print_validation(path: str, v: dict) -> None:
         execution = "correct" if not v["execution"] else v["execution"][0]
         rows.append(["execution", f"{execution} ({', '.join(modes)}; unbounded and finite buffers)"])
     if "bandwidth_time_per_byte" in v:
-        rows.append(["bandwidth time", f"{v['bandwidth_time_per_byte']} x M ns per byte of M"])
+        num, _, den = v["bandwidth_time_per_byte"].partition("/")
+        algbw = int(den or 1) / int(num) if int(num) else float("inf")
+        rows.append(
+            ["bandwidth time", f"{v['bandwidth_time_per_byte']} ns per byte of M (algbw {algbw:.2f} GB/s)"]
+        )
+        if v["link_loads"]:
+            src, dst, load = max(v["link_loads"], key=lambda r: Fraction(r[2]))
+            rows.append(["heaviest link", f"{src} -> {dst}: {load} of M"])
     console.print(table(path, [("", "left"), ("", "left")], rows))
     for p in v["execution"][1:]:
         console.print(f"  {p}")

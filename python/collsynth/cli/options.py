@@ -71,8 +71,12 @@ MSCCL_OPTIONS = ["msccl-dialect", "channels", "protocol", "unfused", "size-range
 def add_msccl_options(p) -> None:
     """The MSCCL exporter's options (see docs/msccl.md)."""
     g = p.add_argument_group("MSCCL XML (with --format msccl-xml)")
-    g.add_argument("--msccl-dialect", choices=["new", "old"], default=None, help="new (default) or old runtime")
-    g.add_argument("--channels", type=int, default=None, metavar="C", help="channels (default: fewest that fit)")
+    g.add_argument(
+        "--msccl-dialect", choices=["new", "old"], default=None, help="new (default) or old runtime"
+    )
+    g.add_argument(
+        "--channels", type=int, default=None, metavar="C", help="channels (default: fewest that fit)"
+    )
     g.add_argument("--protocol", choices=["Simple", "LL", "LL128"], default=None, help="default Simple")
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
     g.add_argument("--size-range", default=None, metavar="MIN-MAX", help="minBytes-maxBytes, e.g. 1MiB-1GiB")

@@ -44,3 +44,39 @@ fn old_dialect_and_unfused_exports_are_valid() {
         assert!(export_all(spec, Dialect::New, false) >= 5);
     }
 }
+
+#[test]
+fn a_forest_too_large_for_the_runtime_falls_back_to_the_best_fixed_k_forest() {
+    // mi250:2 allgather: k = 83 trees per root; on one channel a thread block would need 83
+    // steps (> 64), so the exporter bisects --max-trees: 6 fits (its forest has k = 5).
+    let topo = from_spec("mi250:2").unwrap();
+    let done = api::synthesize(&topo, Collective::Allgather, "forestcoll", &Request::default(), rat(1 << 30)).unwrap();
+    let o = lower::Options { channels: Some(1), ..lower::Options::default() };
+    let e = api::export_msccl(&done.schedule, &done.topology, &o, true).unwrap();
+    let note = e.fallback.expect("a fallback");
+    assert!(note.contains("k = 83 trees per root does not fit"), "{note}");
+    assert!(note.contains("needs 83 steps (limit 64)"), "{note}");
+    assert!(note.contains("at most 6 trees per root"), "{note}");
+    assert!(e.exported.program.gpus.iter().flat_map(|g| &g.tbs).all(|t| t.steps.len() <= 64));
+    assert_eq!(e.schedule.provenance.options, vec![("max-trees".to_string(), "6".to_string())]);
+    // Without the channel restriction the optimal forest fits as it is.
+    let e = api::export_msccl(&done.schedule, &done.topology, &lower::Options::default(), true).unwrap();
+    assert!(e.fallback.is_none());
+}
+
+#[test]
+fn exported_link_loads_equal_the_schedule_s() {
+    // The XML moves exactly the bytes the IR does, link by link.
+    for (spec, c, alg) in [
+        ("torus:2x4", Collective::Allreduce, "ring"),
+        ("dgx-a100:1", Collective::Allgather, "forestcoll"),
+        ("mesh:2x3", Collective::ReduceScatter, "tacos"),
+    ] {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let e = export(&done.schedule, &lower::Options::default(), true).unwrap();
+        let (loads, _) = interp::link_loads(&e.program, &done.topology).unwrap();
+        let ir = crate::cost::link_loads(&done.schedule, &done.topology, rat(1));
+        assert_eq!(loads, ir, "{spec} {alg}");
+    }
+}

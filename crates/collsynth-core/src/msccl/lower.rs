@@ -96,11 +96,13 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
     };
     let mut why = String::new();
     for c in tries {
-        let plan = assign::Plan::new(&s, &grid, &ops, c, fuse);
-        match emit::program(&s, &grid, &ops, &plan, o) {
-            Ok(p) => return Ok(p),
-            Err(Failure::Limit(m)) => why = m,
-            Err(Failure::Other(e)) => return Err(e),
+        for spread in [assign::Spread::ByPiece, assign::Spread::ByConnection] {
+            let plan = assign::Plan::new(&s, &grid, &ops, c, spread, fuse);
+            match emit::program(&s, &grid, &ops, &plan, o) {
+                Ok(p) => return Ok(p),
+                Err(Failure::Limit(m)) => why = m,
+                Err(Failure::Other(e)) => return Err(e),
+            }
         }
     }
     let tried = o.channels.map_or(format!("up to {MAX_CHANNELS} channels"), |c| format!("{c} channels"));

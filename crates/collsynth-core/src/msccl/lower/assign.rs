@@ -31,18 +31,32 @@ pub struct Plan {
     pub no_store: Vec<bool>,
 }
 
+/// How transfers are spread over channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// By piece: a piece's whole path (a tree, a ring pass) stays on one channel, so a
+    /// receive can be fused with the send that forwards it.
+    ByPiece,
+    /// By connection, (source + destination) mod C: spreads a rank's many peers (a direct
+    /// all-to-all, a star) over channels at both ends, where by piece cannot.
+    ByConnection,
+}
+
 impl Plan {
-    /// Channel of a transfer: by piece, so a piece's whole path (a tree, a ring pass) stays
-    /// on one channel and a receive can be fused with the send that forwards it.
-    pub fn channel(s: &Schedule, t: usize, channels: usize) -> usize {
-        s.transfers[t].piece % channels
+    /// Channel of transfer `t` among `channels`.
+    pub fn channel(s: &Schedule, t: usize, channels: usize, spread: Spread) -> usize {
+        let tr = &s.transfers[t];
+        match spread {
+            Spread::ByPiece => tr.piece % channels,
+            Spread::ByConnection => (tr.src + tr.dst) % channels,
+        }
     }
 
     /// Pair connections into thread blocks (receive-from-a with send-to-b where most
     /// forwards go a -> b), then fuse consecutive receive–send pairs of one block.
-    pub fn new(s: &Schedule, grid: &Grid, ops: &[Operation], channels: usize, fuse: bool) -> Plan {
+    pub fn new(s: &Schedule, grid: &Grid, ops: &[Operation], channels: usize, spread: Spread, fuse: bool) -> Plan {
         let n = s.n_ranks;
-        let ch = |t: usize| Plan::channel(s, t, channels);
+        let ch = |t: usize| Plan::channel(s, t, channels, spread);
         // Connections in use and forwarding counts per (rank, channel).
         let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
         let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];

@@ -1,0 +1,272 @@
+"""MSCCL XML: export (CLI and API), the validator on our XML, on mutations and on the real files
+of ../shared/data/msccl-xml/, and the round trip IR -> XML -> validator -> MPI executor for every
+algorithm and collective on switch:N, ring:N (N = 2..8), torus:2x4 and dgx-a100:1."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import collsynth
+from collsynth import msccl
+from collsynth.mpi import launch
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "msccl-xml"
+COLLECTIVES = ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce"]
+
+
+def ring3_allreduce_xml(**options) -> str:
+    sched = collsynth.synthesize(collsynth.Topology.from_spec("ring:3"), "allreduce", "ring")
+    return sched.to_msccl_xml(**options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+
+
+def test_ring3_allreduce_is_the_classic_fused_ring():
+    xml = ring3_allreduce_xml()
+    first = xml.splitlines()[0]
+    assert first == (
+        '<algo name="collsynth ring allreduce n3" proto="Simple" nchannels="1" nchunksperloop="3" '
+        'ngpus="3" coll="allreduce" inplace="1" outofplace="1" minBytes="0" maxBytes="1099511627776">'
+    )
+    assert "\t" not in xml and "<?xml" not in xml and xml.endswith("</algo>\n")
+    for gpu in xml.split("<gpu ")[1:]:
+        assert re.findall(r'type="(\w+)"', gpu) == ["s", "rrs", "rrcs", "rcs", "r"]
+    v = msccl.validate(xml)
+    assert v["ok"] and v["dialects"] == {"new": [], "old": []} and v["execution"] == []
+
+
+def test_dialects_protocol_channels_size_range():
+    topo = collsynth.Topology.from_spec("ring:4")
+    rs = collsynth.synthesize(topo, "reduce-scatter", "ring")
+    assert 'coll="reducescatter"' in rs.to_msccl_xml()
+    old = rs.to_msccl_xml(dialect="old", protocol="LL128", channels=2, size_range="1MiB-1GiB")
+    assert 'coll="reduce_scatter"' in old and 'proto="LL128"' in old and 'nchannels="2"' in old
+    assert 'minBytes="1048576" maxBytes="1073741824"' in old
+    assert msccl.validate(old)["ok"]
+
+
+def test_unfused_emits_only_s_r_rrc_nop_and_is_in_place_when_a_copy_is_needed():
+    topo = collsynth.Topology.from_spec("switch:4")
+    for coll, outofplace in [("allreduce", "1"), ("allgather", "0")]:
+        xml = collsynth.synthesize(topo, coll, "forestcoll").to_msccl_xml(unfused=True)
+        assert set(re.findall(r'type="(\w+)"', xml)) <= {"s", "r", "rrc", "nop"}
+        assert f'outofplace="{outofplace}"' in xml
+        assert msccl.validate(xml)["ok"]
+
+
+def test_export_reports_link_loads_equal_to_the_optimum(tmp_path):
+    # ForestColl on dgx-a100:1 is optimal: the XML's implied bandwidth time is the bound's.
+    topo = collsynth.Topology.from_spec("dgx-a100:1")
+    sched = collsynth.synthesize(topo, "allgather", "forestcoll")
+    v = msccl.validate(sched.to_msccl_xml(), topology=topo)
+    bound = collsynth.bound(topo, "allgather")
+    assert v["ok"]
+    # time per byte of M (1/(GB/s)) = 1 / bound algbw
+    num, den = map(int, v["bandwidth_time_per_byte"].split("/"))
+    assert abs(den / num - bound["bound_algbw_GBps"]) < 1e-9
+
+
+def test_synth_writes_schedule_and_xml(cli, tmp_path):
+    out = tmp_path / "out"
+    proc = cli("synth", "torus:2x4", "-c", "allgather", "-a", "ring", "--format", "json,msccl-xml",
+               "-o", str(out), "--json")  # fmt: skip
+    s = json.loads(proc.stdout)
+    assert s["files"] == [str(out / "schedule.json"), str(out / "schedule.xml")]
+    assert s["msccl"]["dialect"] == "new" and s["msccl"]["nchunksperloop"] % 8 == 0
+    assert s["msccl"]["fallback"] is None
+    assert cli("verify", str(out / "schedule.xml")).returncode == 0
+    proc = cli("export", str(out / "schedule.json"), "--format", "msccl-xml", "--msccl-dialect", "old")
+    assert proc.stdout.startswith('<algo name="collsynth ring allgather n8"')
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--channels", "2"], "--channels applies to --format msccl-xml only"),
+        (["--format", "msccl-xml", "--channels", "40"], "1 to 32 channels"),
+        (["--format", "msccl-xml", "--size-range", "big"], "expected MIN-MAX"),
+        (["--format", "msccl-xml", "--size-range", "1GiB-1MiB"], "MIN is above MAX"),
+        (["--format", "xml"], "unknown format"),
+    ],
+)
+def test_bad_export_options_exit_2(cli, args, message):
+    proc = cli("synth", "ring:3", "-c", "allreduce", "-a", "ring", *args, check_status=2)
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allgatherv_has_no_msccl_collective(cli):
+    proc = cli("synth", "ring:3", "-c", "allgatherv", "-a", "circulant", "--counts", "1,2,3",
+               "--format", "msccl-xml", check_status=2)  # fmt: skip
+    assert "allgatherv has no MSCCL collective" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Validator: mutations of our own XML are caught with the right message
+
+
+def verify_text(cli, tmp_path, text: str, status: int = 2):
+    path = tmp_path / "m.xml"
+    path.write_text(text)
+    return cli("verify", str(path), "--json", check_status=status)
+
+
+def line_allgather_xml() -> str:
+    # A tree allgather on a line: relays forward through cross-thread-block dependencies.
+    topo = collsynth.Topology.from_spec("mesh:4")
+    return collsynth.synthesize(topo, "allgather", "ring").to_msccl_xml(channels=1)
+
+
+def test_mutation_tab_and_declaration(cli, tmp_path):
+    xml = ring3_allreduce_xml()
+    proc = verify_text(cli, tmp_path, xml.replace("  <gpu", "\t<gpu", 1))
+    assert "tab character" in proc.stderr
+    proc = verify_text(cli, tmp_path, '<?xml version="1.0"?>\n' + xml)
+    assert "XML declaration" in proc.stderr
+
+
+def test_mutation_missing_attribute(cli, tmp_path):
+    xml = ring3_allreduce_xml()
+    proc = verify_text(cli, tmp_path, xml.replace(' cnt="1"', "", 1))
+    assert "attribute cnt of node step not found" in proc.stderr
+
+
+def test_mutation_dropped_hasdep(cli, tmp_path):
+    xml = collsynth.synthesize(
+        collsynth.Topology.from_spec("switch:4"), "allreduce", "forestcoll"
+    ).to_msccl_xml()
+    assert 'hasdep="1"' in xml
+    proc = verify_text(cli, tmp_path, xml.replace('hasdep="1"', 'hasdep="0"', 1))
+    assert 'does not have hasdep="1"' in proc.stderr
+
+
+def test_mutation_swapped_receives(cli, tmp_path):
+    xml = ring3_allreduce_xml(unfused=True)
+    lines = xml.splitlines()
+    recvs = [i for i, line in enumerate(lines[: lines.index("  </gpu>")]) if 'type="r"' in line]
+    i, j = recvs[0], recvs[1]
+    # The two receives take each other's destination: messages land in swapped places.
+    offs = [re.search(r'dstoff="\d+"', lines[k]).group(0) for k in (i, j)]
+    lines[i], lines[j] = lines[i].replace(offs[0], offs[1]), lines[j].replace(offs[1], offs[0])
+    proc = verify_text(cli, tmp_path, "\n".join(lines) + "\n")
+    v = json.loads(proc.stdout)
+    assert v["execution"] and any(
+        "holds" in p or "deadlock" in p or "reduces chunk" in p for p in v["execution"]
+    )
+
+
+def test_mutation_duplicated_reduction(cli, tmp_path):
+    xml = ring3_allreduce_xml(unfused=True)
+    # The allgather phase's last receive becomes a reduction: the sum counts ranks twice.
+    last_r = xml.rindex('type="r"')
+    proc = verify_text(cli, tmp_path, xml[:last_r] + 'type="rrc"' + xml[last_r + len('type="r"') :])
+    assert "double reduction" in proc.stdout
+
+
+def test_verify_missing_file_and_topology_mismatch(cli, tmp_path):
+    assert "cannot read file" in cli("verify", str(tmp_path / "x.xml"), check_status=2).stderr
+    path = tmp_path / "ok.xml"
+    path.write_text(ring3_allreduce_xml())
+    proc = cli("verify", str(path), "--topology", "ring:4", check_status=2)
+    assert "--topology has 4 ranks but the XML is for ngpus = 3" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The real files
+
+
+REAL_VERDICTS = {
+    # file: (new runtime accepts, old runtime accepts); all six execute correctly.
+    "forestcoll-a100x1-allgather.xml": (True, True),
+    "forestcoll-a100x1-allreduce.xml": (True, True),
+    "teccl-amd32-allgather.xml": (True, True),
+    # msccl-tools omits outofplace/minBytes/maxBytes, which the new executor requires.
+    "mscclang-ring3-allreduce.xml": (False, True),
+    "mscclang-ring4-allgather.xml": (False, True),
+    "msccl-tools-dgx1-allgather-2steps.xml": (False, True),
+}
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/data/msccl-xml not present")
+@pytest.mark.parametrize("name", sorted(REAL_VERDICTS))
+def test_real_files_are_judged(name):
+    v = msccl.validate((REAL / name).read_text())
+    new_ok, old_ok = REAL_VERDICTS[name]
+    assert (not v["dialects"]["new"], not v["dialects"]["old"]) == (new_ok, old_ok), v["dialects"]
+    if not new_ok:
+        assert "attribute outofplace of node algo not found" in v["dialects"]["new"][0]
+    assert v["ok"] and v["execution"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# IR -> XML -> validator -> MPI executor, for every algorithm and collective
+
+
+def topologies(n: int) -> list[str]:
+    specs = [f"switch:{n}", f"ring:{n}"]
+    return specs + (["torus:2x4", "dgx-a100:1"] if n == 8 else [])
+
+
+def programs_for(n: int, tmp: Path) -> list[str]:
+    paths = []
+    algorithms = [a["name"] for a in collsynth.algorithms()]
+    for spec in topologies(n):
+        topo = collsynth.Topology.from_spec(spec)
+        for alg in algorithms:
+            for coll in COLLECTIVES:
+                root = n - 1 if coll in ("broadcast", "reduce") else 0
+                try:
+                    sched = collsynth.synthesize(topo, coll, alg, root=root)
+                except collsynth.BadInput:
+                    continue  # the algorithm does not apply here
+                out = msccl.export(sched)
+                path = tmp / f"{spec.replace(':', '')}__{alg}__{coll}.json"
+                path.write_text(json.dumps(out["program"]))
+                paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8])
+def test_every_schedule_runs_correctly_under_mpi(n, tmp_path):
+    paths = programs_for(n, tmp_path)
+    algorithms = {Path(p).stem.split("__")[1] for p in paths}
+    assert {"ring", "direct", "forestcoll", "tacos", "circulant", "rhd"} <= algorithms
+    script = Path(__file__).parent / "mpi" / "check_schedules.py"
+    cmd = launch.command(n, [sys.executable, str(script), *paths])
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count("OK ") == len(paths) and f"ok: {n} ranks" in proc.stdout
+
+
+def test_run_command_on_a_schedule_and_on_an_xml(cli, tmp_path):
+    out = tmp_path / "o"
+    cli(
+        "synth",
+        "switch:4",
+        "-c",
+        "reduce-scatter",
+        "-a",
+        "forestcoll",
+        "--format",
+        "json,msccl-xml",
+        "-o",
+        str(out),
+    )
+    proc = cli("run", str(out / "schedule.json"), "--np", "4", "--size", "64KiB", "--json")
+    r = json.loads(proc.stdout)
+    assert r["ok"] and r["np"] == 4 and r["library"].startswith("MPI_Reduce_scatter")
+    proc = cli(
+        "run", str(out / "schedule.xml"), "--np", "4", "--size", "64KiB", "--dtype", "int32", "--inplace"
+    )
+    assert proc.stdout.startswith("ok:")
+    proc = cli("run", str(out / "schedule.xml"), "--np", "3", check_status=2)
+    assert "--np 3: the schedule is for 4 ranks" in proc.stderr
+    proc = cli("run", str(out / "schedule.xml"), "--np", "4", "--channels", "2", check_status=2)
+    assert "--channels applies to schedule files" in proc.stderr
