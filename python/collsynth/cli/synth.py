@@ -188,7 +188,8 @@ def print_msccl(m: dict) -> None:
     console.print(
         f"MSCCL XML ({m['dialect']} dialect): {m['nchunksperloop']} chunks per loop, {m['nchannels']} "
         f"channel(s), up to {m['thread_blocks']} thread blocks per rank and {m['max_steps']} steps per "
-        f"block, {m['s_chunks']} scratch chunks; validated"
+        f"block, {m['s_chunks']} scratch chunks; validated. The runtime selects it for buffers of "
+        f"{m['minBytes']} to {m['maxBytes']} bytes whose element count is a multiple of {m['nchunksperloop']}"
     )
     if m["fallback"]:
         console.print(f"note: {m['fallback']}")

@@ -87,6 +87,15 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
     if let Some(c) = o.channels.filter(|&c| c == 0 || c > MAX_CHANNELS) {
         return Err(CollsynthError::bad(format!("--channels {c}: the runtimes take 1 to {MAX_CHANNELS} channels")));
     }
+    match o.size_range {
+        Some((_, 0)) if o.dialect == Dialect::Old => {
+            return Err(CollsynthError::bad("--size-range: maxBytes 0 means never in the old runtime; give a bound"))
+        }
+        Some((lo, hi)) if hi != 0 && lo > hi => {
+            return Err(CollsynthError::bad(format!("--size-range: minBytes {lo} is above maxBytes {hi}")))
+        }
+        _ => {}
+    }
     let s = transform::split(s, o.pipeline.max(1));
     let grid = grid::Grid::new(&s)?;
     let ops = operations(&s, fuse)?;
