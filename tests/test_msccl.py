@@ -95,7 +95,10 @@ def test_synth_writes_schedule_and_xml(cli, tmp_path):
         (["--format", "msccl-xml", "--size-range", "big"], "expected MIN-MAX"),
         (["--format", "msccl-xml", "--size-range", "1GiB-1MiB"], "MIN is above MAX"),
         (["--format", "xml"], "unknown format"),
-        (["--format", "msccl-xml", "--msccl-dialect", "old", "--size-range", "0-0"], "means never in the old"),
+        (
+            ["--format", "msccl-xml", "--msccl-dialect", "old", "--size-range", "0-0"],
+            "means never in the old",
+        ),
     ],
 )
 def test_bad_export_options_exit_2(cli, args, message):
