@@ -174,6 +174,8 @@ pub struct Evaluation {
     /// Bound bandwidth term / schedule bandwidth term (exact), capped at 1 (see README).
     pub optimality: Rat,
     pub steps: usize,
+    /// The direct-connect paper's T_L / alpha and T_B / (M/B) (`cost::direct`).
+    pub direct: cost::DirectCosts,
 }
 
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
@@ -195,6 +197,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         busbw_gbps: algbw * s.collective.busbw_factor(s.n_ranks),
         optimality,
         steps: s.steps(),
+        direct: cost::direct_costs(s, topo),
     })
 }
 

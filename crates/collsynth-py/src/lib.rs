@@ -223,6 +223,8 @@ impl PySchedule {
         d.set_item("optimality", to_f64(&e.optimality))?;
         d.set_item("optimality_exact", to_fraction_string(&e.optimality))?;
         d.set_item("steps", e.steps)?;
+        d.set_item("latency_steps", e.direct.latency_steps)?;
+        d.set_item("bandwidth_factor", to_fraction_string(&e.direct.bandwidth_factor))?;
         Ok(d)
     }
 

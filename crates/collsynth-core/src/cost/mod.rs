@@ -32,11 +32,13 @@
 //! ```
 
 pub mod alpha_beta;
+pub mod direct;
 pub mod loads;
 pub mod simulator;
 pub mod tuning;
 
 pub use alpha_beta::{alpha_beta, Estimate};
+pub use direct::{direct_costs, DirectCosts};
 pub use loads::{bandwidth_term_us, link_loads, ByteLayout};
 pub use simulator::{simulate, SimResult};
 

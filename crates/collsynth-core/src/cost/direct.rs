@@ -1,0 +1,94 @@
+//! The direct-connect paper's cost notions of a schedule (its section 3.2): T_L in units of
+//! alpha and T_B in units of M/B, B being a node's total egress bandwidth (the largest over
+//! compute nodes; d times the link bandwidth on the paper's d-regular graphs).
+//!
+//! A step schedule pays, per step, alpha times its longest route (a hop per alpha) and the
+//! busiest link's time; a schedule without steps (trees) is one pipelined phase: its depth
+//! in hops and its busiest link over the whole schedule. Allreduce is whatever the schedule
+//! is (reduce-scatter then allgather for the composed ones), steps continuing.
+
+use crate::ir::Schedule;
+use crate::rational::Rat;
+use crate::topology::Topology;
+use num_traits::Zero;
+
+/// `latency_steps` (T_L / alpha) and `bandwidth_factor` (T_B / (M/B), exact).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectCosts {
+    pub latency_steps: usize,
+    pub bandwidth_factor: Rat,
+}
+
+/// The costs of `s` on `topo` (see the module docs). Guarantees: a unidirectional ring
+/// allgather gives (N-1, (N-1)/N); a bandwidth-optimal schedule gives (N-1)/N.
+pub fn direct_costs(s: &Schedule, topo: &Topology) -> DirectCosts {
+    let egress = topo.ranks().iter().map(|&v| topo.egress(v)).max().unwrap_or_default();
+    let stepped = !s.transfers.is_empty() && s.transfers.iter().all(|t| t.step.is_some());
+    let (latency_steps, per_byte) = if stepped { by_steps(s, topo) } else { one_phase(s, topo) };
+    DirectCosts { latency_steps, bandwidth_factor: per_byte * egress }
+}
+
+/// Sum over steps of the longest route and of the busiest link's time per byte of M.
+fn by_steps(s: &Schedule, topo: &Topology) -> (usize, Rat) {
+    let n_steps = s.n_steps().unwrap_or(0) as usize;
+    let mut hops = vec![0usize; n_steps];
+    let mut load: Vec<std::collections::HashMap<usize, Rat>> = vec![Default::default(); n_steps];
+    for t in &s.transfers {
+        let st = t.step.unwrap_or(0) as usize;
+        hops[st] = hops[st].max(t.route.len());
+        let f = s.piece_fraction(t.piece);
+        for &l in &t.route {
+            *load[st].entry(l).or_insert_with(Rat::zero) += f;
+        }
+    }
+    let time: Rat = load.iter().map(|m| busiest(topo, m.iter().map(|(&l, x)| (l, *x)))).sum();
+    (hops.iter().sum(), time)
+}
+
+/// Depth in hops and the busiest link over the whole schedule, per byte of M.
+fn one_phase(s: &Schedule, topo: &Topology) -> (usize, Rat) {
+    let mut depth = vec![0usize; s.transfers.len()];
+    for i in crate::ir::transform::topological_order(s).unwrap_or_default() {
+        let t = &s.transfers[i];
+        depth[i] = t.route.len() + t.after.iter().map(|&a| depth[a]).max().unwrap_or(0);
+    }
+    let loads = super::link_loads(s, topo, Rat::from_integer(1));
+    (depth.into_iter().max().unwrap_or(0), busiest(topo, loads.into_iter().enumerate()))
+}
+
+/// Max over links of load / bandwidth (load in fractions of M, bandwidth in GB/s).
+fn busiest(topo: &Topology, loads: impl Iterator<Item = (usize, Rat)>) -> Rat {
+    loads.map(|(l, x)| x / topo.links[l].bandwidth).max().unwrap_or_else(Rat::zero)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api;
+    use crate::ir::Collective;
+    use crate::rational::rat;
+    use crate::synth::Request;
+    use crate::zoo::from_spec;
+
+    fn costs(spec: &str, c: Collective, alg: &str) -> DirectCosts {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 20)).unwrap();
+        direct_costs(&done.schedule, &done.topology)
+    }
+
+    #[test]
+    fn ring_allgather_and_allreduce_on_a_unidirectional_ring() {
+        // N-1 steps of one hop; every link carries M/N per step: T_B = (N-1)/N * M/B.
+        let c = costs("ring:8", Collective::Allgather, "ring");
+        assert_eq!(c, DirectCosts { latency_steps: 7, bandwidth_factor: Rat::new(7, 8) });
+        let c = costs("ring:8", Collective::Allreduce, "ring");
+        assert_eq!(c, DirectCosts { latency_steps: 14, bandwidth_factor: Rat::new(14, 8) });
+    }
+
+    #[test]
+    fn direct_allgather_on_a_complete_graph_is_one_step_and_optimal() {
+        // K_5: B = 4 links; each link carries M/5 in one step: (1/5) / b * 4b = 4/5.
+        let c = costs("complete:5", Collective::Allgather, "direct");
+        assert_eq!(c, DirectCosts { latency_steps: 1, bandwidth_factor: Rat::new(4, 5) });
+    }
+}
