@@ -106,6 +106,12 @@ class Topology:
         """N, switches, links, degrees, diameter, average distance, bidirectional, egress."""
         return self._core.metrics()
 
+    def alltoall(self, size: int | str = "1MiB") -> dict:
+        """Uniform all-to-all throughput: ``alltoall_rate_GBps`` per ordered pair of ranks,
+        ``alltoall_us`` for every rank sending ``size`` bytes in total, ``alltoall_exact``
+        (False above the LP's size limit, where the bandwidth-tax estimate stands in)."""
+        return self._core.alltoall(str(size))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Topology) and self.to_json() == other.to_json()
 

@@ -102,6 +102,20 @@ impl PyTopology {
             .collect()
     }
 
+    /// Uniform all-to-all throughput (`bound::alltoall`): `alltoall_rate_GBps` (per ordered
+    /// pair of ranks), `alltoall_us` for every rank sending `size` bytes in total, and
+    /// `alltoall_exact` (false for the bandwidth-tax estimate on large topologies).
+    #[pyo3(signature = (size="1MiB"))]
+    fn alltoall<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
+        let bytes = to_f64(&size_arg(size)?);
+        let a = py.detach(|| guard(|| collsynth_core::bound::alltoall::alltoall(&self.inner)))?;
+        let d = PyDict::new(py);
+        d.set_item("alltoall_rate_GBps", a.rate_gbps)?;
+        d.set_item("alltoall_us", a.time_us(self.inner.n_ranks(), bytes))?;
+        d.set_item("alltoall_exact", a.exact)?;
+        Ok(d)
+    }
+
     /// Metrics as a dict with the `topo show --json` keys.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = guard(|| Ok(self.inner.metrics()))?;

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.progress import run_with_progress
 from collsynth.topology import Topology, families
 
 TOPO_HELP = "a topology JSON file, a zoo spec (ring:8, torus:4x4x2, dgx-a100:2) or an expression"
@@ -20,6 +22,10 @@ def register(sub) -> None:
     q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
     q.add_argument("--json", action="store_true", help="machine-readable output")
     q.add_argument("--links", action="store_true", help="also list every directed link")
+    q.add_argument(
+        "--alltoall", action="store_true", help="uniform all-to-all throughput (multi-commodity flow)"
+    )
+    q.add_argument("--size", default=None, help="with --alltoall: bytes each rank sends in total (1MiB)")
     q.set_defaults(run=run_show)
 
     q = tsub.add_parser("export", help="write a topology as JSON v1")
@@ -65,10 +71,19 @@ def show_rows(m: dict) -> list[list]:
 def run_show(args) -> int:
     topo = Topology.resolve(args.topo)
     m = topo.metrics()
+    if args.size is not None and not args.alltoall:
+        raise BadInput("--size applies to --alltoall only")
+    rows = show_rows(m)
+    if args.alltoall:
+        a = run_with_progress(lambda: topo.alltoall(args.size or "1MiB"), "all-to-all flow")
+        m.update(a)
+        kind = "multi-commodity flow LP" if a["alltoall_exact"] else "bandwidth-tax estimate"
+        rows.append(["all-to-all rate per pair (GB/s)", f"{a['alltoall_rate_GBps']:.6g} ({kind})"])
+        rows.append([f"all-to-all time, {args.size or '1MiB'} per rank (us)", f"{a['alltoall_us']:.3f}"])
     if args.json:
         emit_json(with_version(topo.name, m))
         return 0
-    console.print(table(f"Topology {topo.name}", [("metric", "left"), ("value", "right")], show_rows(m)))
+    console.print(table(f"Topology {topo.name}", [("metric", "left"), ("value", "right")], rows))
     if args.links:
         rows = [[lk.src, lk.dst, f"{float(lk.bandwidth):g}", f"{lk.latency:g}"] for lk in topo.links]
         cols = [("src", "left"), ("dst", "left"), ("GB/s", "right"), ("latency us", "right")]

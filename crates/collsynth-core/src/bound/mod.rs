@@ -12,6 +12,7 @@
 //! empty cut, and [`algbw`] returns `None` (unbounded).
 
 mod cuts;
+pub mod alltoall;
 pub mod latency;
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,11 @@
 //! The topology zoo: every family of the four papers, built from a spec string.
 //!
 //! One module per family group (like rustworkx's `generators/`); each family is a
-//! [`Family`] entry with a builder function `fn(&Spec) -> Result<Topology>`.
+//! [`Family`] entry with a builder function `fn(&Spec) -> Result<Topology>`. Expansion
+//! expressions over specs (`line^k(..)`, `degree*n(..)`, `power^n(..)`, `product(..; ..)`)
+//! are parsed by [`Expr`] and built by [`expand`].
 
+pub mod expand;
 pub mod spec;
 
 mod clusters;
@@ -11,7 +14,7 @@ mod drg;
 mod machines;
 mod rings;
 
-pub use spec::{LinkParams, Spec};
+pub use spec::{Expr, LinkParams, Spec};
 
 use crate::error::{CollsynthError, Result};
 use crate::topology::Topology;
@@ -37,8 +40,18 @@ pub fn families() -> Vec<&'static Family> {
     all
 }
 
-/// Build the topology a spec describes (`ring:8`, `torus:4x4x2,bw=50/50/25`, ...).
+/// Build the topology a spec or an expansion expression describes (`ring:8`,
+/// `torus:4x4x2,bw=50/50/25`, `line^2(power^2(diamond))`, ...). The topology is named after
+/// the (normalised) text; a bad text is a BadInput error.
 pub fn from_spec(text: &str) -> Result<Topology> {
+    match Expr::parse(text)? {
+        Expr::Spec(spec) => build_family(&spec),
+        expr => expand::build(&expr),
+    }
+}
+
+/// Build a plain zoo spec `family:args,...` with its family.
+fn build_family(text: &str) -> Result<Topology> {
     let spec = Spec::parse(text)?;
     let family = families().into_iter().find(|f| f.name == spec.family).ok_or_else(|| {
         CollsynthError::bad(format!("unknown topology family '{}' (see `collsynth topo list`)", spec.family))

@@ -209,6 +209,223 @@ impl Spec {
     }
 }
 
+/// An expansion expression (DESIGN.md, notes section 2): a zoo spec, or one of
+/// `line^k(E)` (`line(E)` is `line^1(E)`), `degree*n(E)`, `power^n(E)`,
+/// `product(E; E; ...)` over expressions `E`. Whitespace around every token is ignored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// A plain zoo spec `family:args,...` (trimmed), built by its family.
+    Spec(String),
+    /// The k-fold line digraph L^k(E), k >= 1.
+    Line(usize, Box<Expr>),
+    /// The degree expansion E * n, n >= 1.
+    Degree(usize, Box<Expr>),
+    /// The Cartesian power E^(□n), n >= 1.
+    Power(usize, Box<Expr>),
+    /// The Cartesian product of at least two factors, in the order written.
+    Product(Vec<Expr>),
+}
+
+/// Largest k of `line^k` and n of `power^n` (any larger one exceeds the size limits unless
+/// the graph is a directed cycle, where it changes nothing).
+pub const MAX_EXPONENT: usize = 64;
+
+/// Largest n of `degree*n` (the node limit stops it long before).
+pub const MAX_COPIES: usize = 1 << 20;
+
+impl Expr {
+    /// Parse an expression. A text without expansion keywords and without `(`, `)` or `;`
+    /// is returned as [`Expr::Spec`] unchecked (its family validates it). Errors are BadInput
+    /// naming the text, the 1-based character position and the problem.
+    pub fn parse(text: &str) -> Result<Expr> {
+        if text.trim().is_empty() {
+            return Err(CollsynthError::bad("empty topology spec"));
+        }
+        let mut p = ExprParser { text: text.trim(), pos: 0 };
+        let expr = p.expr()?;
+        p.skip_ws();
+        match p.peek() {
+            None => Ok(expr),
+            Some(c) => Err(p.unexpected(c)),
+        }
+    }
+}
+
+/// The normalised form: keywords as in the grammar, no spaces except after `;`, `line^1`
+/// written `line`, inner specs trimmed. Parsing it again gives the same expression.
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expr::Spec(s) => f.write_str(s),
+            Expr::Line(1, e) => write!(f, "line({e})"),
+            Expr::Line(k, e) => write!(f, "line^{k}({e})"),
+            Expr::Degree(n, e) => write!(f, "degree*{n}({e})"),
+            Expr::Power(n, e) => write!(f, "power^{n}({e})"),
+            Expr::Product(factors) => {
+                let parts: Vec<String> = factors.iter().map(Expr::to_string).collect();
+                write!(f, "product({})", parts.join("; "))
+            }
+        }
+    }
+}
+
+/// Recursive-descent parser over `text`; `pos` is a byte offset (always on a char boundary).
+struct ExprParser<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+/// Keywords and the operator that must follow each (`(` directly for `line` and `product`).
+const KEYWORDS: [&str; 4] = ["line", "degree", "power", "product"];
+
+impl ExprParser<'_> {
+    fn err_at(&self, pos: usize, msg: impl std::fmt::Display) -> CollsynthError {
+        let column = self.text[..pos].chars().count() + 1;
+        CollsynthError::bad(format!("{}: position {column}: {msg}", self.text))
+    }
+
+    /// The error for character `c` where an expression had to end.
+    fn unexpected(&self, c: char) -> CollsynthError {
+        let msg = match c {
+            ')' => "unbalanced ')'".to_string(),
+            ';' => "';' separates the factors of product(..; ..) only".to_string(),
+            '(' => "unexpected '(' (expansions are line^k(..), degree*n(..), power^n(..), product(..; ..))".to_string(),
+            c => format!("unexpected '{c}'"),
+        };
+        self.err_at(self.pos, msg)
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.text[self.pos..].chars().next()
+    }
+
+    fn skip_ws(&mut self) {
+        let rest = &self.text[self.pos..];
+        self.pos += rest.len() - rest.trim_start().len();
+    }
+
+    /// Consume `c` (after whitespace) if it is next.
+    fn eat(&mut self, c: char) -> bool {
+        self.skip_ws();
+        let hit = self.peek() == Some(c);
+        if hit {
+            self.pos += c.len_utf8();
+        }
+        hit
+    }
+
+    fn expr(&mut self) -> Result<Expr> {
+        self.skip_ws();
+        match self.keyword() {
+            Some("line") => {
+                let k = if self.eat('^') { self.count("line^k: k", MAX_EXPONENT)? } else { 1 };
+                Ok(Expr::Line(k, Box::new(self.parenthesised()?)))
+            }
+            Some("degree") => {
+                self.expect('*', "degree expansion is written degree*n(SPEC)")?;
+                Ok(Expr::Degree(self.count("degree*n: n", MAX_COPIES)?, Box::new(self.parenthesised()?)))
+            }
+            Some("power") => {
+                self.expect('^', "Cartesian power is written power^n(SPEC)")?;
+                Ok(Expr::Power(self.count("power^n: n", MAX_EXPONENT)?, Box::new(self.parenthesised()?)))
+            }
+            Some(_) => self.product(),
+            None => self.spec(),
+        }
+    }
+
+    /// Consume a keyword if the text continues with one followed (after whitespace) by an
+    /// operator or `(`: `line:3` stays a (bad) zoo spec, `linear:3` too.
+    fn keyword(&mut self) -> Option<&'static str> {
+        let rest = &self.text[self.pos..];
+        let kw = KEYWORDS.into_iter().find(|kw| rest.starts_with(kw))?;
+        let after = rest[kw.len()..].trim_start();
+        if !after.starts_with(['^', '*', '(']) {
+            return None;
+        }
+        self.pos += kw.len();
+        Some(kw)
+    }
+
+    fn expect(&mut self, c: char, usage: &str) -> Result<()> {
+        if self.eat(c) {
+            return Ok(());
+        }
+        Err(self.err_at(self.pos, usage))
+    }
+
+    /// A whole number in `1..=max` (after whitespace); `what` names it in errors.
+    fn count(&mut self, what: &str, max: usize) -> Result<usize> {
+        self.skip_ws();
+        let start = self.pos;
+        let digits = self.text[start..].chars().take_while(char::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(self.err_at(start, format!("{what}: expected a whole number")));
+        }
+        self.pos += digits;
+        match self.text[start..self.pos].parse::<usize>() {
+            Ok(v) if (1..=max).contains(&v) => Ok(v),
+            Ok(v) => Err(self.err_at(start, format!("{what} must be between 1 and {max}, got {v}"))),
+            Err(_) => Err(self.err_at(start, format!("{what} must be between 1 and {max}"))),
+        }
+    }
+
+    /// Consume `(`, returning its position.
+    fn open(&mut self) -> Result<usize> {
+        self.skip_ws();
+        let at = self.pos;
+        if !self.eat('(') {
+            return Err(self.err_at(at, "expected '('"));
+        }
+        Ok(at)
+    }
+
+    /// Consume the `)` matching the `(` at `open`.
+    fn close(&mut self, open: usize) -> Result<()> {
+        if self.eat(')') {
+            return Ok(());
+        }
+        match self.peek() {
+            None => Err(self.err_at(open, "'(' is never closed")),
+            Some(c) => Err(self.unexpected(c)),
+        }
+    }
+
+    /// `( E )`.
+    fn parenthesised(&mut self) -> Result<Expr> {
+        let open = self.open()?;
+        let inner = self.expr()?;
+        self.close(open)?;
+        Ok(inner)
+    }
+
+    /// `( E ; E ; ... )` after the keyword `product`: at least two factors.
+    fn product(&mut self) -> Result<Expr> {
+        let open = self.open()?;
+        let mut factors = vec![self.expr()?];
+        while self.eat(';') {
+            factors.push(self.expr()?);
+        }
+        self.close(open)?;
+        if factors.len() < 2 {
+            return Err(self.err_at(open, "product(..) needs at least two factors separated by ';'"));
+        }
+        Ok(Expr::Product(factors))
+    }
+
+    /// A zoo spec: everything up to the next `(`, `)`, `;` or the end, trimmed.
+    fn spec(&mut self) -> Result<Expr> {
+        let start = self.pos;
+        let end = self.text[start..].find(['(', ')', ';']).map_or(self.text.len(), |i| start + i);
+        let spec = self.text[start..end].trim();
+        if spec.is_empty() {
+            return Err(self.err_at(start, "expected a topology spec"));
+        }
+        self.pos = end;
+        Ok(Expr::Spec(spec.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
