@@ -11,8 +11,8 @@
 //! N = 1 (a single rank) has nothing to move: every bound is `inv_throughput = 0` with an
 //! empty cut, and [`algbw`] returns `None` (unbounded).
 
-mod cuts;
 pub mod alltoall;
+mod cuts;
 pub mod latency;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! job (`cost::tuning`), not a synthesizer's.
 
 pub mod baselines;
+pub mod bfb;
 pub mod circulant;
 pub mod forestcoll;
 pub mod tacos;
@@ -45,7 +46,7 @@ pub struct Algorithm {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, baselines::ALGORITHMS].concat()
+    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {

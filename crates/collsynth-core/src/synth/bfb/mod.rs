@@ -1,0 +1,681 @@
+//! `bfb`: Breadth-First-Broadcast, the schedule generator of the direct-connect topologies
+//! paper (Zhao et al., NSDI'25, section 6; our notes: `../shared/research/seed-direct-connect.md`
+//! section 3; user docs: `docs/bfb.md`).
+//!
+//! Allgather in D steps (D = diameter): at step t every node u receives, from every source v
+//! at distance t, the whole of v's shard, through its in-links (w, u) with w at distance
+//! t - 1 from v (so w holds the whole shard since step t - 1). How much of v each such w sends
+//! is the per-(u, t) problem LP (1) (weighted by link bandwidth), solved exactly by
+//! [`mod@solve`]. The per-step optima give the schedule's bandwidth term exactly.
+//!
+//! * [`plan`]: distances, every (u, t) optimum and the per-source split (parallel over u,
+//!   identical subproblems solved once per thread).
+//! * emission: pieces = per shard, the common refinement of every split's cut points; one
+//!   `Copy` transfer per piece along the single link (w, u), after the transfer that brought
+//!   that piece to w.
+//! * reduce-scatter = reversal of BFB on the transposed topology (appendix B, Cor 1.1);
+//!   allreduce = reduce-scatter then allgather, both on the union of their pieces.
+//! * [`mod@expand`]: on a `line^k(..)` / `degree*n(..)` topology, the allgather is the
+//!   paper's mapping of the base's schedule (Def 1 / Def 2), not a new BFB.
+
+pub mod expand;
+pub mod solve;
+#[cfg(test)]
+mod tests;
+
+use super::{Algorithm, Request};
+use crate::error::{CollsynthError, Result};
+use crate::flow::{integer_capacities, Cap};
+use crate::ir::transform::{compose, reverse, transpose};
+use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
+use crate::rational::{to_fraction_string, Rat};
+use crate::topology::Topology;
+use num_traits::{One, Zero};
+use solve::{solve, split_members, Problem, Solution};
+use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
+
+pub const BFB: Algorithm = Algorithm {
+    name: "bfb",
+    help: "Breadth-First-Broadcast (direct-connect paper): D-step allgather over shortest paths, \
+           per-step loads balanced exactly; reduce-scatter by transposition (no switches)",
+    collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
+    options: &[],
+    synthesize,
+};
+
+pub(crate) const ALGORITHMS: &[&Algorithm] = &[&BFB];
+
+/// Largest N: the plan keeps N^2 distances and the schedule has at least N (N - 1) transfers.
+pub const MAX_RANKS: usize = 1 << 14;
+
+/// Below this many nodes per thread the plan runs on one thread (spawning costs more).
+const MIN_NODES_PER_THREAD: usize = 64;
+
+fn synthesize(topo: &Topology, collective: Collective, _req: &Request) -> Result<Schedule> {
+    match collective {
+        // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
+        Collective::Allgather => match expand::mapped_allgather(topo)? {
+            Some(s) => Ok(s),
+            None => allgather(topo),
+        },
+        Collective::ReduceScatter => reduce_scatter(topo),
+        Collective::Allreduce => allreduce(topo),
+        c => Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
+    }
+}
+
+/// The optimal BFB allgather of `topo` (no switches): D = diameter steps, each step's busiest
+/// link exactly at the LP (1) optimum; verified-correct by construction.
+pub fn allgather(topo: &Topology) -> Result<Schedule> {
+    let p = plan(topo)?;
+    let mut s = emit(&p, &p.cuts)?;
+    s.provenance.details = p.details("");
+    Ok(s)
+}
+
+/// Reduce-scatter: BFB on the transpose, reversed (same steps and bandwidth term as that
+/// allgather). For a topology equal to its transpose the plan is the allgather's.
+pub fn reduce_scatter(topo: &Topology) -> Result<Schedule> {
+    let t = asymmetric_transpose(topo);
+    let made_on = t.as_ref().unwrap_or(topo);
+    let p = plan(made_on)?;
+    let mut s = reverse(&emit(&p, &p.cuts)?, made_on, topo)?;
+    s.provenance.details = p.details("");
+    Ok(s)
+}
+
+/// Allreduce = reduce-scatter then allgather on common pieces: 2 D steps (a topology and its
+/// transpose have the same diameter); `tau` is the sum of both phases' factors.
+pub fn allreduce(topo: &Topology) -> Result<Schedule> {
+    let ag = plan(topo)?;
+    let t = asymmetric_transpose(topo);
+    let rs_owned = t.as_ref().map(plan).transpose()?;
+    let rs = rs_owned.as_ref().unwrap_or(&ag);
+    let made_on = t.as_ref().unwrap_or(topo);
+    let cuts: Vec<Vec<Rat>> = ag.cuts.iter().zip(&rs.cuts).map(|(a, b)| merge_cuts(a, b)).collect();
+    let first = reverse(&emit(rs, &cuts)?, made_on, topo)?;
+    let mut s = compose(&first, &emit(&ag, &cuts)?, Collective::Allreduce)?;
+    s.root = 0;
+    let mut details = vec![
+        ("tau".to_string(), quoted(&(rs.tau() + ag.tau()))),
+        ("bandwidth_optimal".to_string(), (rs.bandwidth_optimal() && ag.bandwidth_optimal()).to_string()),
+    ];
+    details.extend(rs.details("rs_"));
+    details.extend(ag.details("ag_"));
+    s.provenance.details = details;
+    Ok(s)
+}
+
+/// The transpose of `topo`, or `None` when it has exactly the same links (then schedules
+/// made on `topo` itself reverse onto it).
+fn asymmetric_transpose(topo: &Topology) -> Option<Topology> {
+    let t = transpose(topo);
+    (t.links != topo.links).then_some(t)
+}
+
+fn merge_cuts(a: &[Rat], b: &[Rat]) -> Vec<Rat> {
+    let mut all: Vec<Rat> = a.iter().chain(b).copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+fn quoted(r: &Rat) -> String {
+    format!("\"{}\"", to_fraction_string(r))
+}
+
+// ---------------------------------------------------------------------------------------
+// The graph in ranks, with all distances
+
+/// An in-link (w, u) of rank u.
+#[derive(Debug, Clone, Copy)]
+struct InLink {
+    /// Rank w.
+    from: u32,
+    /// Index of the link in the topology.
+    link: u32,
+    /// Bandwidth scaled to an integer (see [`integer_capacities`]).
+    cap: Cap,
+}
+
+struct Graph {
+    n: usize,
+    /// In-links of each rank, by source node.
+    ins: Vec<Vec<InLink>>,
+    /// `dist[x * n + v]` = hops from v to x (every rank reaches every rank: validated).
+    dist: Vec<u16>,
+    /// Diameter D: the number of steps.
+    steps: usize,
+    /// Bandwidth = capacity / sigma.
+    sigma: Rat,
+}
+
+impl Graph {
+    fn new(topo: &Topology) -> Result<Graph> {
+        if topo.n_switches() > 0 {
+            return Err(CollsynthError::bad(format!(
+                "bfb needs a direct-connect topology (no switches); '{}' has {} switch(es)",
+                topo.name,
+                topo.n_switches()
+            )));
+        }
+        let n = topo.n_ranks();
+        if n > MAX_RANKS {
+            return Err(CollsynthError::bad(format!("bfb: at most {MAX_RANKS} ranks, '{}' has {n}", topo.name)));
+        }
+        let (caps, sigma) = integer_capacities(topo)?;
+        let ins: Vec<Vec<InLink>> = (0..n)
+            .map(|u| {
+                let node = topo.rank_node(u);
+                topo.in_links(node)
+                    .iter()
+                    .map(|&l| {
+                        let from = topo.rank_of(topo.links[l].src).expect("no switches");
+                        InLink { from: from as u32, link: l as u32, cap: caps[l] }
+                    })
+                    .collect()
+            })
+            .collect();
+        let dist: Vec<u16> = in_parallel(n, |range| distances_to(&ins, range)).concat();
+        let steps = dist.iter().copied().max().unwrap_or(0) as usize;
+        Ok(Graph { n, ins, dist, steps, sigma })
+    }
+
+    fn row(&self, x: usize) -> &[u16] {
+        &self.dist[x * self.n..(x + 1) * self.n]
+    }
+}
+
+/// Rows `range` of the distance matrix: BFS backwards over in-links from each x.
+fn distances_to(ins: &[Vec<InLink>], range: Range<usize>) -> Vec<u16> {
+    let n = ins.len();
+    let mut out = vec![u16::MAX; range.len() * n];
+    let mut queue = VecDeque::with_capacity(n);
+    for (i, x) in range.enumerate() {
+        let row = &mut out[i * n..(i + 1) * n];
+        row[x] = 0;
+        queue.push_back(x);
+        while let Some(y) = queue.pop_front() {
+            for inl in &ins[y] {
+                let z = inl.from as usize;
+                if row[z] == u16::MAX {
+                    row[z] = row[y] + 1;
+                    queue.push_back(z);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `f` on contiguous ranges covering `0..n`, on up to `available_parallelism` scoped threads
+/// (one thread for small n); results in range order, so the output never depends on the
+/// number of threads as long as `f` is a function of its range's items.
+fn in_parallel<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let threads = cores.min(n / MIN_NODES_PER_THREAD).max(1);
+    if threads == 1 {
+        return vec![f(0..n)];
+    }
+    let chunk = n.div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            (0..threads).map(|i| scope.spawn(move || f(i * chunk..((i + 1) * chunk).min(n)))).collect();
+        handles.into_iter().map(|h| h.join().expect("bfb worker panicked")).collect()
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// The plan: every (u, t) solved, every source's split decided
+
+/// How u gets a source's shard at its step.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// Whole, from rank `from` over link `link`.
+    Whole { link: u32, from: u32 },
+    /// In consecutive parts `parts[first..first + len]` of the node's plan.
+    Split { first: u32, len: u32 },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Delivery {
+    src: u32,
+    via: Via,
+}
+
+/// A part of a source's shard ending at `end` (it starts where the previous part ends, or
+/// at 0), from rank `from` over link `link`.
+#[derive(Debug, Clone)]
+struct Part {
+    link: u32,
+    from: u32,
+    end: Rat,
+}
+
+/// Everything u receives, by step.
+#[derive(Debug, Default)]
+struct NodePlan {
+    /// `deliveries[step_start[t - 1]..step_start[t]]`: the sources at distance t.
+    step_start: Vec<u32>,
+    deliveries: Vec<Delivery>,
+    parts: Vec<Part>,
+}
+
+/// The solved BFB allgather of a topology, before emission (see [`plan`]).
+#[derive(Debug)]
+pub struct Plan {
+    n: usize,
+    steps: usize,
+    /// `optima[u * steps + t - 1]` = U*_{u,t} in shards per GB/s.
+    optima: Vec<Rat>,
+    nodes: Vec<NodePlan>,
+    /// Per shard, the interior cut points (sorted, distinct) of the splits.
+    cuts: Vec<Vec<Rat>>,
+    /// Largest and smallest total in-link bandwidth of a rank (GB/s).
+    max_ingress: Rat,
+    min_ingress: Rat,
+    /// (u, t) subproblems with sources, and how many were solved (the rest were cache hits).
+    subproblems: usize,
+    solved: usize,
+}
+
+/// Solve every (u, t) subproblem of `topo` (no switches; else `BadInput`). Guarantees: each
+/// [`Plan::optimum`] is exactly LP (1)'s optimum (bandwidth-weighted), and the per-source
+/// splits attain it.
+pub fn plan(topo: &Topology) -> Result<Plan> {
+    let g = Graph::new(topo)?;
+    let outs = in_parallel(g.n, |range| plan_range(&g, range));
+    let mut p = Plan {
+        n: g.n,
+        steps: g.steps,
+        optima: Vec::with_capacity(g.n * g.steps),
+        nodes: Vec::with_capacity(g.n),
+        cuts: vec![Vec::new(); g.n],
+        max_ingress: Rat::zero(),
+        min_ingress: Rat::zero(),
+        subproblems: 0,
+        solved: 0,
+    };
+    for out in outs {
+        p.optima.extend(out.optima);
+        p.nodes.extend(out.nodes);
+        for (v, c) in out.cuts {
+            p.cuts[v as usize].push(c);
+        }
+        p.subproblems += out.subproblems;
+        p.solved += out.solved;
+    }
+    for c in &mut p.cuts {
+        c.sort_unstable();
+        c.dedup();
+    }
+    let ingress: Vec<Rat> = topo.ranks().iter().map(|&x| topo.ingress(x)).collect();
+    p.max_ingress = ingress.iter().copied().max().unwrap_or_default();
+    p.min_ingress = ingress.iter().copied().min().unwrap_or_default();
+    Ok(p)
+}
+
+/// What one thread produces for its range of nodes.
+struct RangeOut {
+    nodes: Vec<NodePlan>,
+    optima: Vec<Rat>,
+    cuts: Vec<(u32, Rat)>,
+    subproblems: usize,
+    solved: usize,
+}
+
+/// Per-thread scratch space and the cache of solved subproblems.
+#[derive(Default)]
+struct Worker {
+    cache: HashMap<Problem, Solution>,
+    /// Sender bitmask of every source of the current node (`words` per source).
+    masks: Vec<u64>,
+    /// Sources of the current node ordered by (distance, mask, rank).
+    order: Vec<u32>,
+}
+
+fn plan_range(g: &Graph, range: Range<usize>) -> RangeOut {
+    let mut wk = Worker::default();
+    let mut out = RangeOut {
+        nodes: Vec::with_capacity(range.len()),
+        optima: Vec::new(),
+        cuts: Vec::new(),
+        subproblems: 0,
+        solved: 0,
+    };
+    for u in range {
+        let node = plan_node(g, u, &mut wk, &mut out);
+        out.nodes.push(node);
+    }
+    out.solved = wk.cache.len();
+    out
+}
+
+/// Bitmask words for a node with `senders` in-links.
+fn mask_words(senders: usize) -> usize {
+    senders.div_ceil(64).max(1)
+}
+
+/// Sender masks of every rank v as a source for u: bit k set iff in-neighbour k of u is one
+/// hop closer to v than u is (so it holds v's shard one step before u needs it).
+fn sender_masks(g: &Graph, u: usize, masks: &mut Vec<u64>) {
+    let (n, ins) = (g.n, &g.ins[u]);
+    let words = mask_words(ins.len());
+    masks.clear();
+    masks.resize(n * words, 0);
+    let row = g.row(u);
+    for (k, inl) in ins.iter().enumerate() {
+        let (word, bit) = (k / 64, 1u64 << (k % 64));
+        for (v, (&dw, &du)) in g.row(inl.from as usize).iter().zip(row).enumerate() {
+            if dw as u32 + 1 == du as u32 {
+                masks[v * words + word] |= bit;
+            }
+        }
+    }
+}
+
+/// Sources of u (all ranks but u) ordered by (distance, mask, rank); returns where each
+/// distance starts (`starts[t - 1]..starts[t]`).
+fn order_sources(g: &Graph, u: usize, masks: &[u64], order: &mut Vec<u32>) -> Vec<usize> {
+    let (n, row) = (g.n, g.row(u));
+    let words = mask_words(g.ins[u].len());
+    let mut starts = vec![0usize; g.steps + 1];
+    for &d in row.iter().filter(|&&d| d > 0) {
+        starts[d as usize] += 1;
+    }
+    for t in 1..=g.steps {
+        starts[t] += starts[t - 1];
+    }
+    order.clear();
+    order.resize(n.saturating_sub(1), 0);
+    // fill[t]: where the next source at distance t goes.
+    let mut fill: Vec<usize> = std::iter::once(0).chain(starts.iter().copied()).take(g.steps + 1).collect();
+    for (v, &d) in row.iter().enumerate().filter(|(_, &d)| d > 0) {
+        order[fill[d as usize]] = v as u32;
+        fill[d as usize] += 1;
+    }
+    for t in 1..=g.steps {
+        sort_by_mask(&mut order[starts[t - 1]..starts[t]], masks, words);
+    }
+    starts
+}
+
+/// Sort sources by (mask, rank). One-word masks (up to 64 in-links) sort as packed integers.
+fn sort_by_mask(sources: &mut [u32], masks: &[u64], words: usize) {
+    if words == 1 {
+        let mut keys: Vec<u128> = sources.iter().map(|&v| (masks[v as usize] as u128) << 32 | v as u128).collect();
+        keys.sort_unstable();
+        for (s, k) in sources.iter_mut().zip(keys) {
+            *s = k as u32;
+        }
+    } else {
+        let mask = |v: u32| &masks[v as usize * words..(v as usize + 1) * words];
+        sources.sort_unstable_by(|&a, &b| mask(a).cmp(mask(b)).then(a.cmp(&b)));
+    }
+}
+
+fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePlan {
+    let words = mask_words(g.ins[u].len());
+    sender_masks(g, u, &mut wk.masks);
+    let mut order = std::mem::take(&mut wk.order);
+    let starts = order_sources(g, u, &wk.masks, &mut order);
+    let mut node = NodePlan { step_start: Vec::with_capacity(g.steps + 1), ..Default::default() };
+    node.deliveries.reserve(order.len());
+    for t in 1..=g.steps {
+        node.step_start.push(node.deliveries.len() as u32);
+        let sources = &order[starts[t - 1]..starts[t]];
+        if sources.is_empty() {
+            out.optima.push(Rat::zero());
+            continue;
+        }
+        out.subproblems += 1;
+        let optimum = plan_step(g, u, sources, words, wk, &mut node, &mut out.cuts);
+        out.optima.push(optimum * g.sigma);
+    }
+    node.step_start.push(node.deliveries.len() as u32);
+    wk.order = order;
+    node
+}
+
+/// Classes of `sources` (sorted by mask): the runs of equal masks, as ranges.
+fn classes(sources: &[u32], masks: &[u64], words: usize) -> Vec<Range<usize>> {
+    let mask = |v: u32| &masks[v as usize * words..(v as usize + 1) * words];
+    let mut runs = Vec::new();
+    let mut begin = 0;
+    for i in 1..=sources.len() {
+        if i == sources.len() || mask(sources[i]) != mask(sources[begin]) {
+            runs.push(begin..i);
+            begin = i;
+        }
+    }
+    runs
+}
+
+/// Solve (u, t) for `sources` (sorted by mask) and record every source's delivery; returns
+/// U* in shards per unit of scaled capacity.
+fn plan_step(
+    g: &Graph,
+    u: usize,
+    sources: &[u32],
+    words: usize,
+    wk: &mut Worker,
+    node: &mut NodePlan,
+    cuts: &mut Vec<(u32, Rat)>,
+) -> Rat {
+    let ins = &g.ins[u];
+    let runs = classes(sources, &wk.masks, words);
+    let mut problem = Problem {
+        caps: ins.iter().map(|i| i.cap).collect(),
+        words,
+        masks: Vec::with_capacity(runs.len() * words),
+        counts: Vec::with_capacity(runs.len()),
+    };
+    for r in &runs {
+        let v = sources[r.start] as usize;
+        problem.masks.extend_from_slice(&wk.masks[v * words..(v + 1) * words]);
+        problem.counts.push(r.len() as Cap);
+    }
+    if !wk.cache.contains_key(&problem) {
+        let sol = solve(&problem);
+        wk.cache.insert(problem.clone(), sol);
+    }
+    let sol = &wk.cache[&problem];
+    for (k, r) in runs.iter().enumerate() {
+        let members = &sources[r.clone()];
+        split_members(&sol.flows[k], members.len(), sol.unit, |i, parts| {
+            let v = members[i];
+            let via = if parts.len() == 1 {
+                let inl = ins[parts[0].0 as usize];
+                Via::Whole { link: inl.link, from: inl.from }
+            } else {
+                split_parts(ins, v, parts, sol.unit, node, cuts)
+            };
+            node.deliveries.push(Delivery { src: v, via });
+        });
+    }
+    sol.optimum
+}
+
+/// Record a split delivery of source v: consecutive intervals of lengths units / unit in
+/// sender order, and their interior cut points.
+fn split_parts(
+    ins: &[InLink],
+    v: u32,
+    parts: &[(u32, Cap)],
+    unit: Cap,
+    node: &mut NodePlan,
+    cuts: &mut Vec<(u32, Rat)>,
+) -> Via {
+    let first = node.parts.len() as u32;
+    let mut done: Cap = 0;
+    for (i, &(w, units)) in parts.iter().enumerate() {
+        done += units;
+        let end = Rat::new(done, unit);
+        if i + 1 < parts.len() {
+            cuts.push((v, end));
+        }
+        let inl = ins[w as usize];
+        node.parts.push(Part { link: inl.link, from: inl.from, end });
+    }
+    Via::Split { first, len: parts.len() as u32 }
+}
+
+impl Plan {
+    /// Number of steps: the diameter D.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// U*_{u,t}: LP (1)'s optimum for rank u at step t (1-based), in shards per GB/s
+    /// (shards per link for unit bandwidths); 0 when no source is at distance t.
+    pub fn optimum(&self, u: usize, t: usize) -> Rat {
+        assert!((1..=self.steps).contains(&t) && u < self.n, "no subproblem ({u}, {t})");
+        self.optima[u * self.steps + t - 1]
+    }
+
+    /// max_u U*_{u,t}: the time of step t is this times the shard size M / N.
+    pub fn step_max(&self, t: usize) -> Rat {
+        (0..self.n).map(|u| self.optimum(u, t)).max().unwrap_or_default()
+    }
+
+    /// Sum over steps of [`Plan::step_max`]: T_B = (M / N) * this.
+    pub fn load_sum(&self) -> Rat {
+        (1..=self.steps).map(|t| self.step_max(t)).sum()
+    }
+
+    /// The bandwidth factor tau = T_B / (M / B) with B the largest ingress bandwidth of a
+    /// rank (the paper's node bandwidth d * b; for Kautz-type graphs whose self-loops the zoo
+    /// drops, that is the loop-counted degree the paper uses). Exact.
+    pub fn tau(&self) -> Rat {
+        if self.n <= 1 {
+            return Rat::zero();
+        }
+        self.load_sum() * self.max_ingress / Rat::from_integer(self.n as i128)
+    }
+
+    /// Theorem 17's BW-optimality: tau = (N - 1) / N, i.e. T_B = (N - 1)/N * M / B. Needs
+    /// every rank's ingress to equal B, so it implies [`Plan::meets_ingress_bound`].
+    pub fn bandwidth_optimal(&self) -> bool {
+        self.n <= 1 || self.tau() == Rat::new(self.n as i128 - 1, self.n as i128)
+    }
+
+    /// Whether T_B meets the lower bound of any allgather on this topology,
+    /// (N - 1)/N * M / (smallest ingress): a rank receives N - 1 shards through its in-links.
+    /// Weaker than [`Plan::bandwidth_optimal`] when ingress differs between ranks (a
+    /// Kautz graph whose dropped self-loops leave some ranks one in-link short).
+    pub fn meets_ingress_bound(&self) -> bool {
+        self.n <= 1 || self.load_sum() * self.min_ingress == Rat::from_integer(self.n as i128 - 1)
+    }
+
+    /// (u, t) subproblems with at least one source, and how many distinct ones were solved
+    /// (the others were identical to one solved before on the same thread).
+    pub fn subproblems(&self) -> (usize, usize) {
+        (self.subproblems, self.solved)
+    }
+
+    /// Interior cut points of shard v's pieces (sorted).
+    pub fn cuts(&self, v: usize) -> &[Rat] {
+        &self.cuts[v]
+    }
+
+    /// `provenance.details` entries, keys prefixed with `prefix`.
+    fn details(&self, prefix: &str) -> Vec<(String, String)> {
+        vec![
+            (format!("{prefix}bfb_steps"), self.steps.to_string()),
+            (format!("{prefix}tau"), quoted(&self.tau())),
+            (format!("{prefix}bandwidth_optimal"), self.bandwidth_optimal().to_string()),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Emission
+
+/// The allgather schedule of `p` with pieces cut at `cuts` (per shard, sorted, a superset of
+/// the plan's own cuts). Guarantees: pieces tile every shard; each (u, v) delivery is one
+/// transfer per piece of shard v over one link into u, after the piece's arrival at the sender.
+fn emit(p: &Plan, cuts: &[Vec<Rat>]) -> Result<Schedule> {
+    let n = p.n;
+    let mut e = Emitter::new(n, cuts)?;
+    for t in 1..=p.steps {
+        for (u, node) in p.nodes.iter().enumerate() {
+            let range = node.step_start[t - 1] as usize..node.step_start[t] as usize;
+            for d in &node.deliveries[range] {
+                e.deliver(node, d, u, t);
+            }
+        }
+    }
+    debug_assert!(e.first.iter().enumerate().all(|(i, &f)| (f == u32::MAX) == (i / n == i % n)));
+    Ok(e.s)
+}
+
+/// The schedule being emitted, with where each delivery starts.
+struct Emitter {
+    s: Schedule,
+    /// Per shard: the piece bounds `[0, cuts.., 1]` and the index of its first piece.
+    bounds: Vec<Vec<Rat>>,
+    base: Vec<usize>,
+    /// `first[u * n + v]`: the transfer that delivers piece 0 of shard v to u; the other
+    /// pieces of that delivery follow it in piece order.
+    first: Vec<u32>,
+}
+
+impl Emitter {
+    fn new(n: usize, cuts: &[Vec<Rat>]) -> Result<Emitter> {
+        let mut s = Schedule::new(Collective::Allgather, n, 0, BFB.name);
+        let bounds: Vec<Vec<Rat>> = cuts
+            .iter()
+            .map(|c| std::iter::once(Rat::zero()).chain(c.iter().copied()).chain(std::iter::once(Rat::one())).collect())
+            .collect();
+        let mut base = Vec::with_capacity(n);
+        for (v, b) in bounds.iter().enumerate() {
+            base.push(s.pieces.len());
+            for w in b.windows(2) {
+                s.add_piece(Piece { shard: v, start: w[0], end: w[1] });
+            }
+        }
+        let total = s.pieces.len().saturating_mul(n.saturating_sub(1));
+        if total > u32::MAX as usize {
+            return Err(CollsynthError::bad(format!("bfb: the schedule would have {total} transfers (too many)")));
+        }
+        s.transfers.reserve_exact(total);
+        Ok(Emitter { s, bounds, base, first: vec![u32::MAX; n * n] })
+    }
+
+    /// The transfers of one delivery to u at step t, one per piece of the shard, in order.
+    fn deliver(&mut self, node: &NodePlan, d: &Delivery, u: usize, t: usize) {
+        let (n, v) = (self.s.n_ranks, d.src as usize);
+        self.first[u * n + v] = self.s.transfers.len() as u32;
+        let bounds = &self.bounds[v];
+        let pieces = bounds.len() - 1;
+        let parts = match d.via {
+            Via::Whole { .. } => &[][..],
+            Via::Split { first, len } => &node.parts[first as usize..(first + len) as usize],
+        };
+        let mut k = 0;
+        for (j, start) in bounds[..pieces].iter().enumerate() {
+            let (link, from) = match d.via {
+                Via::Whole { link, from } => (link, from),
+                Via::Split { .. } => {
+                    while *start >= parts[k].end {
+                        k += 1;
+                    }
+                    (parts[k].link, parts[k].from)
+                }
+            };
+            // At step 1 the sender is v itself, which holds its shard from the start.
+            let after = if t == 1 { Vec::new() } else { vec![self.first[from as usize * n + v] as usize + j] };
+            self.s.transfers.push(Transfer {
+                piece: self.base[v] + j,
+                src: from as usize,
+                dst: u,
+                route: vec![link as usize],
+                op: Op::Copy,
+                after,
+                step: Some(t as u32 - 1),
+            });
+        }
+    }
+}
