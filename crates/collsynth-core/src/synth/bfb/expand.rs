@@ -211,7 +211,8 @@ fn line_map(g: &Topology, base: &Schedule, lg: &Topology) -> Result<Schedule> {
                 // L(g)'s out-links of e lead to g's out-links of w, in the same order.
                 let link = lg.out_links(e).start + j;
                 debug_assert_eq!(lg.links[link].dst, y);
-                images.push(s.transfers.len() as u32);
+                let index = u32::try_from(s.transfers.len()).ok().filter(|&i| i != u32::MAX);
+                images.push(index.ok_or_else(|| CollsynthError::bad("line-graph mapping: too many transfers"))?);
                 s.add(copy(piece_start[x] + c, e, y, link, after, bt.step + 1));
             }
         }
