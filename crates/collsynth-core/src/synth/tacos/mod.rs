@@ -215,6 +215,20 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     Ok(s)
 }
 
+/// The options of a request, the topology they apply to (`topo`, or with `--ranks` its
+/// restriction to those ranks) and the root, checked against that topology.
+fn prologue(topo: &Topology, req: &Request, size: Option<Rat>) -> Result<(Options, Topology, usize)> {
+    let o = Options::from_request(req, size)?;
+    let topo = match &o.ranks {
+        Some(r) => restrict_ranks(topo, r)?,
+        None => topo.clone(),
+    };
+    if req.root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {} is not a rank (N = {})", req.root, topo.n_ranks())));
+    }
+    Ok((o, topo, req.root))
+}
+
 /// Synthesize (unverified) with an explicit size (else the `size` option); returns the
 /// topology the schedule is for: `topo`, or with `--ranks` its restriction to those ranks.
 pub fn synthesize_sized(
@@ -223,15 +237,7 @@ pub fn synthesize_sized(
     req: &Request,
     size: Option<Rat>,
 ) -> Result<(Topology, Schedule)> {
-    let o = Options::from_request(req, size)?;
-    let topo = match &o.ranks {
-        Some(r) => restrict_ranks(topo, r)?,
-        None => topo.clone(),
-    };
-    let root = req.root;
-    if root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
-    }
+    let (o, topo, root) = prologue(topo, req, size)?;
     let mut details = vec![
         ("switch_mode".to_string(), format!("\"{}\"", o.mode.name())),
         ("chunks_per_npu".to_string(), o.chunks.to_string()),
@@ -296,15 +302,7 @@ pub struct TimeOnly {
 }
 
 pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: Option<Rat>) -> Result<TimeOnly> {
-    let o = Options::from_request(req, size)?;
-    let topo = match &o.ranks {
-        Some(r) => restrict_ranks(topo, r)?,
-        None => topo.clone(),
-    };
-    let root = req.root;
-    if root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
-    }
+    let (o, topo, root) = prologue(topo, req, size)?;
     let n = topo.n_ranks();
     let mut parts: Vec<(&str, Part, bool)> = Vec::new();
     match collective {
