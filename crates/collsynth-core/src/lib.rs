@@ -8,6 +8,7 @@ pub mod api;
 pub mod bound;
 pub mod cost;
 pub mod error;
+pub mod find;
 pub mod flow;
 pub mod ir;
 pub mod msccl;

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod circulant;
+mod find;
 mod forestcoll;
 mod msccl;
 mod tacos;
@@ -361,6 +362,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     circulant::register(m)?;
+    find::register(m)?;
     forestcoll::register(m)?;
     msccl::register(m)?;
     tacos::register(m)?;

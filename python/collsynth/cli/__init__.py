@@ -9,10 +9,21 @@ import sys
 import warnings
 
 from collsynth._core import BadInput, InternalError
-from collsynth.cli import bound, circulant, compare, demo, mpi_cmds, msccl_cmds, schedule_file, synth, topo
+from collsynth.cli import (
+    bound,
+    circulant,
+    compare,
+    demo,
+    find,
+    mpi_cmds,
+    msccl_cmds,
+    schedule_file,
+    synth,
+    topo,
+)
 from collsynth.cli.common import OneLineParser, fail
 
-COMMANDS = [topo, bound, synth, schedule_file, msccl_cmds, compare, circulant, mpi_cmds, demo]
+COMMANDS = [topo, bound, synth, schedule_file, msccl_cmds, compare, find, circulant, mpi_cmds, demo]
 
 
 def build_parser() -> OneLineParser:

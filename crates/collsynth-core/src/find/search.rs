@@ -1,0 +1,132 @@
+//! The bottom-up search (notes 5.1-5.2): the candidates of (M, d) are the bases of that size
+//! and degree plus every expansion of smaller candidates that lands there — `L(G)` from
+//! (M/d, d), `G * m` from (M/m, d/m), `G^(□m)` from (M^(1/m), d/m) and products from pairs
+//! of sizes multiplying to M and degrees adding to d — predicted by [`super::predict`] and
+//! pruned to a Pareto frontier per (M, d). Pools are cached process-wide: every size of a
+//! sweep reuses the pools of its divisors.
+
+use super::candidates::bases;
+use super::predict;
+use super::Candidate;
+use crate::error::Result;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+type Key = (usize, usize, bool);
+
+fn pools() -> &'static Mutex<HashMap<Key, Arc<Vec<Candidate>>>> {
+    static POOLS: OnceLock<Mutex<HashMap<Key, Arc<Vec<Candidate>>>>> = OnceLock::new();
+    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The pruned candidates with `n` nodes and degree `d` (symmetric ones only when
+/// `bidirectional`, which also excludes line graphs: they are never symmetric). Guarantees:
+/// no member is dominated, in (T_L, tau) and capabilities, by another.
+pub fn pool(n: usize, d: usize, bidirectional: bool) -> Result<Arc<Vec<Candidate>>> {
+    let key = (n, d, bidirectional);
+    if let Some(p) = pools().lock().expect("find pools").get(&key) {
+        return Ok(p.clone());
+    }
+    let mut all = bases(n, d, bidirectional)?;
+    if !bidirectional {
+        all.extend(lines(n, d)?);
+    }
+    all.extend(degree_expansions(n, d, bidirectional)?);
+    all.extend(powers(n, d, bidirectional)?);
+    all.extend(products(n, d, bidirectional)?);
+    let pruned = Arc::new(pareto(all, true));
+    pools().lock().expect("find pools").insert(key, pruned.clone());
+    Ok(pruned)
+}
+
+/// L(G) for every simple G of (n/d, d).
+fn lines(n: usize, d: usize) -> Result<Vec<Candidate>> {
+    if d < 2 || !n.is_multiple_of(d) || n / d < 2 {
+        return Ok(Vec::new());
+    }
+    Ok(pool(n / d, d, false)?.iter().filter_map(predict::line).collect())
+}
+
+/// G * m for every m >= 2 dividing both n and d.
+fn degree_expansions(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for m in (2..=d).filter(|m| d.is_multiple_of(*m) && n.is_multiple_of(*m) && n / m >= 2) {
+        out.extend(pool(n / m, d / m, bidirectional)?.iter().filter_map(|c| predict::degree(c, m)));
+    }
+    Ok(out)
+}
+
+/// G^(□m) for every m >= 2 dividing d with n an m-th power.
+fn powers(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for m in (2..=d).filter(|m| d.is_multiple_of(*m)) {
+        if let Some(r) = exact_root(n, m) {
+            out.extend(pool(r, d / m, bidirectional)?.iter().filter_map(|c| predict::power(c, m)));
+        }
+    }
+    Ok(out)
+}
+
+/// r with r^m = n, r >= 2.
+fn exact_root(n: usize, m: usize) -> Option<usize> {
+    let guess = (n as f64).powf(1.0 / m as f64).round() as usize;
+    (guess.saturating_sub(1)..=guess + 1).find(|&r| r >= 2 && r.checked_pow(m as u32) == Some(n))
+}
+
+/// A x B over sizes n1 <= n2 with n1 n2 = n and degrees adding to d, each factor the
+/// lowest-diameter bandwidth-optimal simple BFB member of its pool (Thm 13 makes every such
+/// product bandwidth-optimal with T_L = D1 + D2, so only the diameter matters).
+fn products(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for n1 in (2..).take_while(|x| x * x <= n).filter(|x| n.is_multiple_of(*x)) {
+        let n2 = n / n1;
+        for d1 in 1..d {
+            let (Some(a), Some(b)) = (best_factor(n1, d1, bidirectional)?, best_factor(n2, d - d1, bidirectional)?)
+            else {
+                continue;
+            };
+            out.extend(predict::product(&[&a, &b]));
+        }
+    }
+    Ok(out)
+}
+
+/// The product-ready member (simple, exact, bandwidth-optimal) of lowest diameter, ties to the
+/// shortest expression.
+fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
+    let p = pool(n, d, bidirectional)?;
+    Ok(p.iter()
+        .filter(|c| c.simple && c.exact && c.bw_optimal())
+        .min_by_key(|c| (c.diameter, c.expr.to_string().len()))
+        .cloned())
+}
+
+/// The candidates no other one dominates, sorted by T_L then tau. With `capabilities`, a
+/// candidate only dominates one it can replace in every later expansion (at least as simple,
+/// exact and with known girth); otherwise on (T_L, tau) alone. Ties keep the exact, then the
+/// lower-diameter, then the shorter expression, then the first given.
+pub fn pareto(mut all: Vec<Candidate>, capabilities: bool) -> Vec<Candidate> {
+    // Stable: among equals the earlier (bases first, in their preference order) stays.
+    all.sort_by_cached_key(|c| {
+        (c.steps, c.tau, !c.exact, !c.simple, c.girth.is_none(), c.diameter, c.expr.to_string().len())
+    });
+    let mut kept: Vec<Candidate> = Vec::new();
+    for c in all {
+        if !kept.iter().any(|k| dominates(k, &c, capabilities)) {
+            kept.push(c);
+        }
+    }
+    kept
+}
+
+fn dominates(a: &Candidate, b: &Candidate, capabilities: bool) -> bool {
+    let better = a.steps <= b.steps && a.tau <= b.tau;
+    if !capabilities {
+        return better;
+    }
+    better
+        && (a.simple || !b.simple)
+        && (a.exact || !b.exact)
+        && (a.girth.is_some() || b.girth.is_none())
+        && a.diameter <= b.diameter
+}

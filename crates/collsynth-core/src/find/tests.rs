@@ -1,0 +1,127 @@
+use super::*;
+use crate::rational::rat;
+
+fn r(num: i128, den: i128) -> Rat {
+    Rat::new(num, den)
+}
+
+/// Some member has T_L <= steps and tau <= tau.
+fn covered(f: &[Candidate], steps: usize, tau: Rat) -> bool {
+    f.iter().any(|c| c.steps <= steps && c.tau <= tau)
+}
+
+fn member<'a>(f: &'a [Candidate], expr: &str) -> Option<&'a Candidate> {
+    f.iter().find(|c| c.expr.to_string() == expr)
+}
+
+#[test]
+fn table4_frontier_is_matched_or_dominated() {
+    let f = frontier(1024, 4, false).unwrap();
+    // The paper's Table 4 values, rounded to 3 decimals there; exact where known.
+    let points = [
+        (5, r(341, 256)),                                   // Π_{4,1024}
+        (6, r(15, 16) + r(4, 3) * (r(1, 16) - r(1, 1024))), // L^3(C(16,{3,4}))
+        (8, r(63, 64) + r(4, 3) * (r(1, 64) - r(1, 1024))), // L^2(Diamond^2)
+        (11, rat(1)),                                       // L(DBJMod(2,4)^2)
+        (20, r(1023, 1024)),                                // (UniRing(1,4) x UniRing(1,8))^2
+    ];
+    for (steps, tau) in points {
+        assert!(covered(&f, steps, tau), "({steps}, {tau}) not covered by {f:#?}");
+    }
+    let kautz = member(&f, "kautz:4:1024").expect("kautz on the frontier");
+    assert_eq!((kautz.steps, kautz.tau), (5, r(341, 256)));
+    let l3 = member(&f, "line^3(circulant:16:3,4)").expect("L^3(C(16,{3,4})) on the frontier");
+    assert_eq!((l3.steps, l3.tau), (6, r(15, 16) + r(4, 3) * (r(1, 16) - r(1, 1024))));
+    for w in f.windows(2) {
+        assert!(w[0].steps < w[1].steps && w[0].tau > w[1].tau, "not a sorted frontier: {f:#?}");
+    }
+}
+
+#[test]
+fn every_member_builds_with_its_size_and_degree() {
+    for (n, d) in [(1024, 4), (12, 4), (64, 4), (100, 4), (30, 2), (96, 8)] {
+        for c in frontier(n, d, false).unwrap() {
+            let t = crate::zoo::from_spec(&c.expr.to_string()).unwrap();
+            assert_eq!(t.n_ranks(), n, "{}", c.expr);
+            assert_eq!(c.degree, d);
+            // Node bandwidth = d unit links (a Kautz graph's dropped loops aside).
+            let egress = t.ranks().iter().map(|&v| t.egress(v)).max().unwrap();
+            assert_eq!(egress, rat(d as i128 * DEFAULT_BW), "{}", c.expr);
+        }
+    }
+}
+
+#[test]
+fn predictions_are_bfb_values() {
+    // Every exact member, built and planned, gives the predicted (T_L, tau).
+    for (n, d) in [(64, 4), (256, 4), (128, 4)] {
+        for c in frontier(n, d, false).unwrap() {
+            let t = crate::zoo::from_spec(&c.expr.to_string()).unwrap();
+            let p = crate::synth::bfb::plan(&t).unwrap();
+            assert_eq!((p.steps(), p.tau()), (c.steps, c.tau), "{}", c.expr);
+        }
+    }
+}
+
+#[test]
+fn table5_best_d4_topologies_are_matched() {
+    // N = 5..12, d = 4: all bandwidth-optimal, allgather T_L = 1 (K_5) or 2.
+    for n in 5..=12usize {
+        let f = frontier(n, 4, false).unwrap();
+        let steps = if n == 5 { 1 } else { 2 };
+        assert!(covered(&f, steps, r(n as i128 - 1, n as i128)), "N={n}: {f:#?}");
+        let fb = frontier(n, 4, true).unwrap();
+        assert!(covered(&fb, steps, r(n as i128 - 1, n as i128)), "bidirectional N={n}: {fb:#?}");
+        assert!(fb.iter().all(|c| c.symmetric));
+    }
+}
+
+#[test]
+fn table7_points_are_matched_or_dominated() {
+    let cases: &[(usize, &[(usize, Rat)])] = &[
+        (32, &[(3, rat(1)), (4, r(31, 32))]),
+        (64, &[(3, r(21, 16)), (4, rat(1)), (6, r(63, 64))]),
+        (128, &[(4, r(33, 32)), (5, rat(1)), (10, r(127, 128))]),
+        (256, &[(4, r(85, 64)), (5, r(65, 64)), (7, rat(1)), (10, r(255, 256))]),
+        (512, &[(5, r(133, 128)), (6, r(129, 128)), (11, rat(1)), (16, r(511, 512))]),
+    ];
+    for &(n, points) in cases {
+        let f = frontier(n, 4, false).unwrap();
+        for &(steps, tau) in points {
+            assert!(covered(&f, steps, tau), "N={n}: ({steps}, {tau}) not covered by {f:#?}");
+        }
+    }
+}
+
+#[test]
+fn workload_times_reproduce_table4() {
+    let w = Workload { alpha_us: 10.0, node_bw_gbps: r(25, 2), size_bytes: rat(1 << 20) };
+    assert!((w.m_over_b_us() - 83.886).abs() < 1e-3);
+    let rep = find(1024, 4, false, &w).unwrap();
+    let l3 = rep.frontier.iter().find(|m| m.candidate.expr.to_string() == "line^3(circulant:16:3,4)").unwrap();
+    assert!((l3.allreduce_us - 291.0).abs() < 0.2, "{}", l3.allreduce_us);
+    assert!(!l3.alltoall_exact && l3.alltoall_us > 380.0 && l3.alltoall_us < 410.0, "{}", l3.alltoall_us);
+    let best = &rep.frontier[rep.recommended];
+    assert!(rep.frontier.iter().all(|m| m.allreduce_us >= best.allreduce_us));
+}
+
+#[test]
+fn bad_targets_are_bad_input() {
+    for (n, d) in [(1, 4), (8, 0), (3, 5)] {
+        let e = frontier(n, d, false).unwrap_err();
+        assert!(matches!(e, CollsynthError::BadInput(_)), "{n},{d}: {e}");
+    }
+}
+
+#[test]
+#[ignore]
+fn print_frontier() {
+    let n: usize = std::env::var("FIND_N").map(|v| v.parse().unwrap()).unwrap_or(1024);
+    let d: usize = std::env::var("FIND_D").map(|v| v.parse().unwrap()).unwrap_or(4);
+    let t0 = std::time::Instant::now();
+    let f = frontier(n, d, std::env::var("FIND_BI").is_ok()).unwrap();
+    for c in &f {
+        println!("{:3} {:.4} {} D={} exact={} {}", c.steps, to_f64(&c.tau), c.tau, c.diameter, c.exact, c.expr);
+    }
+    println!("{:?}", t0.elapsed());
+}

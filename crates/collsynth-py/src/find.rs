@@ -1,0 +1,95 @@
+//! Python entry points of the topology finder (registered by `lib.rs`): what `collsynth find`
+//! and `bench/bench_find.py` call. See docs/find.md.
+
+use crate::guard;
+use collsynth_core::find::{self, Candidate, Member, Workload};
+use collsynth_core::rational::{to_f64, to_fraction_string};
+use collsynth_core::units::{parse_bandwidth, parse_latency, parse_size};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// The candidate keys shared by both entry points.
+fn candidate_dict<'py>(py: Python<'py>, c: &Candidate) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("topology", c.expr.to_string())?;
+    d.set_item("N", c.n)?;
+    d.set_item("degree", c.degree)?;
+    d.set_item("latency_steps", c.steps)?;
+    d.set_item("bandwidth_factor", to_fraction_string(&c.tau))?;
+    d.set_item("bandwidth_factor_value", to_f64(&c.tau))?;
+    d.set_item("diameter", c.diameter)?;
+    d.set_item("bandwidth_optimal", c.bw_optimal())?;
+    d.set_item("bidirectional", c.symmetric)?;
+    Ok(d)
+}
+
+fn member_dict<'py>(py: Python<'py>, m: &Member) -> PyResult<Bound<'py, PyDict>> {
+    let d = candidate_dict(py, &m.candidate)?;
+    d.set_item("allreduce_us", m.allreduce_us)?;
+    d.set_item("alltoall_us", m.alltoall_us)?;
+    d.set_item("alltoall_exact", m.alltoall_exact)?;
+    Ok(d)
+}
+
+/// The Pareto frontier for (nodes, degree) judged by the workload: dict with `frontier` (list
+/// of candidate dicts, T_L ascending), `recommended` (the member with the least allreduce
+/// time) and the workload (`alpha_us`, `node_bw_GBps`, `size_bytes`, `m_over_b_us`).
+#[pyfunction]
+#[pyo3(signature = (nodes, degree, bidirectional=false, alpha="10us", node_bw="100Gbps", size="1MiB"))]
+fn find_topologies<'py>(
+    py: Python<'py>,
+    nodes: i64,
+    degree: i64,
+    bidirectional: bool,
+    alpha: &str,
+    node_bw: &str,
+    size: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (w, report) = py.detach(|| {
+        guard(|| {
+            let w = Workload {
+                alpha_us: parse_latency(alpha)?,
+                node_bw_gbps: parse_bandwidth(node_bw)?,
+                size_bytes: parse_size(size)?,
+            };
+            let report = find::find(clamp(nodes), clamp(degree), bidirectional, &w)?;
+            Ok((w, report))
+        })
+    })?;
+    let d = PyDict::new(py);
+    let list = PyList::empty(py);
+    for m in &report.frontier {
+        list.append(member_dict(py, m)?)?;
+    }
+    d.set_item("frontier", list)?;
+    d.set_item("recommended", member_dict(py, &report.frontier[report.recommended])?)?;
+    d.set_item("alpha_us", w.alpha_us)?;
+    d.set_item("node_bw_GBps", to_f64(&w.node_bw_gbps))?;
+    d.set_item("size_bytes", to_f64(&w.size_bytes))?;
+    d.set_item("m_over_b_us", w.m_over_b_us())?;
+    Ok(d)
+}
+
+/// The frontier alone (no workload, no all-to-all): a list of candidate dicts. Base
+/// evaluations and per-size pools are cached across calls, as a sweep over N wants.
+#[pyfunction]
+#[pyo3(signature = (nodes, degree, bidirectional=false))]
+fn find_frontier(py: Python<'_>, nodes: i64, degree: i64, bidirectional: bool) -> PyResult<Bound<'_, PyList>> {
+    let f = py.detach(|| guard(|| find::frontier(clamp(nodes), clamp(degree), bidirectional)))?;
+    let list = PyList::empty(py);
+    for c in &f {
+        list.append(candidate_dict(py, c)?)?;
+    }
+    Ok(list)
+}
+
+/// Negative counts become 0 so that the core's range check reports them (BadInput).
+fn clamp(v: i64) -> usize {
+    usize::try_from(v).unwrap_or(0)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(find_topologies, m)?)?;
+    m.add_function(wrap_pyfunction!(find_frontier, m)?)?;
+    Ok(())
+}
