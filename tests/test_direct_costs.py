@@ -20,3 +20,17 @@ from conftest import run_json
 def test_latency_steps_and_bandwidth_factor(spec, collective, algorithm, steps, factor):
     s = run_json("synth", spec, "-c", collective, "-a", algorithm)
     assert (s["latency_steps"], s["bandwidth_factor"]) == (steps, factor)
+
+
+@pytest.mark.parametrize(
+    "spec, collective, moore, optimum",
+    [
+        ("ring:8", "allgather", 7, "7/8"),
+        ("ring:8", "allreduce", 14, "7/4"),
+        ("torus:4x4", "allgather", 2, "15/16"),  # degree 4: 1 + 4 + 16 >= 16
+        ("switch:4", "allgather", None, "3/4"),  # no Moore bound through switches
+    ],
+)
+def test_moore_bound_and_bandwidth_optimum(spec, collective, moore, optimum):
+    s = run_json("synth", spec, "-c", collective, "-a", "ring")
+    assert (s["moore_latency_steps"], s["bandwidth_factor_optimum"]) == (moore, optimum)

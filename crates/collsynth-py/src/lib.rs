@@ -240,6 +240,8 @@ impl PySchedule {
         d.set_item("steps", e.steps)?;
         d.set_item("latency_steps", e.direct.latency_steps)?;
         d.set_item("bandwidth_factor", to_fraction_string(&e.direct.bandwidth_factor))?;
+        d.set_item("moore_latency_steps", e.direct.moore_steps)?;
+        d.set_item("bandwidth_factor_optimum", to_fraction_string(&e.direct.optimum_factor))?;
         Ok(d)
     }
 

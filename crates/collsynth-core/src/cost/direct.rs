@@ -12,11 +12,18 @@ use crate::rational::Rat;
 use crate::topology::Topology;
 use num_traits::Zero;
 
-/// `latency_steps` (T_L / alpha) and `bandwidth_factor` (T_B / (M/B), exact).
+/// `latency_steps` (T_L / alpha) and `bandwidth_factor` (T_B / (M/B), exact), with the
+/// optima they are measured against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirectCosts {
     pub latency_steps: usize,
     pub bandwidth_factor: Rat,
+    /// T_L*: the Moore bound for N ranks at the largest out-degree d (per pass: allgather
+    /// and reduce-scatter one, allreduce two); `None` on topologies with switches, where
+    /// the Moore bound of a d-regular graph does not apply.
+    pub moore_steps: Option<usize>,
+    /// T_B* / (M/B) = (N-1)/N per pass (allreduce: two).
+    pub optimum_factor: Rat,
 }
 
 /// The costs of `s` on `topo` (see the module docs). Guarantees: a unidirectional ring
@@ -25,7 +32,12 @@ pub fn direct_costs(s: &Schedule, topo: &Topology) -> DirectCosts {
     let egress = topo.ranks().iter().map(|&v| topo.egress(v)).max().unwrap_or_default();
     let stepped = !s.transfers.is_empty() && s.transfers.iter().all(|t| t.step.is_some());
     let (latency_steps, per_byte) = if stepped { by_steps(s, topo) } else { one_phase(s, topo) };
-    DirectCosts { latency_steps, bandwidth_factor: per_byte * egress }
+    let n = topo.n_ranks();
+    let passes = if s.collective == crate::ir::Collective::Allreduce { 2 } else { 1 };
+    let d = topo.ranks().iter().map(|&v| topo.out_links(v).len()).max().unwrap_or(0);
+    let moore_steps = (topo.n_switches() == 0).then(|| passes * crate::bound::latency::moore_steps(n, d));
+    let optimum_factor = Rat::new(passes as i128 * (n as i128 - 1), n.max(1) as i128);
+    DirectCosts { latency_steps, bandwidth_factor: per_byte * egress, moore_steps, optimum_factor }
 }
 
 /// Sum over steps of the longest route and of the busiest link's time per byte of M.
@@ -80,15 +92,24 @@ mod tests {
     fn ring_allgather_and_allreduce_on_a_unidirectional_ring() {
         // N-1 steps of one hop; every link carries M/N per step: T_B = (N-1)/N * M/B.
         let c = costs("ring:8", Collective::Allgather, "ring");
-        assert_eq!(c, DirectCosts { latency_steps: 7, bandwidth_factor: Rat::new(7, 8) });
+        let want =
+            |l, f, m, o| DirectCosts { latency_steps: l, bandwidth_factor: f, moore_steps: Some(m), optimum_factor: o };
+        assert_eq!(c, want(7, Rat::new(7, 8), 7, Rat::new(7, 8)));
         let c = costs("ring:8", Collective::Allreduce, "ring");
-        assert_eq!(c, DirectCosts { latency_steps: 14, bandwidth_factor: Rat::new(14, 8) });
+        assert_eq!(c, want(14, Rat::new(14, 8), 14, Rat::new(14, 8)));
     }
 
     #[test]
     fn direct_allgather_on_a_complete_graph_is_one_step_and_optimal() {
         // K_5: B = 4 links; each link carries M/5 in one step: (1/5) / b * 4b = 4/5.
         let c = costs("complete:5", Collective::Allgather, "direct");
-        assert_eq!(c, DirectCosts { latency_steps: 1, bandwidth_factor: Rat::new(4, 5) });
+        assert_eq!((c.latency_steps, c.bandwidth_factor), (1, Rat::new(4, 5)));
+        assert_eq!((c.moore_steps, c.optimum_factor), (Some(1), Rat::new(4, 5)));
+    }
+
+    #[test]
+    fn switches_have_no_moore_bound() {
+        let c = costs("switch:4", Collective::Allgather, "ring");
+        assert_eq!((c.moore_steps, c.optimum_factor), (None, Rat::new(3, 4)));
     }
 }

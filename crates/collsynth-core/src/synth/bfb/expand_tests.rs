@@ -44,7 +44,7 @@ fn check_line(base: &str, max_k: u32) {
         let spec = format!("line^{k}({base})");
         let (t, s, c) = mapped(&spec);
         let tau = bc.bandwidth_factor + Rat::new(d, d - 1) * (Rat::new(1, n) - Rat::new(1, d.pow(k) * n));
-        assert_eq!(c, DirectCosts { latency_steps: bc.latency_steps + k as usize, bandwidth_factor: tau }, "{spec}");
+        assert_eq!((c.latency_steps, c.bandwidth_factor), (bc.latency_steps + k as usize, tau), "{spec}");
         let p = plan(&t).unwrap();
         assert_eq!((p.steps(), p.tau()), (c.latency_steps, tau), "{spec}: plain BFB differs (Thm 10)");
         let times = if k == 1 { String::new() } else { format!(" (x{k})") };
@@ -58,7 +58,7 @@ fn check_line(base: &str, max_k: u32) {
 fn line_graph_of_k22_is_figure_2c() {
     // The notes' [V]: k = 3, tau = 1 on L(K_{2,2}); k = 4, tau = 9/8 on L^2.
     let (t, s, c) = mapped("line(bipartite:2,2)");
-    assert_eq!(c, DirectCosts { latency_steps: 3, bandwidth_factor: Rat::one() });
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (3, Rat::one()));
     // Step 1 of Fig 2c: ca sends its whole shard to ac and ad.
     let ca = t.node_index("n2>n0").unwrap();
     let mut sent: Vec<(String, Rat)> = s
@@ -75,7 +75,7 @@ fn line_graph_of_k22_is_figure_2c() {
         assert_eq!(sent.iter().filter(|(n, _)| n == name).map(|(_, l)| *l).sum::<Rat>(), Rat::one());
     }
     let (_, _, c) = mapped("line^2(bipartite:2,2)");
-    assert_eq!(c, DirectCosts { latency_steps: 4, bandwidth_factor: Rat::new(9, 8) });
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (4, Rat::new(9, 8)));
 }
 
 #[test]
@@ -108,10 +108,8 @@ fn notes_values_of_line_graphs() {
     assert_eq!(mapped("line(bipartite:4,4)").2.bandwidth_factor, Rat::one());
     assert_eq!(mapped("line^2(bipartite:4,4)").2.bandwidth_factor, Rat::new(33, 32));
     let c = mapped("line^3(circulant:16:3,4)").2;
-    assert_eq!(
-        c,
-        DirectCosts { latency_steps: 6, bandwidth_factor: Rat::new(15, 16) + Rat::new(4, 3) * Rat::new(63, 1024) }
-    );
+    let tau = Rat::new(15, 16) + Rat::new(4, 3) * Rat::new(63, 1024);
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (6, tau));
 }
 
 /// Thm 11 for `degree*n(base)`: steps base + 1, tau base + (n-1)/(n N).
@@ -121,7 +119,7 @@ fn check_degree(base: &str, n: usize, want: (usize, Rat)) {
     let (_, s, c) = mapped(&spec);
     let nn = n as i128;
     let tau = bc.bandwidth_factor + Rat::new(nn - 1, nn * g.n_ranks() as i128);
-    assert_eq!(c, DirectCosts { latency_steps: bc.latency_steps + 1, bandwidth_factor: tau }, "{spec}");
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (bc.latency_steps + 1, tau), "{spec}");
     assert_eq!((c.latency_steps, c.bandwidth_factor), want, "{spec}");
     let want = format!("\"degree-expansion mapping (n={n}) of bfb({base})\"");
     assert_eq!(detail(&s, "construction"), Some(want));
@@ -147,12 +145,12 @@ fn degree_one_is_the_base_schedule() {
 fn nested_expansions_compose_the_closed_forms() {
     // L(UniRing(1,4) * 2): N = 8, d = 2: 4 + 1 steps, 7/8 + 1/8.
     let (_, s, c) = mapped("line(degree*2(ring:4))");
-    assert_eq!(c, DirectCosts { latency_steps: 5, bandwidth_factor: Rat::one() });
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (5, Rat::one()));
     let want = "\"line-graph mapping of degree-expansion mapping (n=2) of bfb(ring:4)\"";
     assert_eq!(detail(&s, "construction").as_deref(), Some(want));
     // L(K_{2,2}) * 2: 3 + 1 steps, 1 + 1/16.
     let (_, _, c) = mapped("degree*2(line(bipartite:2,2))");
-    assert_eq!(c, DirectCosts { latency_steps: 4, bandwidth_factor: Rat::new(17, 16) });
+    assert_eq!((c.latency_steps, c.bandwidth_factor), (4, Rat::new(17, 16)));
     // line(line(G)) is line^2(G), mapped twice; line^2 of a product maps BFB on the product.
     assert_eq!(mapped("line(line(bipartite:2,2))").2, mapped("line^2(bipartite:2,2)").2);
     let (_, s, _) = mapped("line(product(ring:3; ring:3))");
