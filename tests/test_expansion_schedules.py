@@ -29,3 +29,10 @@ def test_products_and_reduce_scatter_stay_plain_bfb():
     assert "construction" not in s and s["bandwidth_factor"] == "8/9"
     s = run_json("synth", "line^2(bipartite:2,2)", "-c", "reduce-scatter", "-a", "bfb")
     assert "construction" not in s and (s["latency_steps"], s["bandwidth_factor"]) == (4, "9/8")
+
+
+def test_bfb_chunks_option():
+    # torus:4x4's splits are in quarters, so 4 chunks per shard keep the optimum 15/16.
+    s = run_json("synth", "torus:4x4", "-c", "allgather", "-a", "bfb", "--chunks", "4")
+    assert s["bandwidth_factor"] == "15/16"
+    assert s["chunks"] == 4 and s["tau"] == s["tau_fractional"] == "15/16"

@@ -16,6 +16,7 @@ ALGORITHM_OPTIONS = [
     "switch-mode",
     "blocks",
     "counts",
+    "chunks",
 ]
 
 

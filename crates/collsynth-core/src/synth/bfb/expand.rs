@@ -39,14 +39,7 @@ struct Built {
 /// the schedule is for `topo` (same ranks and links), its `provenance.details` has
 /// `construction`, `steps`, `tau` and `bandwidth_optimal`.
 pub fn mapped_allgather(topo: &Topology) -> Result<Option<Schedule>> {
-    let Ok(expr) = Expr::parse(&topo.name) else { return Ok(None) };
-    if !matches!(expr, Expr::Line(..) | Expr::Degree(..)) {
-        return Ok(None);
-    }
-    // Compare with the zoo's own build: a JSON topology named like an expression may differ.
-    if !from_spec(&topo.name).is_ok_and(|t| t == *topo) {
-        return Ok(None);
-    }
+    let Some(expr) = mapped_expr(topo) else { return Ok(None) };
     let built = build(&expr)?;
     if built.topo.links != topo.links || built.topo.n_ranks() != topo.n_ranks() {
         return Err(CollsynthError::internal(format!("{}: the mapped schedule is for another graph", topo.name)));
@@ -54,6 +47,22 @@ pub fn mapped_allgather(topo: &Topology) -> Result<Option<Schedule>> {
     let mut s = built.schedule;
     s.provenance.details = details(&s, topo, &built.construction);
     Ok(Some(s))
+}
+
+/// Whether `topo`'s allgather is a mapped one (see [`mapped_allgather`]), without building it.
+pub fn is_mapped(topo: &Topology) -> bool {
+    mapped_expr(topo).is_some()
+}
+
+/// The expansion expression `topo` is exactly the build of, if its outermost operation is
+/// `line^k` or `degree*n`.
+fn mapped_expr(topo: &Topology) -> Option<Expr> {
+    let expr = Expr::parse(&topo.name).ok()?;
+    if !matches!(expr, Expr::Line(..) | Expr::Degree(..)) {
+        return None;
+    }
+    // Compare with the zoo's own build: a JSON topology named like an expression may differ.
+    from_spec(&topo.name).is_ok_and(|t| t == *topo).then_some(expr)
 }
 
 /// `provenance.details` of a mapped schedule: values are JSON literals.

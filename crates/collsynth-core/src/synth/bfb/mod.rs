@@ -17,7 +17,12 @@
 //!   allreduce = reduce-scatter then allgather, both on the union of their pieces.
 //! * [`mod@expand`]: on a `line^k(..)` / `degree*n(..)` topology, the allgather is the
 //!   paper's mapping of the base's schedule (Def 1 / Def 2), not a new BFB.
+//! * [`mod@chunked`]: option `chunks` = P, every shard in P equal chunks, each (u, t) split
+//!   rounded to whole chunks (App. E.2); plain BFB topologies only.
 
+pub mod chunked;
+#[cfg(test)]
+mod chunked_tests;
 pub mod expand;
 pub mod solve;
 #[cfg(test)]
@@ -40,7 +45,7 @@ pub const BFB: Algorithm = Algorithm {
     help: "Breadth-First-Broadcast (direct-connect paper): D-step allgather over shortest paths, \
            per-step loads balanced exactly; reduce-scatter by transposition (no switches)",
     collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
-    options: &[],
+    options: &["chunks"],
     synthesize,
 };
 
@@ -52,15 +57,22 @@ pub const MAX_RANKS: usize = 1 << 14;
 /// Below this many nodes per thread the plan runs on one thread (spawning costs more).
 const MIN_NODES_PER_THREAD: usize = 64;
 
-fn synthesize(topo: &Topology, collective: Collective, _req: &Request) -> Result<Schedule> {
+fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    let chunks = chunked::chunks_option(req)?;
     match collective {
+        // The mapped schedules add their own cuts (Def 2: multiples of 1/(n d)), so P chunks
+        // could not be kept without re-deriving the mappings; chunking is plain BFB only.
+        Collective::Allgather if chunks.is_some() && expand::is_mapped(topo) => Err(CollsynthError::bad(format!(
+            "--chunks applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
+            topo.name
+        ))),
         // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
-            None => allgather(topo),
+            None => allgather_with(topo, chunks),
         },
-        Collective::ReduceScatter => reduce_scatter(topo),
-        Collective::Allreduce => allreduce(topo),
+        Collective::ReduceScatter => reduce_scatter_with(topo, chunks),
+        Collective::Allreduce => allreduce_with(topo, chunks),
         c => Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
     }
 }
@@ -68,29 +80,45 @@ fn synthesize(topo: &Topology, collective: Collective, _req: &Request) -> Result
 /// The optimal BFB allgather of `topo` (no switches): D = diameter steps, each step's busiest
 /// link exactly at the LP (1) optimum; verified-correct by construction.
 pub fn allgather(topo: &Topology) -> Result<Schedule> {
-    let p = plan(topo)?;
+    allgather_with(topo, None)
+}
+
+/// [`allgather`], or with `chunks` = P the chunked variant ([`mod@chunked`]).
+fn allgather_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
+    let p = plan_with(topo, chunks)?;
     let mut s = emit(&p, &p.cuts)?;
     s.provenance.details = p.details("");
+    s.provenance.details.extend(p.chunk_details());
     Ok(s)
 }
 
 /// Reduce-scatter: BFB on the transpose, reversed (same steps and bandwidth term as that
 /// allgather). For a topology equal to its transpose the plan is the allgather's.
 pub fn reduce_scatter(topo: &Topology) -> Result<Schedule> {
+    reduce_scatter_with(topo, None)
+}
+
+fn reduce_scatter_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
     let t = asymmetric_transpose(topo);
     let made_on = t.as_ref().unwrap_or(topo);
-    let p = plan(made_on)?;
+    let p = plan_with(made_on, chunks)?;
     let mut s = reverse(&emit(&p, &p.cuts)?, made_on, topo)?;
     s.provenance.details = p.details("");
+    s.provenance.details.extend(p.chunk_details());
     Ok(s)
 }
 
 /// Allreduce = reduce-scatter then allgather on common pieces: 2 D steps (a topology and its
 /// transpose have the same diameter); `tau` is the sum of both phases' factors.
 pub fn allreduce(topo: &Topology) -> Result<Schedule> {
-    let ag = plan(topo)?;
+    allreduce_with(topo, None)
+}
+
+/// Both halves' pieces are multiples of 1/P with `chunks` = P, so their refinement is too.
+fn allreduce_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
+    let ag = plan_with(topo, chunks)?;
     let t = asymmetric_transpose(topo);
-    let rs_owned = t.as_ref().map(plan).transpose()?;
+    let rs_owned = t.as_ref().map(|t| plan_with(t, chunks)).transpose()?;
     let rs = rs_owned.as_ref().unwrap_or(&ag);
     let made_on = t.as_ref().unwrap_or(topo);
     let cuts: Vec<Vec<Rat>> = ag.cuts.iter().zip(&rs.cuts).map(|(a, b)| merge_cuts(a, b)).collect();
@@ -101,6 +129,10 @@ pub fn allreduce(topo: &Topology) -> Result<Schedule> {
         ("tau".to_string(), quoted(&(rs.tau() + ag.tau()))),
         ("bandwidth_optimal".to_string(), (rs.bandwidth_optimal() && ag.bandwidth_optimal()).to_string()),
     ];
+    if let Some(p) = chunks {
+        details.push(("chunks".to_string(), p.to_string()));
+        details.push(("tau_fractional".to_string(), quoted(&(rs.tau_fractional() + ag.tau_fractional()))));
+    }
     details.extend(rs.details("rs_"));
     details.extend(ag.details("ag_"));
     s.provenance.details = details;
@@ -268,8 +300,12 @@ struct NodePlan {
 pub struct Plan {
     n: usize,
     steps: usize,
-    /// `optima[u * steps + t - 1]` = U*_{u,t} in shards per GB/s.
+    /// `optima[u * steps + t - 1]` = U*_{u,t} in shards per GB/s; with chunks, the rounded
+    /// split's busiest link instead (what the schedule takes).
     optima: Vec<Rat>,
+    /// P chunks per shard, if chunked; then `fractional` holds the LP optima (else empty).
+    chunks: Option<Cap>,
+    fractional: Vec<Rat>,
     nodes: Vec<NodePlan>,
     /// Per shard, the interior cut points (sorted, distinct) of the splits.
     cuts: Vec<Vec<Rat>>,
@@ -285,12 +321,20 @@ pub struct Plan {
 /// [`Plan::optimum`] is exactly LP (1)'s optimum (bandwidth-weighted), and the per-source
 /// splits attain it.
 pub fn plan(topo: &Topology) -> Result<Plan> {
+    plan_with(topo, None)
+}
+
+/// [`plan`], or with `chunks` = P every split rounded to whole 1/P chunks ([`mod@chunked`]);
+/// then the optima are the rounded splits' and [`Plan::tau_fractional`] the LP's.
+fn plan_with(topo: &Topology, chunks: Option<Cap>) -> Result<Plan> {
     let g = Graph::new(topo)?;
-    let outs = in_parallel(g.n, |range| plan_range(&g, range));
+    let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks));
     let mut p = Plan {
         n: g.n,
         steps: g.steps,
         optima: Vec::with_capacity(g.n * g.steps),
+        chunks,
+        fractional: Vec::new(),
         nodes: Vec::with_capacity(g.n),
         cuts: vec![Vec::new(); g.n],
         max_ingress: Rat::zero(),
@@ -300,6 +344,7 @@ pub fn plan(topo: &Topology) -> Result<Plan> {
     };
     for out in outs {
         p.optima.extend(out.optima);
+        p.fractional.extend(out.fractional);
         p.nodes.extend(out.nodes);
         for (v, c) in out.cuts {
             p.cuts[v as usize].push(c);
@@ -321,6 +366,8 @@ pub fn plan(topo: &Topology) -> Result<Plan> {
 struct RangeOut {
     nodes: Vec<NodePlan>,
     optima: Vec<Rat>,
+    /// The LP optima, only when chunked.
+    fractional: Vec<Rat>,
     cuts: Vec<(u32, Rat)>,
     subproblems: usize,
     solved: usize,
@@ -334,13 +381,16 @@ struct Worker {
     masks: Vec<u64>,
     /// Sources of the current node ordered by (distance, mask, rank).
     order: Vec<u32>,
+    /// P chunks per shard, if chunked.
+    chunks: Option<Cap>,
 }
 
-fn plan_range(g: &Graph, range: Range<usize>) -> RangeOut {
-    let mut wk = Worker::default();
+fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>) -> RangeOut {
+    let mut wk = Worker { chunks, ..Worker::default() };
     let mut out = RangeOut {
         nodes: Vec::with_capacity(range.len()),
         optima: Vec::new(),
+        fractional: Vec::new(),
         cuts: Vec::new(),
         subproblems: 0,
         solved: 0,
@@ -426,13 +476,20 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
     for t in 1..=g.steps {
         node.step_start.push(node.deliveries.len() as u32);
         let sources = &order[starts[t - 1]..starts[t]];
+        let chunked = wk.chunks.is_some();
         if sources.is_empty() {
             out.optima.push(Rat::zero());
+            if chunked {
+                out.fractional.push(Rat::zero());
+            }
             continue;
         }
         out.subproblems += 1;
-        let optimum = plan_step(g, u, sources, words, wk, &mut node, &mut out.cuts);
-        out.optima.push(optimum * g.sigma);
+        let (taken, optimum) = plan_step(g, u, sources, words, wk, &mut node, &mut out.cuts);
+        out.optima.push(taken * g.sigma);
+        if chunked {
+            out.fractional.push(optimum * g.sigma);
+        }
     }
     node.step_start.push(node.deliveries.len() as u32);
     wk.order = order;
@@ -454,7 +511,8 @@ fn classes(sources: &[u32], masks: &[u64], words: usize) -> Vec<Range<usize>> {
 }
 
 /// Solve (u, t) for `sources` (sorted by mask) and record every source's delivery; returns
-/// U* in shards per unit of scaled capacity.
+/// (the recorded splits' busiest link, U*) in shards per unit of scaled capacity: equal
+/// unless chunked, where each split is first rounded to whole chunks.
 fn plan_step(
     g: &Graph,
     u: usize,
@@ -463,7 +521,7 @@ fn plan_step(
     wk: &mut Worker,
     node: &mut NodePlan,
     cuts: &mut Vec<(u32, Rat)>,
-) -> Rat {
+) -> (Rat, Rat) {
     let ins = &g.ins[u];
     let runs = classes(sources, &wk.masks, words);
     let mut problem = Problem {
@@ -482,20 +540,37 @@ fn plan_step(
         wk.cache.insert(problem.clone(), sol);
     }
     let sol = &wk.cache[&problem];
+    // Chunked: per local sender, the chunks it carries at this step, and one source's rounding.
+    let mut loads: Vec<Cap> = vec![0; if wk.chunks.is_some() { ins.len() } else { 0 }];
+    let mut rounded: Vec<(u32, Cap)> = Vec::new();
     for (k, r) in runs.iter().enumerate() {
         let members = &sources[r.clone()];
         split_members(&sol.flows[k], members.len(), sol.unit, |i, parts| {
             let v = members[i];
+            let (parts, unit) = match wk.chunks {
+                None => (parts, sol.unit),
+                Some(p) => {
+                    chunked::round(parts, sol.unit, p, &mut rounded);
+                    for &(w, y) in &rounded {
+                        loads[w as usize] += y;
+                    }
+                    (&rounded[..], p)
+                }
+            };
             let via = if parts.len() == 1 {
                 let inl = ins[parts[0].0 as usize];
                 Via::Whole { link: inl.link, from: inl.from }
             } else {
-                split_parts(ins, v, parts, sol.unit, node, cuts)
+                split_parts(ins, v, parts, unit, node, cuts)
             };
             node.deliveries.push(Delivery { src: v, via });
         });
     }
-    sol.optimum
+    let taken = match wk.chunks {
+        None => sol.optimum,
+        Some(p) => loads.iter().zip(ins).map(|(&y, inl)| Rat::new(y, p * inl.cap)).max().unwrap_or_default(),
+    };
+    (taken, sol.optimum)
 }
 
 /// Record a split delivery of source v: consecutive intervals of lengths units / unit in
@@ -549,10 +624,31 @@ impl Plan {
     /// rank (the paper's node bandwidth d * b; for Kautz-type graphs whose self-loops the zoo
     /// drops, that is the loop-counted degree the paper uses). Exact.
     pub fn tau(&self) -> Rat {
+        self.factor(&self.optima)
+    }
+
+    /// The LP optimum's bandwidth factor: [`Plan::tau`] of the unchunked plan. Chunked, the
+    /// schedule's `tau` is at least this and at most Theorem 20's bound above it.
+    pub fn tau_fractional(&self) -> Rat {
+        match self.chunks {
+            None => self.tau(),
+            Some(_) => self.factor(&self.fractional),
+        }
+    }
+
+    /// P, if every shard is in P chunks.
+    pub fn chunks(&self) -> Option<Cap> {
+        self.chunks
+    }
+
+    /// sum_t max_u `optima` * B / N (see [`Plan::tau`]).
+    fn factor(&self, optima: &[Rat]) -> Rat {
         if self.n <= 1 {
             return Rat::zero();
         }
-        self.load_sum() * self.max_ingress / Rat::from_integer(self.n as i128)
+        let step_max = |t: usize| (0..self.n).map(|u| optima[u * self.steps + t - 1]).max().unwrap_or_default();
+        let sum: Rat = (1..=self.steps).map(step_max).sum();
+        sum * self.max_ingress / Rat::from_integer(self.n as i128)
     }
 
     /// Theorem 17's BW-optimality: tau = (N - 1) / N, i.e. T_B = (N - 1)/N * M / B. Needs
@@ -582,11 +678,20 @@ impl Plan {
 
     /// `provenance.details` entries, keys prefixed with `prefix`.
     fn details(&self, prefix: &str) -> Vec<(String, String)> {
-        vec![
+        let mut d = vec![
             (format!("{prefix}bfb_steps"), self.steps.to_string()),
             (format!("{prefix}tau"), quoted(&self.tau())),
             (format!("{prefix}bandwidth_optimal"), self.bandwidth_optimal().to_string()),
-        ]
+        ];
+        if self.chunks.is_some() {
+            d.push((format!("{prefix}tau_fractional"), quoted(&self.tau_fractional())));
+        }
+        d
+    }
+
+    /// `chunks` = P when chunked (unprefixed: one P for a whole schedule).
+    fn chunk_details(&self) -> Vec<(String, String)> {
+        self.chunks.map(|p| ("chunks".to_string(), p.to_string())).into_iter().collect()
     }
 }
 

@@ -25,7 +25,7 @@ fn topo(spec: &str) -> Topology {
 }
 
 /// Sum over steps of the busiest link's (fraction of M) / bandwidth, from the transfers alone.
-fn step_cost(s: &Schedule, topo: &Topology) -> Rat {
+pub(super) fn step_cost(s: &Schedule, topo: &Topology) -> Rat {
     let mut per_step: std::collections::BTreeMap<u32, Vec<Rat>> = Default::default();
     for t in &s.transfers {
         let loads =
@@ -353,7 +353,7 @@ fn reduce_scatter_and_allreduce_by_transposition() {
 fn registered_and_refuses_switches() {
     let alg = synth::find("bfb").unwrap();
     assert_eq!(alg.collectives, &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce]);
-    assert!(alg.options.is_empty());
+    assert_eq!(alg.options, &["chunks"]);
     let s = synth::run(&topo("torus:3x3"), Collective::Allgather, "bfb", &Request::default()).unwrap();
     assert_eq!(s.provenance.algorithm, "bfb");
     assert_eq!(detail(&s, "bfb_steps"), "2");
