@@ -1,4 +1,5 @@
-"""Expansion expressions (`line^k(..)`, `degree*n(..)`, `power^n(..)`, `product(..; ..)`) on the CLI."""
+"""Expansion expressions (`line^k(..)`, `degree*n(..)`, `power^n(..)`, `product(..; ..)`, `bi(..)`)
+on the CLI."""
 
 import pytest
 
@@ -14,6 +15,8 @@ from conftest import run_cli, run_json
         ("degree*2(ring:4)", "degree*2(ring:4)", (8, 2, 4)),
         ("product(biring:4;biring:8)", "product(biring:4; biring:8)", (32, 4, 6)),
         ("power^2(complete:4)", "power^2(complete:4)", (16, 6, 2)),
+        # A.6's union of a unidirectional graph without 2-cycles: degree 2d.
+        (" bi ( diamond )", "bi(diamond)", (8, 4, 2)),
     ],
 )
 def test_topo_show_expansion(spec, name, shape):
@@ -33,6 +36,15 @@ def test_product_of_birings_is_the_torus():
         assert product[key] == torus[key], key
 
 
+def test_bi_of_a_ring_is_the_biring_and_bidirectional():
+    union, biring = run_json("topo", "show", "bi(ring:5)"), run_json("topo", "show", "biring:5")
+    for key in ["N", "links", "min_degree", "diameter", "average_distance", "bidirectional"]:
+        assert union[key] == biring[key], key
+    # L(K_{2,2}) has 2-cycles: their two links merge (bandwidths add), 3 neighbours, not 4.
+    m = run_json("topo", "show", "bi(line(bipartite:2,2))")
+    assert (m["N"], m["min_degree"], m["max_degree"], m["bidirectional"]) == (8, 3, 3, True)
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
@@ -40,6 +52,8 @@ def test_product_of_birings_is_the_torus():
         ("line^0(diamond)", "line^0(diamond): position 6: line^k: k must be between 1 and 64, got 0"),
         ("line(switch:4)", "line graph expansion needs a topology without switches"),
         ("product(nosuch:3; ring:4)", "unknown topology family 'nosuch'"),
+        ("bi(switch:4)", "bidirectional union needs a topology without switches"),
+        ("bi^2(ring:4)", "bi^2(ring:4): position 3: bidirectional union is written bi(SPEC)"),
     ],
 )
 def test_bad_expression_exits_2_with_one_line(spec, message):

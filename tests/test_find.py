@@ -67,6 +67,26 @@ def test_table5_best_d4(n):
             assert Topology.from_spec(c["topology"]).n_ranks == n
 
 
+@pytest.mark.parametrize("n", [64, 128])
+def test_bidirectional_frontier_members_build(n):
+    # Every member is symmetric with N nodes and at most 4 distinct neighbours (a converted
+    # graph's merged 2-cycles give fewer); A.6's conversions bi(G) of unidirectional degree-2
+    # candidates reach the frontier at N = 128 (T_L 7 < the best circulant's 8). At N = 64 none
+    # does: every degree-2 candidate needs 6 steps and circulant:64:6,7 has (6, 63/64) already.
+    f = run_json("find", "--nodes", str(n), "--degree", "4", "--bidirectional")["frontier"]
+    for c in f:
+        m = run_json("topo", "show", c["topology"])
+        assert (m["N"], m["bidirectional"], c["bidirectional"]) == (n, True, True), c["topology"]
+        assert m["max_degree"] <= 4 and m["diameter"] == c["diameter"], c["topology"]
+    converted = [c for c in f if c["topology"].startswith("bi(")]
+    if n == 128:
+        assert [(c["topology"], c["latency_steps"], c["bandwidth_factor"]) for c in converted] == [
+            ("bi(line^3(dcirculant:16:6,7))", 7, "145/128")
+        ]
+    else:
+        assert not converted and [c["topology"] for c in f] == ["circulant:64:6,7"], f
+
+
 def test_text_output():
     out = run_cli("find", "--nodes", "12", "--degree", "4").stdout
     assert "Pareto frontier" in out and "recommended" in out

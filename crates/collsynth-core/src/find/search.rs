@@ -2,13 +2,16 @@
 //! and degree plus every expansion of smaller candidates that lands there — `L(G)` from
 //! (M/d, d), `G * m` from (M/m, d/m), `G^(□m)` from (M^(1/m), d/m) and products from pairs
 //! of sizes multiplying to M and degrees adding to d — predicted by [`super::predict`] and
-//! pruned to a Pareto frontier per (M, d). Pools are cached process-wide: every size of a
-//! sweep reuses the pools of its divisors.
+//! pruned to a Pareto frontier per (M, d). Bidirectional pools also hold appendix A.6's
+//! conversion `bi(G)` of the unidirectional candidates of (M, d/2), measured rather than
+//! predicted (see [`unions`]). Pools are cached process-wide: every size of a sweep reuses
+//! the pools of its divisors.
 
-use super::candidates::bases;
+use super::candidates::{bases, measure};
 use super::predict;
 use super::Candidate;
 use crate::error::Result;
+use crate::zoo::{self, Expr};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -20,15 +23,18 @@ fn pools() -> &'static Mutex<HashMap<Key, Arc<Vec<Candidate>>>> {
 }
 
 /// The pruned candidates with `n` nodes and degree `d` (symmetric ones only when
-/// `bidirectional`, which also excludes line graphs: they are never symmetric). Guarantees:
-/// no member is dominated, in (T_L, tau) and capabilities, by another.
+/// `bidirectional`, which excludes line graphs, never symmetric, but admits their
+/// conversions `bi(..)`). Guarantees: no member is dominated, in (T_L, tau) and
+/// capabilities, by another.
 pub fn pool(n: usize, d: usize, bidirectional: bool) -> Result<Arc<Vec<Candidate>>> {
     let key = (n, d, bidirectional);
     if let Some(p) = pools().lock().expect("find pools").get(&key) {
         return Ok(p.clone());
     }
     let mut all = bases(n, d, bidirectional)?;
-    if !bidirectional {
+    if bidirectional {
+        all.extend(unions(n, d)?);
+    } else {
         all.extend(lines(n, d)?);
     }
     all.extend(degree_expansions(n, d, bidirectional)?);
@@ -45,6 +51,28 @@ fn lines(n: usize, d: usize) -> Result<Vec<Candidate>> {
         return Ok(Vec::new());
     }
     Ok(pool(n / d, d, false)?.iter().filter_map(predict::line).collect())
+}
+
+/// Appendix A.6 (notes 1.9): `bi(G)` = G ∪ G^T for every unidirectional (not symmetric) G of
+/// (n, d/2), so that line graphs and the other directed constructions reach bidirectional
+/// frontiers. Each is built and measured by BFB here, not predicted: A.6 only promises G's
+/// (T_L, tau) for its split schedule (half of every shard on G, half on G^T), and BFB on the
+/// union is a different schedule that can trade one for the other (`bi(dcirculant:6:1,2,3,4)`
+/// gets T_L 1 but tau 4/3 where the base has 2 and 5/6; see the zoo's expand tests), so G's
+/// values as a prediction could prune better candidates before the frontier re-measures.
+/// d/2 = 1 is skipped: the only unidirectional degree-1 candidate is `ring:n`, whose union
+/// is the base `biring:n` already in the pool.
+fn unions(n: usize, d: usize) -> Result<Vec<Candidate>> {
+    if d < 4 || !d.is_multiple_of(2) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for c in pool(n, d / 2, false)?.iter().filter(|c| !c.symmetric) {
+        let expr = Expr::Bi(Box::new(c.expr.clone()));
+        let topo = zoo::from_spec(&expr.to_string())?;
+        out.push(measure(expr, &topo, d)?);
+    }
+    Ok(out)
 }
 
 /// G * m for every m >= 2 dividing both n and d.

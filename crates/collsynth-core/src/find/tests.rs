@@ -125,3 +125,27 @@ fn print_frontier() {
     }
     println!("{:?}", t0.elapsed());
 }
+
+#[test]
+fn bidirectional_frontiers_convert_unidirectional_candidates() {
+    // A.6 (notes 1.9): at N = 128, d = 4 the union of a degree-2 line graph beats every
+    // symmetric construction on T_L (7 against the circulant's 8).
+    let f = frontier(128, 4, true).unwrap();
+    let bi = member(&f, "bi(line^3(dcirculant:16:6,7))").expect("a converted line graph on the frontier");
+    assert_eq!((bi.steps, bi.tau, bi.exact, bi.symmetric), (7, r(145, 128), true, true));
+    // At N = 64 the degree-2 candidates all have T_L >= 6 = k*(64, 2) and their unions no
+    // better than circulant:64:6,7's (6, 63/64), so no union is on the frontier.
+    let f = frontier(64, 4, true).unwrap();
+    assert!(f.iter().all(|c| !matches!(c.expr, Expr::Bi(_))), "{f:#?}");
+    for (n, d) in [(128, 4), (64, 4), (64, 8)] {
+        for c in frontier(n, d, true).unwrap() {
+            let t = crate::zoo::from_spec(&c.expr.to_string()).unwrap();
+            assert!(t.is_bidirectional() && c.symmetric, "{}", c.expr);
+            assert_eq!(t.n_ranks(), n, "{}", c.expr);
+            let egress = t.ranks().iter().map(|&v| t.egress(v)).max().unwrap();
+            assert_eq!(egress, rat(d as i128 * DEFAULT_BW), "{}", c.expr);
+            let p = crate::synth::bfb::plan(&t).unwrap();
+            assert_eq!((p.steps(), p.tau()), (c.steps, c.tau), "{}", c.expr);
+        }
+    }
+}

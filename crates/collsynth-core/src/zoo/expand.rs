@@ -1,6 +1,8 @@
 //! The direct-connect paper's topology expansions (notes section 2): the line digraph
 //! `L^k(G)` (Def 12), the degree expansion `G * n` (Def 13) and the Cartesian product /
-//! power (Def 3, Def 14), built from the expression grammar of [`Expr`].
+//! power (Def 3, Def 14), built from the expression grammar of [`Expr`]; and the union
+//! `G ∪ G^T` of appendix A.6 (notes 1.9), which turns a unidirectional graph into a
+//! bidirectional one.
 //!
 //! They apply to direct-connect topologies (compute nodes only). The topology model merges
 //! parallel links into one link of summed bandwidth and has no self-loops, so a multi-edge
@@ -14,6 +16,7 @@
 //!   has index `c1 + N1*(c2 + N2*(c3 + ..))`: the first coordinate varies fastest, as in the
 //!   zoo's `torus` and `hamming`, so `product(biring:4; biring:8)` is `torus:4x8` rank for
 //!   rank and `power^2(complete:4)` is `hamming:2,4`.
+//! - `bi(G)`: G's nodes, names and ranks unchanged, so `bi(ring:5)` is `biring:5`.
 
 use super::direct::MAX_NODES;
 use super::spec::Expr;
@@ -53,6 +56,7 @@ fn eval(expr: &Expr) -> Result<Topology> {
             let graphs: Vec<Topology> = factors.iter().map(eval).collect::<Result<_>>()?;
             cartesian_product(&graphs.iter().collect::<Vec<_>>(), &name)
         }
+        Expr::Bi(inner) => bidirectional_union(&eval(inner)?, &name),
     }
 }
 
@@ -230,6 +234,29 @@ pub fn cartesian_product(factors: &[&Topology], name: &str) -> Result<Topology> 
                 b.link(x, x - c * strides[j] + l.dst * strides[j], l.bandwidth, l.latency);
             }
         }
+    }
+    b.build()
+}
+
+/// The union G ∪ G^T (notes 1.9, appendix A.6) of a topology without switches: G's nodes,
+/// names and ranks, and for every link u -> v also v -> u with the same bandwidth and
+/// latency. Guarantees: the result is bidirectional (every link has its reverse). Where G
+/// already has v -> u, the added link is parallel to it and the topology model merges the
+/// two (bandwidths add, the smaller latency stays), so a G that is already symmetric comes
+/// back with every bandwidth doubled. A.6 applies it to a unidirectional (2-cycle-free)
+/// reverse-symmetric degree-d graph: the result is 2d-regular with d links of G's bandwidth
+/// each way.
+pub fn bidirectional_union(g: &Topology, name: &str) -> Result<Topology> {
+    // Switches would be fine for the union itself, but the expansions are defined on
+    // direct-connect graphs and refusing them keeps the grammar's rule uniform.
+    require_direct(g, "bidirectional union")?;
+    check_size("bidirectional union", Some(g.n_nodes()), g.links.len().checked_mul(2))?;
+    let mut b = TopologyBuilder::new(name);
+    for n in &g.nodes {
+        b.node(n.name.clone(), n.kind, n.group.as_deref());
+    }
+    for l in &g.links {
+        b.bilink(l.src, l.dst, l.bandwidth, l.latency);
     }
     b.build()
 }

@@ -41,6 +41,8 @@ fn grammar_and_normalised_names() {
         ("power^2(product( ring:4,d=1 ;ring:8 ))", "power^2(product(ring:4,d=1; ring:8))"),
         ("degree * 2 (ring:4)", "degree*2(ring:4)"),
         ("ring:8", "ring:8"),
+        (" bi ( line ( bipartite:2,2 ) ) ", "bi(line(bipartite:2,2))"),
+        ("power^2(bi(ring:3))", "power^2(bi(ring:3))"),
     ];
     for (text, normal) in cases {
         let e = Expr::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -55,6 +57,9 @@ fn grammar_and_normalised_names() {
     // Keywords only count when an operator follows: these are (unknown) zoo families.
     assert_eq!(Expr::parse("line:3").unwrap(), *spec("line:3"));
     assert_eq!(Expr::parse("linear").unwrap(), *spec("linear"));
+    assert_eq!(Expr::parse("biring:4").unwrap(), *spec("biring:4"));
+    assert_eq!(Expr::parse("bi:4").unwrap(), *spec("bi:4"));
+    assert_eq!(Expr::parse("bi(line(a))").unwrap(), Expr::Bi(Box::new(Expr::Line(1, spec("a")))));
 }
 
 #[test]
@@ -200,7 +205,11 @@ fn parse_errors_name_position_and_problem() {
         ("degree(ring:4)", "degree(ring:4): position 7: degree expansion is written degree*n(SPEC)"),
         ("power*2(ring:4)", "power*2(ring:4): position 6: Cartesian power is written power^n(SPEC)"),
         ("power^99999999999999999999999(ring:4)", "power^99999999999999999999999(ring:4): position 7: power^n: n must be between 1 and 64"),
-        ("ring:4(x)", "ring:4(x): position 7: unexpected '(' (expansions are line^k(..), degree*n(..), power^n(..), product(..; ..))"),
+        ("ring:4(x)", "ring:4(x): position 7: unexpected '(' (expansions are line^k(..), degree*n(..), power^n(..), product(..; ..), bi(..))"),
+        ("bi^2(ring:4)", "bi^2(ring:4): position 3: bidirectional union is written bi(SPEC)"),
+        ("bi (ring:4", "bi (ring:4: position 4: '(' is never closed"),
+        ("bi()", "bi(): position 4: expected a topology spec"),
+        ("bi(ring:4; ring:5)", "bi(ring:4; ring:5): position 10: ';' separates the factors of product(..; ..) only"),
         ("line(x)y", "line(x)y: position 8: unexpected 'y'"),
         ("  ", "empty topology spec"),
     ];
@@ -227,9 +236,75 @@ fn build_errors_name_the_expression() {
     assert!(error("product(ring:4; switch:3)").contains("Cartesian product needs a topology without switches"));
     assert!(error("power^2(line(switch:3))").contains("line graph expansion needs"));
     assert_eq!(
+        error("bi(switch:4)"),
+        "bi(switch:4): bidirectional union needs a topology without switches (switch:4 has 1 switch)"
+    );
+    assert_eq!(error("bi(nosuch)"), "bi(nosuch): unknown topology family 'nosuch' (see `collsynth topo list`)");
+    assert_eq!(
         error("line^3(complete:30)"),
         "line^3(complete:30): line graph step 3 of 3: too large (21218430 links, at most 16777216)"
     );
     assert!(error("power^64(complete:3)").contains("nodes (at most 1048576)"));
     assert!(error("degree*1048576(complete:8)").contains("would have 8388608 nodes"));
+}
+
+/// Bandwidth of the link u -> v, 0 if there is none.
+fn bw(t: &Topology, u: usize, v: usize) -> crate::rational::Rat {
+    t.link_between(u, v).map_or(rat(0), |l| t.links[l].bandwidth)
+}
+
+#[test]
+fn bidirectional_unions() {
+    // bi(G) keeps G's nodes and adds every link reversed: the directed ring becomes the
+    // bidirectional one and a 2-cycle-free directed circulant the undirected one, link for link.
+    for (union, zoo) in [("bi(ring:5)", "biring:5"), ("bi(dcirculant:6:1,2)", "circulant:6:1,2")] {
+        let (u, z) = (build(union), build(zoo));
+        assert_eq!((u.name.as_str(), &u.nodes, &u.links), (union, &z.nodes, &z.links));
+    }
+    // Where G already has v -> u the two links merge: bandwidths add. So every link of bi(G)
+    // carries bw(u -> v) + bw(v -> u) of G, and every node twice its egress in G.
+    for base in ["kautz:2:6", "line(bipartite:2,2)", "diamond", "biring:5", "circulant:8:1,4", "line(ring:4,bw=25)"] {
+        let (g, u) = (build(base), build(&format!("bi({base})")));
+        assert!(u.is_bidirectional(), "{base}");
+        assert_eq!(u.nodes, g.nodes, "{base}");
+        for l in &u.links {
+            assert_eq!(l.bandwidth, bw(&g, l.src, l.dst) + bw(&g, l.dst, l.src), "{base}: {l:?}");
+        }
+        assert!((0..g.n_nodes()).all(|v| u.egress(v) == g.egress(v) * rat(2)), "{base}");
+    }
+    // A.6's 2d-regular union needs G and G^T to share no link. L(K_{2,2}) has the 2-cycles
+    // (u>v) <-> (v>u), so bi() merges one link pair per node: 3 distinct neighbours, not 4,
+    // one of them at 200 (egress 400 as for 4 links). Kautz graphs have 2-cycles too.
+    assert_eq!(shape("bi(line(bipartite:2,2))"), (8, 3, 3, 3));
+    assert_eq!(build("bi(line(bipartite:2,2))").links.len(), 24);
+    assert_eq!(shape("bi(kautz:2:6)"), (6, 3, 3, 2));
+    assert_eq!(shape("bi(diamond)"), (8, 4, 4, 2));
+    // A bidirectional G comes back with doubled bandwidth; nesting works like the others.
+    assert!(build("bi(biring:5)").links.iter().all(|l| l.bandwidth == rat(200)));
+    assert_eq!(shape("line(bi(ring:4))"), (8, 2, 2, 3));
+    assert_eq!(shape("power^2(bi(dcirculant:6:1,2))"), shape("power^2(circulant:6:1,2)"));
+}
+
+#[test]
+fn bfb_on_unions_against_the_base() {
+    // A.6: half of every shard on G's schedule, half on G^T's, keeps G's (T_L, tau). BFB on
+    // the union is a different schedule over the union's shortest paths: never more steps
+    // (the union's diameter is at most G's), but its tau can be higher (a shorter path
+    // through a thinner link). Values (steps, tau) of BFB on G and on bi(G), exact.
+    use crate::rational::Rat;
+    let r = |n: i128, d: i128| Rat::new(n, d);
+    let cases = [
+        ("line(bipartite:2,2)", (3, r(1, 1)), (3, r(1, 1))),
+        ("kautz:2:6", (2, r(1, 1)), (2, r(1, 1))),
+        ("diamond", (3, r(1, 1)), (2, r(7, 8))),
+        ("line^2(bipartite:2,2)", (4, r(9, 8)), (4, r(17, 16))),
+        // Fewer steps, more tau: one step over K_6 whose offset-1 links have 100 of 800.
+        ("dcirculant:6:1,2,3,4", (2, r(5, 6)), (1, r(4, 3))),
+        ("line(dcirculant:6:1,2)", (4, r(1, 1)), (3, r(13, 12))),
+    ];
+    for (base, g, u) in cases {
+        let plan = |spec: &str| crate::synth::bfb::plan(&build(spec)).map(|p| (p.steps(), p.tau())).unwrap();
+        assert_eq!(plan(base), g, "{base}");
+        assert_eq!(plan(&format!("bi({base})")), u, "bi({base})");
+    }
 }

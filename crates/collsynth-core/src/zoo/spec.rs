@@ -211,7 +211,7 @@ impl Spec {
 
 /// An expansion expression (DESIGN.md, notes section 2): a zoo spec, or one of
 /// `line^k(E)` (`line(E)` is `line^1(E)`), `degree*n(E)`, `power^n(E)`,
-/// `product(E; E; ...)` over expressions `E`. Whitespace around every token is ignored.
+/// `product(E; E; ...)`, `bi(E)` over expressions `E`. Whitespace around every token is ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
     /// A plain zoo spec `family:args,...` (trimmed), built by its family.
@@ -224,6 +224,8 @@ pub enum Expr {
     Power(usize, Box<Expr>),
     /// The Cartesian product of at least two factors, in the order written.
     Product(Vec<Expr>),
+    /// The union E ∪ E^T of E and its transpose (notes 1.9, appendix A.6).
+    Bi(Box<Expr>),
 }
 
 /// Largest k of `line^k` and n of `power^n` (any larger one exceeds the size limits unless
@@ -265,6 +267,7 @@ impl std::fmt::Display for Expr {
                 let parts: Vec<String> = factors.iter().map(Expr::to_string).collect();
                 write!(f, "product({})", parts.join("; "))
             }
+            Expr::Bi(e) => write!(f, "bi({e})"),
         }
     }
 }
@@ -275,8 +278,10 @@ struct ExprParser<'a> {
     pos: usize,
 }
 
-/// Keywords and the operator that must follow each (`(` directly for `line` and `product`).
-const KEYWORDS: [&str; 4] = ["line", "degree", "power", "product"];
+/// Keywords and the operator that must follow each (`(` directly for `line`, `product` and
+/// `bi`). No keyword is a prefix of another, and a zoo family such as `biring` is no keyword
+/// because an operator or `(` must follow the keyword itself.
+const KEYWORDS: [&str; 5] = ["line", "degree", "power", "product", "bi"];
 
 impl ExprParser<'_> {
     fn err_at(&self, pos: usize, msg: impl std::fmt::Display) -> CollsynthError {
@@ -289,7 +294,8 @@ impl ExprParser<'_> {
         let msg = match c {
             ')' => "unbalanced ')'".to_string(),
             ';' => "';' separates the factors of product(..; ..) only".to_string(),
-            '(' => "unexpected '(' (expansions are line^k(..), degree*n(..), power^n(..), product(..; ..))".to_string(),
+            '(' => "unexpected '(' (expansions are line^k(..), degree*n(..), power^n(..), product(..; ..), bi(..))"
+                .to_string(),
             c => format!("unexpected '{c}'"),
         };
         self.err_at(self.pos, msg)
@@ -328,6 +334,14 @@ impl ExprParser<'_> {
             Some("power") => {
                 self.expect('^', "Cartesian power is written power^n(SPEC)")?;
                 Ok(Expr::Power(self.count("power^n: n", MAX_EXPONENT)?, Box::new(self.parenthesised()?)))
+            }
+            Some("bi") => {
+                // `bi` takes no count: say so rather than "expected '('" after `bi^2`.
+                self.skip_ws();
+                if self.peek() != Some('(') {
+                    return Err(self.err_at(self.pos, "bidirectional union is written bi(SPEC)"));
+                }
+                Ok(Expr::Bi(Box::new(self.parenthesised()?)))
             }
             Some(_) => self.product(),
             None => self.spec(),
