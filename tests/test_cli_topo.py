@@ -89,3 +89,4 @@ def test_draw_writes_a_picture(tmp_path, spec, suffix):
 def test_demo_runs():
     out = run_cli("demo").stdout
     assert "dgx-a100:2" in out and "compute nodes (N)" in out and "16" in out
+    assert "accepted by the new and old runtime parsers" in out and "correct." in out

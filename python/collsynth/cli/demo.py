@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collsynth import msccl
 from collsynth.cli.common import console, table
 from collsynth.cli.compare import compare
 from collsynth.cli.topo import show_rows
-from collsynth.schedule import bound
+from collsynth.schedule import bound, synthesize
 from collsynth.topology import Topology
 
 DEMO_TOPOLOGY = "dgx-a100:2"
@@ -70,7 +71,24 @@ def run(args) -> int:
     )
     for name, reason in skipped.items():
         console.print(f"   {name}: not applicable ({reason})", markup=False)
+    show_msccl(topo)
     console.print(
-        "Next: collsynth synth dgx-a100:2 -c allreduce -a auto -o out/   (writes a verified schedule)"
+        "Next: collsynth synth dgx-a100:2 -c allreduce -a forestcoll --format json,msccl-xml -o out/\n"
+        "      collsynth run out/schedule.json --np 16   (runs it on MPI ranks and checks the sums)"
     )
     return 0
+
+
+def show_msccl(topo: Topology) -> None:
+    """4. The optimal allreduce as MSCCL XML, validated the way the runtimes would read it."""
+    sched = synthesize(topo, "allreduce", "forestcoll")
+    out = msccl.export(sched)
+    v = msccl.validate(out["xml"], topology=topo)
+    accepted = [d for d, problems in v["dialects"].items() if not problems]
+    console.print(
+        f"4. As MSCCL XML: {len(out['xml']) // 1024} KiB, {out['nchunksperloop']} chunks per loop (buffer "
+        f"element counts must be multiples of it), "
+        f"{out['nchannels']} channels, up to {out['thread_blocks']} thread blocks per GPU; accepted by the "
+        f"{' and '.join(accepted)} runtime parsers; symbolic run in place and out of place, unbounded "
+        f"and 2-slot connections: {'correct' if not v['execution'] else v['execution'][0]}."
+    )
