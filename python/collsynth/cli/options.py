@@ -17,6 +17,7 @@ ALGORITHM_OPTIONS = [
     "blocks",
     "counts",
     "chunks",
+    "hetero",
 ]
 
 

@@ -59,17 +59,17 @@ pub fn plan(topo: &Topology, p: usize) -> Result<Plan> {
 /// The BFB allgather with `p` chunks per shard; `provenance.details` has `chunks`, `tau`
 /// (this schedule's) and `tau_fractional` (the LP optimum's).
 pub fn allgather(topo: &Topology, p: usize) -> Result<Schedule> {
-    allgather_with(topo, Some(checked(p)?))
+    allgather_with(topo, Some(checked(p)?), None)
 }
 
 /// Reduce-scatter with `p` chunks per shard (the chunked allgather of the transpose, reversed).
 pub fn reduce_scatter(topo: &Topology, p: usize) -> Result<Schedule> {
-    reduce_scatter_with(topo, Some(checked(p)?))
+    reduce_scatter_with(topo, Some(checked(p)?), None)
 }
 
 /// Allreduce with `p` chunks per shard in both halves.
 pub fn allreduce(topo: &Topology, p: usize) -> Result<Schedule> {
-    allreduce_with(topo, Some(checked(p)?))
+    allreduce_with(topo, Some(checked(p)?), None)
 }
 
 fn checked(p: usize) -> Result<Cap> {

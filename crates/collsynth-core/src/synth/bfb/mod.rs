@@ -19,11 +19,16 @@
 //!   paper's mapping of the base's schedule (Def 1 / Def 2), not a new BFB.
 //! * [`mod@chunked`]: option `chunks` = P, every shard in P equal chunks, each (u, t) split
 //!   rounded to whole chunks (App. E.2); plain BFB topologies only.
+//! * [`mod@hetero`]: option `hetero` = 1, link latencies in the (u, t) problem (App. E.3,
+//!   LP (14)), for the request's size M; plain BFB topologies, not with `chunks`.
 
 pub mod chunked;
 #[cfg(test)]
 mod chunked_tests;
 pub mod expand;
+pub mod hetero;
+#[cfg(test)]
+mod hetero_tests;
 pub mod solve;
 #[cfg(test)]
 mod tests;
@@ -45,7 +50,7 @@ pub const BFB: Algorithm = Algorithm {
     help: "Breadth-First-Broadcast (direct-connect paper): D-step allgather over shortest paths, \
            per-step loads balanced exactly; reduce-scatter by transposition (no switches)",
     collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
-    options: &["chunks"],
+    options: &["chunks", "hetero"],
     synthesize,
 };
 
@@ -59,6 +64,10 @@ const MIN_NODES_PER_THREAD: usize = 64;
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let chunks = chunked::chunks_option(req)?;
+    let hetero = hetero::hetero_option(req)?;
+    if chunks.is_some() && hetero.is_some() {
+        return Err(CollsynthError::bad("bfb: --chunks and --hetero cannot be combined"));
+    }
     match collective {
         // The mapped schedules add their own cuts (Def 2: multiples of 1/(n d)), so P chunks
         // could not be kept without re-deriving the mappings; chunking is plain BFB only.
@@ -66,13 +75,18 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
             "--chunks applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
             topo.name
         ))),
+        // The mapping (Def 1/2) copies the base's splits, which know nothing of latencies.
+        Collective::Allgather if hetero.is_some() && expand::is_mapped(topo) => Err(CollsynthError::bad(format!(
+            "--hetero applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
+            topo.name
+        ))),
         // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
-            None => allgather_with(topo, chunks),
+            None => allgather_with(topo, chunks, hetero),
         },
-        Collective::ReduceScatter => reduce_scatter_with(topo, chunks),
-        Collective::Allreduce => allreduce_with(topo, chunks),
+        Collective::ReduceScatter => reduce_scatter_with(topo, chunks, hetero),
+        Collective::Allreduce => allreduce_with(topo, chunks, hetero),
         c => Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
     }
 }
@@ -80,45 +94,48 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
 /// The optimal BFB allgather of `topo` (no switches): D = diameter steps, each step's busiest
 /// link exactly at the LP (1) optimum; verified-correct by construction.
 pub fn allgather(topo: &Topology) -> Result<Schedule> {
-    allgather_with(topo, None)
+    allgather_with(topo, None, None)
 }
 
-/// [`allgather`], or with `chunks` = P the chunked variant ([`mod@chunked`]).
-fn allgather_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
-    let p = plan_with(topo, chunks)?;
+/// [`allgather`], or with `chunks` = P the chunked variant ([`mod@chunked`]), or with
+/// `hetero` = M the latency-aware one for size M ([`mod@hetero`]).
+fn allgather_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
+    let p = plan_full(topo, chunks, hetero)?;
     let mut s = emit(&p, &p.cuts)?;
     s.provenance.details = p.details("");
     s.provenance.details.extend(p.chunk_details());
+    s.provenance.details.extend(p.hetero_details(p.time_sum()));
     Ok(s)
 }
 
 /// Reduce-scatter: BFB on the transpose, reversed (same steps and bandwidth term as that
 /// allgather). For a topology equal to its transpose the plan is the allgather's.
 pub fn reduce_scatter(topo: &Topology) -> Result<Schedule> {
-    reduce_scatter_with(topo, None)
+    reduce_scatter_with(topo, None, None)
 }
 
-fn reduce_scatter_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
+fn reduce_scatter_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
     let t = asymmetric_transpose(topo);
     let made_on = t.as_ref().unwrap_or(topo);
-    let p = plan_with(made_on, chunks)?;
+    let p = plan_full(made_on, chunks, hetero)?;
     let mut s = reverse(&emit(&p, &p.cuts)?, made_on, topo)?;
     s.provenance.details = p.details("");
     s.provenance.details.extend(p.chunk_details());
+    s.provenance.details.extend(p.hetero_details(p.time_sum()));
     Ok(s)
 }
 
 /// Allreduce = reduce-scatter then allgather on common pieces: 2 D steps (a topology and its
 /// transpose have the same diameter); `tau` is the sum of both phases' factors.
 pub fn allreduce(topo: &Topology) -> Result<Schedule> {
-    allreduce_with(topo, None)
+    allreduce_with(topo, None, None)
 }
 
 /// Both halves' pieces are multiples of 1/P with `chunks` = P, so their refinement is too.
-fn allreduce_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
-    let ag = plan_with(topo, chunks)?;
+fn allreduce_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
+    let ag = plan_full(topo, chunks, hetero)?;
     let t = asymmetric_transpose(topo);
-    let rs_owned = t.as_ref().map(|t| plan_with(t, chunks)).transpose()?;
+    let rs_owned = t.as_ref().map(|t| plan_full(t, chunks, hetero)).transpose()?;
     let rs = rs_owned.as_ref().unwrap_or(&ag);
     let made_on = t.as_ref().unwrap_or(topo);
     let cuts: Vec<Vec<Rat>> = ag.cuts.iter().zip(&rs.cuts).map(|(a, b)| merge_cuts(a, b)).collect();
@@ -133,6 +150,7 @@ fn allreduce_with(topo: &Topology, chunks: Option<Cap>) -> Result<Schedule> {
         details.push(("chunks".to_string(), p.to_string()));
         details.push(("tau_fractional".to_string(), quoted(&(rs.tau_fractional() + ag.tau_fractional()))));
     }
+    details.extend(ag.hetero_details(rs.time_sum() + ag.time_sum()));
     details.extend(rs.details("rs_"));
     details.extend(ag.details("ag_"));
     s.provenance.details = details;
@@ -181,6 +199,8 @@ struct Graph {
     steps: usize,
     /// Bandwidth = capacity / sigma.
     sigma: Rat,
+    /// With `hetero`: every link's latency (µs, exact) and the scale k of [`hetero::solve`].
+    hetero: Option<(Vec<Rat>, Rat)>,
 }
 
 impl Graph {
@@ -211,7 +231,7 @@ impl Graph {
             .collect();
         let dist: Vec<u16> = in_parallel(n, |range| distances_to(&ins, range)).concat();
         let steps = dist.iter().copied().max().unwrap_or(0) as usize;
-        Ok(Graph { n, ins, dist, steps, sigma })
+        Ok(Graph { n, ins, dist, steps, sigma, hetero: None })
     }
 
     fn row(&self, x: usize) -> &[u16] {
@@ -315,6 +335,11 @@ pub struct Plan {
     /// (u, t) subproblems with sources, and how many were solved (the rest were cache hits).
     subproblems: usize,
     solved: usize,
+    /// Latency-aware ([`mod@hetero`]): then `times[u * steps + t - 1]` = U_{u,t} (µs) and
+    /// `dropped` the (u, t, link) whose latency reaches it.
+    hetero: bool,
+    times: Vec<Rat>,
+    dropped: Vec<(u32, u32, u32)>,
 }
 
 /// Solve every (u, t) subproblem of `topo` (no switches; else `BadInput`). Guarantees: each
@@ -327,7 +352,18 @@ pub fn plan(topo: &Topology) -> Result<Plan> {
 /// [`plan`], or with `chunks` = P every split rounded to whole 1/P chunks ([`mod@chunked`]);
 /// then the optima are the rounded splits' and [`Plan::tau_fractional`] the LP's.
 fn plan_with(topo: &Topology, chunks: Option<Cap>) -> Result<Plan> {
-    let g = Graph::new(topo)?;
+    plan_full(topo, chunks, None)
+}
+
+/// [`plan_with`], or with `hetero` = M (bytes) the latency-aware plan ([`mod@hetero`]): then
+/// the splits minimise each (u, t)'s time, [`Plan::time`], and the optima are the busiest
+/// link's load of those splits (what the schedule takes, like the chunked ones).
+fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Plan> {
+    let mut g = Graph::new(topo)?;
+    if let Some(m) = hetero {
+        let alpha = topo.links.iter().map(|l| hetero::latency_rat(l.latency)).collect::<Result<Vec<Rat>>>()?;
+        g.hetero = Some((alpha, hetero::scale(g.sigma, m, g.n)));
+    }
     let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks));
     let mut p = Plan {
         n: g.n,
@@ -341,8 +377,13 @@ fn plan_with(topo: &Topology, chunks: Option<Cap>) -> Result<Plan> {
         min_ingress: Rat::zero(),
         subproblems: 0,
         solved: 0,
+        hetero: hetero.is_some(),
+        times: Vec::new(),
+        dropped: Vec::new(),
     };
     for out in outs {
+        p.times.extend(out.times);
+        p.dropped.extend(out.dropped);
         p.optima.extend(out.optima);
         p.fractional.extend(out.fractional);
         p.nodes.extend(out.nodes);
@@ -369,6 +410,9 @@ struct RangeOut {
     /// The LP optima, only when chunked.
     fractional: Vec<Rat>,
     cuts: Vec<(u32, Rat)>,
+    /// With `hetero`: every (u, t)'s time U (µs) and its dropped links (u, t, link).
+    times: Vec<Rat>,
+    dropped: Vec<(u32, u32, u32)>,
     subproblems: usize,
     solved: usize,
 }
@@ -383,6 +427,8 @@ struct Worker {
     order: Vec<u32>,
     /// P chunks per shard, if chunked.
     chunks: Option<Cap>,
+    /// Subproblems solved outside the cache (hetero: latencies differ per node, so no reuse).
+    uncached: usize,
 }
 
 fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>) -> RangeOut {
@@ -392,6 +438,8 @@ fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>) -> RangeOut {
         optima: Vec::new(),
         fractional: Vec::new(),
         cuts: Vec::new(),
+        times: Vec::new(),
+        dropped: Vec::new(),
         subproblems: 0,
         solved: 0,
     };
@@ -399,7 +447,7 @@ fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>) -> RangeOut {
         let node = plan_node(g, u, &mut wk, &mut out);
         out.nodes.push(node);
     }
-    out.solved = wk.cache.len();
+    out.solved = wk.cache.len() + wk.uncached;
     out
 }
 
@@ -482,6 +530,9 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
             if chunked {
                 out.fractional.push(Rat::zero());
             }
+            if g.hetero.is_some() {
+                out.times.push(Rat::zero());
+            }
             continue;
         }
         out.subproblems += 1;
@@ -489,6 +540,13 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
         out.optima.push(taken * g.sigma);
         if chunked {
             out.fractional.push(optimum * g.sigma);
+        }
+        if let Some((alpha, _)) = &g.hetero {
+            // The optimum is the time U; an in-link whose latency reaches it carries nothing
+            // (App. E.3's removed links; see `hetero`).
+            out.times.push(optimum);
+            let slow = g.ins[u].iter().filter(|i| alpha[i.link as usize] >= optimum);
+            out.dropped.extend(slow.map(|i| (u as u32, t as u32, i.link)));
         }
     }
     node.step_start.push(node.deliveries.len() as u32);
@@ -512,7 +570,8 @@ fn classes(sources: &[u32], masks: &[u64], words: usize) -> Vec<Range<usize>> {
 
 /// Solve (u, t) for `sources` (sorted by mask) and record every source's delivery; returns
 /// (the recorded splits' busiest link, U*) in shards per unit of scaled capacity: equal
-/// unless chunked, where each split is first rounded to whole chunks.
+/// unless chunked, where each split is first rounded to whole chunks. With `hetero`, U* is
+/// LP (14)'s time (µs) instead and the first is the latency-aware split's busiest link.
 fn plan_step(
     g: &Graph,
     u: usize,
@@ -535,20 +594,38 @@ fn plan_step(
         problem.masks.extend_from_slice(&wk.masks[v * words..(v + 1) * words]);
         problem.counts.push(r.len() as Cap);
     }
-    if !wk.cache.contains_key(&problem) {
-        let sol = solve(&problem);
-        wk.cache.insert(problem.clone(), sol);
-    }
-    let sol = &wk.cache[&problem];
-    // Chunked: per local sender, the chunks it carries at this step, and one source's rounding.
-    let mut loads: Vec<Cap> = vec![0; if wk.chunks.is_some() { ins.len() } else { 0 }];
+    let owned;
+    let sol = match &g.hetero {
+        Some((alpha, k)) => {
+            let local: Vec<Rat> = ins.iter().map(|i| alpha[i.link as usize]).collect();
+            owned = hetero::solve(&problem, &local, *k);
+            wk.uncached += 1;
+            &owned
+        }
+        None => {
+            if !wk.cache.contains_key(&problem) {
+                let sol = solve(&problem);
+                wk.cache.insert(problem.clone(), sol);
+            }
+            &wk.cache[&problem]
+        }
+    };
+    // Chunked or hetero: per local sender, the chunks (units) it carries at this step; and one
+    // source's rounding.
+    let track = wk.chunks.is_some() || g.hetero.is_some();
+    let mut loads: Vec<Cap> = vec![0; if track { ins.len() } else { 0 }];
     let mut rounded: Vec<(u32, Cap)> = Vec::new();
     for (k, r) in runs.iter().enumerate() {
         let members = &sources[r.clone()];
         split_members(&sol.flows[k], members.len(), sol.unit, |i, parts| {
             let v = members[i];
             let (parts, unit) = match wk.chunks {
-                None => (parts, sol.unit),
+                None => {
+                    for &(w, y) in parts.iter().filter(|_| track) {
+                        loads[w as usize] += y;
+                    }
+                    (parts, sol.unit)
+                }
                 Some(p) => {
                     chunked::round(parts, sol.unit, p, &mut rounded);
                     for &(w, y) in &rounded {
@@ -567,6 +644,9 @@ fn plan_step(
         });
     }
     let taken = match wk.chunks {
+        None if track => {
+            loads.iter().zip(ins).map(|(&y, inl)| Rat::new(y, sol.unit * inl.cap)).max().unwrap_or_default()
+        }
         None => sol.optimum,
         Some(p) => loads.iter().zip(ins).map(|(&y, inl)| Rat::new(y, p * inl.cap)).max().unwrap_or_default(),
     };
@@ -687,6 +767,38 @@ impl Plan {
             d.push((format!("{prefix}tau_fractional"), quoted(&self.tau_fractional())));
         }
         d
+    }
+
+    /// With `hetero`: the time (µs) of rank u's step t, LP (14)'s optimum (0 without sources).
+    pub fn time(&self, u: usize, t: usize) -> Rat {
+        assert!(self.hetero && (1..=self.steps).contains(&t) && u < self.n, "no hetero subproblem ({u}, {t})");
+        self.times[u * self.steps + t - 1]
+    }
+
+    /// With `hetero`: max_u U_{u,t}, the time of step t (µs).
+    pub fn step_time(&self, t: usize) -> Rat {
+        (0..self.n).map(|u| self.time(u, t)).max().unwrap_or_default()
+    }
+
+    /// With `hetero`: the allgather's time, sum over steps of [`Plan::step_time`] (µs); else 0.
+    pub fn time_sum(&self) -> Rat {
+        if !self.hetero {
+            return Rat::zero();
+        }
+        (1..=self.steps).map(|t| self.step_time(t)).sum()
+    }
+
+    /// With `hetero`: the (u, t, link) whose latency reaches U_{u,t}, so LP (14) drops them.
+    pub fn dropped(&self) -> &[(u32, u32, u32)] {
+        &self.dropped
+    }
+
+    /// `hetero` = true and `time_us` = `time` (exact) when latency-aware (unprefixed).
+    fn hetero_details(&self, time: Rat) -> Vec<(String, String)> {
+        if !self.hetero {
+            return Vec::new();
+        }
+        vec![("hetero".to_string(), "true".to_string()), ("time_us".to_string(), quoted(&time))]
     }
 
     /// `chunks` = P when chunked (unprefixed: one P for a whole schedule).

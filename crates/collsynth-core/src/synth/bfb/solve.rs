@@ -120,17 +120,18 @@ pub fn solve(p: &Problem) -> Solution {
 
 /// The flow network of a problem: node 0 = source, 1 = sink, then one node per class, then
 /// one per sender that some class can use (the others cannot help and stay out).
-struct Network {
-    flow: FlowNetwork,
+pub(super) struct Network {
+    pub(super) flow: FlowNetwork,
     /// Local sender of each sender node (in node order after the classes).
-    senders: Vec<u32>,
+    pub(super) senders: Vec<u32>,
     /// Edge ids: source -> class k is edge k; sender j -> sink is edge `classes + j`; then the
     /// class -> sender edges, listed per class in `arcs` as (edge, sender node index j).
-    arcs: Vec<Vec<(usize, usize)>>,
+    pub(super) arcs: Vec<Vec<(usize, usize)>>,
 }
 
 impl Network {
-    fn new(p: &Problem) -> Network {
+    /// The network with placeholder capacities (every solver round sets them).
+    pub(super) fn new(p: &Problem) -> Network {
         let classes = p.n_classes();
         let per_class: Vec<Vec<u32>> = (0..classes).map(|k| p.senders(k)).collect();
         let mut node_of = vec![usize::MAX; p.caps.len()];
