@@ -274,3 +274,15 @@ def test_run_command_on_a_schedule_and_on_an_xml(cli, tmp_path):
     assert "--np 3: the schedule is for 4 ranks" in proc.stderr
     proc = cli("run", str(out / "schedule.xml"), "--np", "4", "--channels", "2", check_status=2)
     assert "--channels applies to schedule files" in proc.stderr
+
+
+def test_python_m_collsynth_run_takes_schedules_and_xml(cli, tmp_path):
+    # `mpiexec -n N python -m collsynth.run SCHEDULE.json|FILE.xml`: the entry point lowers a
+    # schedule file itself and reads an XML file as it is.
+    out = tmp_path / "o"
+    cli("synth", "ring:3", "-c", "allreduce", "-a", "ring", "--format", "json,msccl-xml", "-o", str(out))
+    for name in ("schedule.json", "schedule.xml"):
+        argv = [sys.executable, "-m", "collsynth.run", str(out / name), "--size", "3KiB"]
+        proc = subprocess.run(launch.command(3, argv), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.startswith("ok: collsynth ring allreduce n3 (allreduce, 3 ranks")
