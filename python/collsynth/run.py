@@ -66,19 +66,16 @@ def load_program(path: str) -> dict:
     if path.lower().endswith(".xml"):
         return msccl.program(read_text(path))
     text = read_text(path)
-    if '"collsynth-schedule/' in text[:200]:
-        sched = Schedule.loads(text, source=path)
-        sched.verify()
-        return msccl.export(sched)["program"]
     try:
-        with open(path) as f:
-            program = json.load(f)
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read file: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        program = json.loads(text)
+    except json.JSONDecodeError as e:
         raise BadInput(f"{path}: not JSON: {e}") from None
     if not isinstance(program, dict):
         raise BadInput(f"{path}: the program must be a JSON object")
+    if str(program.get("format", "")).startswith("collsynth-schedule/"):
+        sched = Schedule.loads(text, source=path)
+        sched.verify()
+        return msccl.export(sched)["program"]
     return program
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import circulant_ref  # noqa: E402
+from mpi_report import finish  # noqa: E402
 
 circulant_ref.install_if_missing()
 
@@ -206,16 +207,7 @@ def main() -> int:
     check_allgatherv()
     check_allreduce()
     check_bad_input()
-    every = comm.gather(failures, root=0)
-    if RANK == 0:
-        flat = [f for fs in every for f in fs]
-        for f in flat[:50]:
-            print(f)
-        if flat:
-            print(f"FAILED: {len(flat)} failures on {P} ranks")
-            return 1
-        print(f"ok: {P} ranks")
-    return 0
+    return finish(comm, failures)
 
 
-sys.exit(comm.bcast(main(), root=0))
+sys.exit(main())

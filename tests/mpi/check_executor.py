@@ -18,6 +18,7 @@ import json
 import sys
 
 import numpy as np
+from mpi_report import finish
 
 from collsynth import BadInput, mpi
 from collsynth.mpi import MPI
@@ -181,18 +182,7 @@ def main() -> int:
         check_wrong(load(path))
     for path in args.deadlock:
         check_deadlock(load(path))
-    every = comm.gather(failures, root=0)
-    if RANK == 0:
-        for line in report:
-            print(line)
-        flat = [f for fs in every for f in fs]
-        for f in flat[:50]:
-            print(f)
-        if flat:
-            print(f"FAILED: {len(flat)} failures on {P} ranks")
-            return 1
-        print(f"ok: {P} ranks")
-    return 0
+    return finish(comm, failures, report)
 
 
-sys.exit(comm.bcast(main(), root=0))
+sys.exit(main())

@@ -11,6 +11,7 @@ import json
 import sys
 
 import numpy as np
+from mpi_report import finish
 
 from collsynth import mpi
 from collsynth.mpi.executor import run_collective
@@ -20,7 +21,7 @@ DTYPES = ("float32", "float64", "int32")
 
 def main(paths: list[str]) -> int:
     comm = mpi.comm_world()
-    failures = []
+    failures, report = [], []
     for k, path in enumerate(paths):
         with open(path) as f:
             program = json.load(f)
@@ -30,12 +31,10 @@ def main(paths: list[str]) -> int:
         res = run_collective(program, nbytes, dtype, comm, inplace, seed=k, reps=1)
         line = f"{path} ({'in place' if inplace else 'out of place'}, {dtype})"
         if res["ok"]:
-            print(f"OK {line}") if comm.rank == 0 else None
-        else:
+            report.append(f"OK {line}")
+        elif comm.rank == 0:  # the result is the same on every rank: report it once
             failures.append(f"FAIL {line}: {res['error']}")
-    if comm.rank == 0:
-        print("\n".join(failures) if failures else f"ok: {comm.size} ranks", flush=True)
-    return 1 if failures else 0
+    return finish(comm, failures, report)
 
 
 if __name__ == "__main__":

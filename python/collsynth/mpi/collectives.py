@@ -25,6 +25,11 @@ def _comm(comm) -> MPI.Comm:
 
 def _bytes(buf, name: str, writable: bool) -> np.ndarray:
     """A flat uint8 view of a C-contiguous numpy array (no copy)."""
+    return flat_view(buf, name, writable).view(np.uint8)
+
+
+def flat_view(buf, name: str, writable: bool) -> np.ndarray:
+    """A flat view of a C-contiguous numeric numpy array (no copy); BadInput naming `name` else."""
     if not isinstance(buf, np.ndarray):
         raise BadInput(f"{name} must be a numpy array, got {type(buf).__name__}")
     if not buf.flags.c_contiguous:
@@ -33,7 +38,7 @@ def _bytes(buf, name: str, writable: bool) -> np.ndarray:
         raise BadInput(f"{name} is read-only")
     if buf.dtype.hasobject:
         raise BadInput(f"{name} has dtype object: only plain numeric data can be sent")
-    return buf.reshape(-1).view(np.uint8)
+    return buf.reshape(-1)
 
 
 def _blocks(blocks, comm: MPI.Comm, p: int, nbytes: int) -> int:

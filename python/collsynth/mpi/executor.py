@@ -41,6 +41,7 @@ import numpy as np
 from mpi4py import MPI
 
 from collsynth._core import BadInput
+from collsynth.mpi.collectives import flat_view
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
 TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")
@@ -289,19 +290,6 @@ def check_program(program: dict) -> Header:
 # Buffers
 
 
-def _array(buf, name: str, writable: bool) -> np.ndarray:
-    """A flat view of a C-contiguous numeric numpy array (no copy)."""
-    if not isinstance(buf, np.ndarray):
-        raise BadInput(f"{name} must be a numpy array, got {type(buf).__name__}")
-    if not buf.flags.c_contiguous:
-        raise BadInput(f"{name} must be C-contiguous")
-    if writable and not buf.flags.writeable:
-        raise BadInput(f"{name} is read-only")
-    if buf.dtype.hasobject:
-        raise BadInput(f"{name} has dtype object")
-    return buf.reshape(-1)
-
-
 def total_elements(h: Header, in_size: int, out_size: int) -> int:
     """M, the elements of the full buffer, from the input and output sizes (BadInput if they do not
     fit the collective or M is not a multiple of nchunksperloop)."""
@@ -332,7 +320,7 @@ def buffers(plan: Plan, sendbuf, recvbuf, inplace: bool) -> tuple[dict[str, np.n
     docstring; BadInput for unusable buffers or a mode the program does not declare."""
     h = plan.header
     check_mode(h, inplace)
-    out = _array(recvbuf, "recvbuf", writable=True)
+    out = flat_view(recvbuf, "recvbuf", writable=True)
     if inplace:
         if sendbuf is not None and sendbuf is not MPI.IN_PLACE and sendbuf is not recvbuf:
             raise BadInput("in place, pass the one buffer as recvbuf and None or MPI.IN_PLACE as sendbuf")
@@ -346,7 +334,7 @@ def buffers(plan: Plan, sendbuf, recvbuf, inplace: bool) -> tuple[dict[str, np.n
         else:
             bufs = {"i": out, "o": out}
     else:
-        inp = _array(sendbuf, "sendbuf", writable=False)
+        inp = flat_view(sendbuf, "sendbuf", writable=False)
         if inp.dtype != out.dtype:
             raise BadInput(f"sendbuf is {inp.dtype} but recvbuf is {out.dtype}")
         if np.may_share_memory(inp, out):

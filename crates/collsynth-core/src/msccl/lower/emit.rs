@@ -56,9 +56,10 @@ pub(super) fn program(
     o: &Options,
 ) -> Result<Program, Failure> {
     let mut e = Emitter::new(s, grid, plan);
-    let copies = o.fused || !needs_copies(s, grid);
+    let kept = kept_unreceived(s, grid);
+    let copies = o.fused || kept.iter().all(Vec::is_empty);
     if copies {
-        e.initial_copies()?;
+        e.initial_copies(kept)?;
     }
     for &(t, is_send) in ops {
         match is_send {
@@ -72,12 +73,19 @@ pub(super) fn program(
     Ok(p)
 }
 
-/// Some rank ends with a piece it held from the start but nobody writes: a local copy.
-fn needs_copies(s: &Schedule, grid: &Grid) -> bool {
+/// Per rank, the pieces it holds from the start, must end with and never receives (each needs
+/// a local copy input -> output), sorted by their place in the buffer.
+fn kept_unreceived(s: &Schedule, grid: &Grid) -> Vec<Vec<usize>> {
     let written: std::collections::HashSet<(usize, usize)> = s.transfers.iter().map(|t| (t.dst, t.piece)).collect();
-    (0..s.n_ranks).any(|r| {
-        (0..s.pieces.len()).any(|p| grid.initially_held(r, p) && grid.final_at(r, p) && !written.contains(&(r, p)))
-    })
+    (0..s.n_ranks)
+        .map(|r| {
+            let mut pieces: Vec<usize> = (0..s.pieces.len())
+                .filter(|&p| grid.initially_held(r, p) && grid.final_at(r, p) && !written.contains(&(r, p)))
+                .collect();
+            pieces.sort_by_key(|&p| grid.range[p].0);
+            pieces
+        })
+        .collect()
 }
 
 impl<'a> Emitter<'a> {
@@ -128,17 +136,11 @@ impl<'a> Emitter<'a> {
 
     /// Local copies input -> output of the pieces a rank holds, keeps and never receives
     /// (allgather's own shard, the broadcast root's data), first, merged where contiguous.
-    fn initial_copies(&mut self) -> Result<(), Failure> {
-        let written: std::collections::HashSet<(usize, usize)> =
-            self.s.transfers.iter().map(|t| (t.dst, t.piece)).collect();
-        for r in 0..self.s.n_ranks {
-            let mut pieces: Vec<usize> = (0..self.s.pieces.len())
-                .filter(|&p| self.grid.initially_held(r, p) && self.grid.final_at(r, p) && !written.contains(&(r, p)))
-                .collect();
+    fn initial_copies(&mut self, kept: Vec<Vec<usize>>) -> Result<(), Failure> {
+        for (r, pieces) in kept.into_iter().enumerate() {
             if pieces.is_empty() {
                 continue;
             }
-            pieces.sort_by_key(|&p| self.grid.range[p].0);
             let tb = self.gpus[r].tbs.len();
             self.gpus[r].tbs.push(ThreadBlock { id: tb, send: -1, recv: -1, chan: 0, steps: vec![], comment: None });
             for run in contiguous_runs(&pieces, &self.grid.range) {

@@ -102,9 +102,7 @@ pub fn allgather(topo: &Topology) -> Result<Schedule> {
 fn allgather_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
     let p = plan_full(topo, chunks, hetero)?;
     let mut s = emit(&p, &p.cuts)?;
-    s.provenance.details = p.details("");
-    s.provenance.details.extend(p.chunk_details());
-    s.provenance.details.extend(p.hetero_details(p.time_sum()));
+    s.provenance.details = p.one_phase_details();
     Ok(s)
 }
 
@@ -119,9 +117,7 @@ fn reduce_scatter_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>
     let made_on = t.as_ref().unwrap_or(topo);
     let p = plan_full(made_on, chunks, hetero)?;
     let mut s = reverse(&emit(&p, &p.cuts)?, made_on, topo)?;
-    s.provenance.details = p.details("");
-    s.provenance.details.extend(p.chunk_details());
-    s.provenance.details.extend(p.hetero_details(p.time_sum()));
+    s.provenance.details = p.one_phase_details();
     Ok(s)
 }
 
@@ -794,6 +790,14 @@ impl Plan {
     }
 
     /// `hetero` = true and `time_us` = `time` (exact) when latency-aware (unprefixed).
+    /// Every detail of a one-phase schedule (allgather or reduce-scatter) made from this plan.
+    fn one_phase_details(&self) -> Vec<(String, String)> {
+        let mut d = self.details("");
+        d.extend(self.chunk_details());
+        d.extend(self.hetero_details(self.time_sum()));
+        d
+    }
+
     fn hetero_details(&self, time: Rat) -> Vec<(String, String)> {
         if !self.hetero {
             return Vec::new();
