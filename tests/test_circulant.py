@@ -159,3 +159,35 @@ def test_synth_allgatherv_counts_with_zeros():
     assert "2 counts for 9 ranks" in proc.stderr
     proc = run_cli("synth", "switch:9", "-c", "broadcast", "-a", "circulant", "--blocks", "0", check_status=2)
     assert "--blocks must be at least 1" in proc.stderr
+
+
+def test_census_allreduce_cli(tmp_path):
+    """Algorithm 8 in the IR: q rounds of the whole buffer through scratch slots S and B; the
+    file keeps the slots, and `verify` and `simulate` read it back."""
+    s = run_json(
+        "synth", "complete:16", "-c", "allreduce", "-a", "circulant", "--size", "1KiB", "-o", str(tmp_path)
+    )
+    # q = 4 rounds of alpha + M beta (1 us, 100 GB/s): census 4 * (1 + 1024 / 1e5) beats
+    # reduce-scatter + allgather 8 + 2 * 15/16 * 1024 / 1e5 at 1 KiB.
+    assert s["variant"] == "census" and s["steps"] == 4 and s["transfers"] == 16 * (3 * 4 - 1)
+    assert s["alpha_beta_us"] == pytest.approx(4 * (1 + 1024 / 1e5))
+    assert s["variant_us"]["census"] < s["variant_us"]["rs-ag"]
+    path = tmp_path / "schedule.json"
+    assert '"src_slot": 0, "dst_slot": 2' in path.read_text()
+    assert "valid allreduce schedule" in run_cli("verify", str(path)).stdout
+    sim = run_json("simulate", str(path), "--size", "1KiB")
+    assert sim["time_us"] == pytest.approx(4 * (1 + 1024 / 1e5), rel=1e-3)
+    # At 1 GiB the bandwidth-optimal variant wins; --variant forces either.
+    assert run_json("synth", "complete:16", "-c", "allreduce", "-a", "circulant")["variant"] == "rs-ag"
+    forced = run_json("synth", "traff:9", "-c", "allreduce", "-a", "circulant", "--variant", "census")
+    assert forced["variant"] == "census" and forced["steps"] == 4
+
+
+def test_census_options_and_export_errors(tmp_path):
+    base = ("synth", "traff:9", "-a", "circulant")
+    proc = run_cli(*base, "-c", "broadcast", "--variant", "census", check_status=2)
+    assert "--variant applies to allreduce only" in proc.stderr
+    proc = run_cli(*base, "-c", "allreduce", "--variant", "ring", check_status=2)
+    assert "'ring' is not one of census, rs-ag" in proc.stderr
+    proc = run_cli(*base, "-c", "allreduce", "--variant", "census", "--blocks", "2", check_status=2)
+    assert "--blocks does not apply to the census" in proc.stderr

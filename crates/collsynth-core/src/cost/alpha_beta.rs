@@ -113,6 +113,8 @@ mod tests {
         let q = s.add_piece(Piece { shard: 0, start: Rat::zero(), end: Rat::new(1, 4) });
         let (l01, l12, l23) = (link(&topo, 0, 1), link(&topo, 1, 2), link(&topo, 2, 3));
         let t = |piece, src, dst, route, step| Transfer {
+            src_slot: 0,
+            dst_slot: 0,
             piece,
             src,
             dst,
@@ -147,6 +149,8 @@ mod tests {
         let mut s = Schedule::new(Collective::Broadcast, 4, 0, "t");
         let p = s.add_piece(Piece::whole(0));
         let t = |src: usize, dst: usize, after: Vec<usize>| Transfer {
+            src_slot: 0,
+            dst_slot: 0,
             piece: p,
             src,
             dst,

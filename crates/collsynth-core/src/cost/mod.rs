@@ -148,6 +148,8 @@ pub(crate) mod testutil {
                 let shard = order[(q + n - t) % n];
                 let after = if t == 0 { vec![] } else { vec![(t - 1) * n + (q + n - 1) % n] };
                 s.add(Transfer {
+                    src_slot: 0,
+                    dst_slot: 0,
                     piece: shard,
                     src: order[q],
                     dst: order[(q + 1) % n],

@@ -2,7 +2,7 @@
 //! The topology is embedded, so a schedule file is self-contained; routes are written as
 //! node-index paths, so they do not depend on link numbering.
 
-use super::{Collective, Op, Piece, Provenance, Schedule, Transfer};
+use super::{Collective, Op, Piece, Provenance, Schedule, Transfer, DATA};
 use crate::error::{CollsynthError, Result};
 use crate::rational::{parse_exact, to_fraction_string, Rat};
 use crate::topology::{json as topo_json, Topology};
@@ -66,8 +66,14 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         let sep = if i == 0 { "\n    " } else { ",\n    " };
         let op = if t.op == Op::Copy { "copy" } else { "reduce" };
         let step = t.step.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
+        // Slots are written only when scratch is used, so older files stay byte-identical.
+        let slots = if (t.src_slot, t.dst_slot) == (DATA, DATA) {
+            String::new()
+        } else {
+            format!(", \"src_slot\": {}, \"dst_slot\": {}", t.src_slot, t.dst_slot)
+        };
         out += &format!(
-            "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}}}",
+            "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}{slots}}}",
             t.piece, t.src, t.dst, route_nodes(topo, t), t.after
         );
     }
@@ -206,7 +212,16 @@ fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
     if nodes.first() != Some(&topo.rank_node(src)) || nodes.last() != Some(&topo.rank_node(dst)) {
         return Err(CollsynthError::bad(format!("{at}.route: must start at src and end at dst")));
     }
+    let slot = |key: &str| -> Result<u8> {
+        match obj.get(key) {
+            None => Ok(DATA),
+            Some(v) => u8::try_from(uint(v, &format!("{at}.{key}"))?)
+                .map_err(|_| CollsynthError::bad(format!("{at}.{key}: at most 255"))),
+        }
+    };
     Ok(Transfer {
+        src_slot: slot("src_slot")?,
+        dst_slot: slot("dst_slot")?,
         piece: uint(field(obj, "piece", at)?, &format!("{at}.piece"))?,
         src,
         dst,

@@ -116,6 +116,13 @@ impl Piece {
 
 /// One piece moved from rank `src` to rank `dst` along `route` (link indices of the
 /// schedule's topology, consecutive), after every transfer in `after`.
+///
+/// Slots: every rank holds one value per piece in slot [`DATA`] (the collective's buffer)
+/// and, for reductions, may use scratch slots 1, 2, ... (zero-size extra buffers that are
+/// not part of the result: start empty, are never read before written, and are ignored by
+/// the postcondition). A *local* transfer (`src == dst`, empty route) moves a value
+/// between two slots of one rank: Träff's census (Algorithm 8) needs a receive buffer and a
+/// partial sum next to the rank's own value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transfer {
     pub piece: usize,
@@ -125,6 +132,19 @@ pub struct Transfer {
     pub op: Op,
     pub after: Vec<usize>,
     pub step: Option<u32>,
+    /// Slot read at `src` and slot written at `dst` ([`DATA`] unless scratch is used).
+    pub src_slot: u8,
+    pub dst_slot: u8,
+}
+
+/// The slot of the collective's own buffer; higher slots are scratch.
+pub const DATA: u8 = 0;
+
+impl Transfer {
+    /// Moves data between two slots of one rank (no link).
+    pub fn is_local(&self) -> bool {
+        self.src == self.dst
+    }
 }
 
 /// Where a schedule came from: algorithm, options and the topology it was made for.
@@ -181,6 +201,11 @@ impl Schedule {
     pub fn add(&mut self, t: Transfer) -> usize {
         self.transfers.push(t);
         self.transfers.len() - 1
+    }
+
+    /// Some transfer reads or writes a scratch slot (see [`Transfer`]).
+    pub fn uses_scratch(&self) -> bool {
+        self.transfers.iter().any(|t| (t.src_slot, t.dst_slot) != (DATA, DATA))
     }
 
     /// Fraction of M that piece `p` is.

@@ -64,6 +64,9 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
         Collective::Broadcast => Collective::Reduce,
         c => return Err(CollsynthError::internal(format!("cannot reverse a {} schedule", c.name()))),
     };
+    if s.uses_scratch() {
+        return Err(CollsynthError::internal("cannot reverse a schedule that uses scratch slots"));
+    }
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); s.transfers.len()];
     for (i, t) in s.transfers.iter().enumerate() {
         for &a in &t.after {
@@ -88,6 +91,8 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
             })
             .collect::<Result<Vec<_>>>()?;
         out.transfers.push(Transfer {
+            src_slot: 0,
+            dst_slot: 0,
             piece: t.piece,
             src: t.dst,
             dst: t.src,
@@ -105,6 +110,9 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
 /// u waits for every transfer of `first` that delivers p to u. Steps of `second` follow
 /// those of `first`.
 pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
+    if first.uses_scratch() || second.uses_scratch() {
+        return Err(CollsynthError::internal("cannot compose schedules that use scratch slots"));
+    }
     if first.shards != second.shards || first.pieces != second.pieces {
         return Err(CollsynthError::internal("composed schedules must share shards and pieces"));
     }

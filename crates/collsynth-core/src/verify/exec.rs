@@ -1,14 +1,14 @@
 //! Symbolic execution, race check and postconditions.
 //!
 //! Copy collectives track, per (rank, piece), the unique transfer that delivered the piece
-//! (or that the rank held it from the start). Reductions track, per (rank, piece), the set
-//! of ranks whose contributions the rank's partial value sums, as a bitset row in one flat
-//! `Vec<u64>`; a row is created (holding `{rank}`) only for the (rank, piece) pairs some
-//! transfer writes.
+//! (or that the rank held it from the start). Reductions track, per (rank, slot, piece) — a
+//! *cell* — the set of ranks whose contributions the value sums, as a bitset row in one flat
+//! `Vec<u64>`; a row is created only for the cells some transfer writes (a data cell starts
+//! as `{rank}`, a scratch cell empty and unreadable until written).
 
 use super::order::Dag;
 use super::{plain, rank_list, Cx, Violation};
-use crate::ir::{Collective, Op};
+use crate::ir::{Collective, Op, Transfer, DATA};
 
 const NONE: u32 = u32::MAX;
 
@@ -139,33 +139,82 @@ fn full_word(left: usize) -> u64 {
     }
 }
 
+/// Cell layout shared by the value and race passes: slot-major, so that the data cells
+/// (slot 0) are `rank * np + piece`.
+struct Cells {
+    n: usize,
+    np: usize,
+    slots: usize,
+}
+
+impl Cells {
+    fn new(cx: &Cx) -> Cells {
+        let slots = cx.s.transfers.iter().map(|t| t.src_slot.max(t.dst_slot) as usize + 1).max().unwrap_or(1);
+        Cells { n: cx.s.n_ranks, np: cx.s.pieces.len(), slots }
+    }
+    fn len(&self) -> usize {
+        self.slots * self.n * self.np
+    }
+    fn at(&self, rank: usize, slot: u8, piece: usize) -> usize {
+        (slot as usize * self.n + rank) * self.np + piece
+    }
+    fn src(&self, t: &Transfer) -> usize {
+        self.at(t.src, t.src_slot, t.piece)
+    }
+    fn dst(&self, t: &Transfer) -> usize {
+        self.at(t.dst, t.dst_slot, t.piece)
+    }
+    /// (rank, slot) of a cell.
+    fn rank_slot(&self, cell: usize) -> (usize, usize) {
+        let rs = cell / self.np.max(1);
+        (rs % self.n, rs / self.n)
+    }
+}
+
 fn reduce(cx: &Cx, dag: &mut Dag) -> Result<Values, Violation> {
     let s = cx.s;
+    let cells = Cells::new(cx);
     let (n, np) = (s.n_ranks, s.pieces.len());
     let words = n.div_ceil(64);
-    // One row per written (rank, piece), allocated at once, starting as {rank}.
-    let mut row = vec![NONE; n * np];
+    // One row per written cell, allocated at once: a data cell starts as {rank}, a scratch
+    // cell empty and not yet written.
+    let mut row = vec![NONE; cells.len()];
     let mut rows = 0usize;
     for t in &s.transfers {
-        let slot = &mut row[t.dst * np + t.piece];
-        if *slot == NONE {
-            *slot = rows as u32;
+        let cell = &mut row[cells.dst(t)];
+        if *cell == NONE {
+            *cell = rows as u32;
             rows += 1;
         }
     }
     let mut bits = vec![0u64; rows * words];
-    for (slot, &r) in row.iter().enumerate() {
-        if r != NONE {
-            let rank = slot / np.max(1);
+    let mut written = vec![false; rows];
+    for (cell, &r) in row.iter().enumerate() {
+        if r != NONE && cell < n * np {
+            let rank = cell / np.max(1);
             bits[r as usize * words + rank / 64] |= 1 << (rank % 64);
+            written[r as usize] = true;
         }
     }
     for k in 0..dag.order.len() {
         let i = dag.order[k] as usize;
         let t = &s.transfers[i];
         let (src, dst, p) = (t.src, t.dst, t.piece);
-        let d = row[dst * np + p] as usize * words;
-        let src_row = row[src * np + p];
+        let dst_row = row[cells.dst(t)] as usize;
+        let src_row = row[cells.src(t)];
+        if t.src_slot != DATA && (src_row == NONE || !written[src_row as usize]) {
+            let what = format!("reads scratch slot {} of rank {src} before anything is written to it", t.src_slot);
+            return Err(Violation { rank: Some(src), ..cx.at(i, what) });
+        }
+        if t.op == Op::Reduce && t.dst_slot != DATA && !written[dst_row] {
+            let what = format!(
+                "reduces into scratch slot {} of rank {dst}, which holds nothing yet (scratch is not zeroed: copy into it first)",
+                t.dst_slot
+            );
+            return Err(Violation { rank: Some(dst), ..cx.at(i, what) });
+        }
+        written[dst_row] = true;
+        let d = dst_row * words;
         match (t.op, src_row) {
             (Op::Copy, NONE) => {
                 bits[d..d + words].fill(0);
@@ -240,40 +289,43 @@ impl Access {
 /// apart is ordered through any member of each run in between.
 fn races(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
     let s = cx.s;
-    let (n, np) = (s.n_ranks, s.pieces.len());
-    // Accesses of each (rank, piece), in topological order (counting sort).
-    let mut start = vec![0u32; n * np + 1];
+    let cells = Cells::new(cx);
+    let total = cells.len();
+    // Accesses of each cell, in topological order (counting sort).
+    let mut start = vec![0u32; total + 1];
     for t in &s.transfers {
-        start[t.src * np + t.piece + 1] += 1;
-        start[t.dst * np + t.piece + 1] += 1;
+        start[cells.src(t) + 1] += 1;
+        start[cells.dst(t) + 1] += 1;
     }
-    for k in 0..n * np {
+    for k in 0..total {
         start[k + 1] += start[k];
     }
     let mut fill = start.clone();
-    let mut events = vec![0u32; start[n * np] as usize];
+    let mut events = vec![0u32; start[total] as usize];
     for &i in &dag.order {
         let t = &s.transfers[i as usize];
-        for slot in [t.src * np + t.piece, t.dst * np + t.piece] {
-            events[fill[slot] as usize] = i;
-            fill[slot] += 1;
+        for cell in [cells.src(t), cells.dst(t)] {
+            events[fill[cell] as usize] = i;
+            fill[cell] += 1;
         }
     }
     drop(fill);
-    for slot in 0..n * np {
-        let ev = &events[start[slot] as usize..start[slot + 1] as usize];
+    for cell in 0..total {
+        let ev = &events[start[cell] as usize..start[cell + 1] as usize];
         if ev.len() < 2 {
             continue;
         }
-        let r = slot / np;
+        let (r, slot) = cells.rank_slot(cell);
+        let piece = cell % cells.np;
         let access = |i: u32| {
             let t = &s.transfers[i as usize];
             match t.op {
-                _ if t.src == r => Access::Read,
+                _ if cells.src(t) == cell => Access::Read,
                 Op::Reduce => Access::Add,
                 Op::Copy => Access::Write,
             }
         };
+        let place = if slot == 0 { format!("rank {r}") } else { format!("rank {r} (scratch slot {slot})") };
         let (mut prev, mut cur) = (0..0, 0..0);
         let mut cur_access = Access::Read;
         for (k, &e) in ev.iter().enumerate() {
@@ -290,12 +342,11 @@ fn races(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
                     let (x, e) = (x as usize, e as usize);
                     return Err(Violation {
                         rank: Some(r),
-                        piece: Some(slot % np),
+                        piece: Some(piece),
                         ..cx.at(
                             e,
                             format!(
-                                "race on piece {} at rank {r} with {}: that one {} and this one {}, and neither waits for the other",
-                                slot % np,
+                                "race on piece {piece} at {place} with {}: that one {} and this one {}, and neither waits for the other",
                                 cx.transfer(x),
                                 access(x as u32).describe(),
                                 a.describe()

@@ -57,7 +57,7 @@ impl Dag {
             for &a in &tr.after {
                 d = d.max(depth[a]);
                 let dep = &s.transfers[a];
-                if flow == NONE && dep.dst == tr.src && dep.piece == tr.piece {
+                if flow == NONE && dep.dst == tr.src && dep.piece == tr.piece && dep.dst_slot == tr.src_slot {
                     flow = a as u32;
                 }
                 if latest == NONE || pos[a] > pos[latest as usize] {
@@ -207,14 +207,16 @@ fn deadlock(cx: &Cx, indegree: &[u32]) -> Violation {
     cx.at(cycle[0], format!("deadlock: dependency cycle, transfer {} (each waits for the next)", chain.join(" -> ")))
 }
 
-/// A dependency with a step must come at an earlier step than its dependent.
+/// A dependency with a step must come at an earlier step than its dependent; a local
+/// transfer (no link) may also depend on its own step: it combines what that step brought.
 fn steps(cx: &Cx) -> Result<(), Violation> {
     for (i, t) in cx.s.transfers.iter().enumerate() {
         let Some(st) = t.step else { continue };
         for &a in &t.after {
             if let Some(sa) = cx.s.transfers[a].step {
-                if sa >= st {
-                    return Err(cx.at(i, format!("depends on transfer {a} of step {sa}, which is not an earlier step")));
+                if sa > st || (sa == st && !t.is_local()) {
+                    let need = if t.is_local() { "a later step" } else { "not an earlier step" };
+                    return Err(cx.at(i, format!("depends on transfer {a} of step {sa}, which is {need}")));
                 }
             }
         }
@@ -234,8 +236,17 @@ mod tests {
         for (i, d) in deps.iter().enumerate() {
             // Alternate pieces so that no dependency carries the dependent's data: the
             // primary forest then follows the latest dependency only.
-            let t =
-                Transfer { piece: i % 2, src: 0, dst: 1, route: vec![0], op: Op::Copy, after: d.to_vec(), step: None };
+            let t = Transfer {
+                src_slot: 0,
+                dst_slot: 0,
+                piece: i % 2,
+                src: 0,
+                dst: 1,
+                route: vec![0],
+                op: Op::Copy,
+                after: d.to_vec(),
+                step: None,
+            };
             s.add(t);
         }
         let d = Dag::build(&Cx { s: &s, topo: &topo }).unwrap();

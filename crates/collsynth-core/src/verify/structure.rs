@@ -1,7 +1,7 @@
 //! Structural checks: everything that can be checked without running the schedule.
 
 use super::{plain, Cx, Violation};
-use crate::ir::{Collective, Op};
+use crate::ir::{Collective, Op, DATA};
 use crate::rational::{to_fraction_string as frac, Rat};
 use num_traits::{CheckedAdd, One, Zero};
 
@@ -152,8 +152,13 @@ fn transfer(cx: &Cx, i: usize) -> Result<(), Violation> {
             return Err(Violation { rank: Some(r), ..cx.at(i, format!("rank {r} does not exist (N = {n})")) });
         }
     }
-    if t.src == t.dst {
-        return Err(Violation { rank: Some(t.src), ..cx.at(i, "a rank sends to itself") });
+    if (t.src_slot, t.dst_slot) != (DATA, DATA) && !s.collective.is_reduction() {
+        return Err(
+            cx.at(i, format!("uses scratch slots, which only reductions have ({} copies)", s.collective.name()))
+        );
+    }
+    if t.is_local() {
+        return local(cx, i);
     }
     if t.op == Op::Reduce && !s.collective.is_reduction() {
         return Err(cx.at(i, format!("op is reduce, but {} only copies", s.collective.name())));
@@ -200,6 +205,29 @@ fn transfer(cx: &Cx, i: usize) -> Result<(), Violation> {
     if topo.links[last].dst != to {
         let how = format!("the route ends with {} but rank {} is at {}", cx.link(last), t.dst, cx.node(to));
         return hole(topo.links[last].dst, to, last, how);
+    }
+    Ok(())
+}
+
+/// A local transfer moves a value between two different slots of one rank, over no link.
+fn local(cx: &Cx, i: usize) -> Result<(), Violation> {
+    let t = &cx.s.transfers[i];
+    let r = t.src;
+    if t.src_slot == t.dst_slot {
+        return Err(Violation { rank: Some(r), ..cx.at(i, "a rank sends to itself (same rank and slot)") });
+    }
+    if let Some(&l) = t.route.first() {
+        return Err(Violation {
+            link: Some(l),
+            ..cx.at(i, format!("a local transfer (rank {r}, slot {} -> {}) has a route", t.src_slot, t.dst_slot))
+        });
+    }
+    for &a in &t.after {
+        if a >= cx.s.transfers.len() {
+            return Err(
+                cx.at(i, format!("depends on transfer {a}, which does not exist ({} transfers)", cx.s.transfers.len()))
+            );
+        }
     }
     Ok(())
 }

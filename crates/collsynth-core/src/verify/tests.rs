@@ -28,6 +28,8 @@ fn ring_allgather(topo: &Topology, dir: isize) -> Schedule {
             let link = topo.link_between(topo.rank_node(r), topo.rank_node(next(r))).unwrap();
             let after = if t == 0 { vec![] } else { vec![delivered[r]] };
             now[next(r)] = s.add(Transfer {
+                src_slot: 0,
+                dst_slot: 0,
                 piece: shard,
                 src: r,
                 dst: next(r),
@@ -61,7 +63,7 @@ fn tree_broadcast(topo: &Topology) -> Schedule {
     let mut edge = |s: &mut Schedule, src: usize, dst: usize, after: Vec<usize>| {
         let route = router.route(src, dst).unwrap();
         assert_eq!(route.len(), 2);
-        s.add(Transfer { piece: p, src, dst, route, op: Op::Copy, after, step: None })
+        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: p, src, dst, route, op: Op::Copy, after, step: None })
     };
     let a = edge(&mut s, 0, 1, vec![]);
     edge(&mut s, 0, 2, vec![]);
@@ -150,7 +152,7 @@ fn broadcast_from_another_root_passes() {
     s.add_piece(Piece::whole(0));
     for (src, dst, after) in [(2, 0, vec![]), (2, 3, vec![0]), (0, 1, vec![1])] {
         let route = router.route(src, dst).unwrap();
-        s.add(Transfer { piece: 0, src, dst, route, op: Op::Copy, after, step: None });
+        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: 0, src, dst, route, op: Op::Copy, after, step: None });
     }
     assert_eq!(verify(&s, &sw), Ok(Report { transfers: 3, pieces: 1, depth: 3 }));
 }
@@ -165,6 +167,8 @@ fn allgatherv_with_an_empty_shard_passes() {
     let p2 = s.add_piece(Piece::whole(2));
     let l = |a: usize| ring.link_between(a, (a + 1) % 3).unwrap();
     let mk = |piece, src: usize, after: Vec<usize>, step| Transfer {
+        src_slot: 0,
+        dst_slot: 0,
         piece,
         src,
         dst: (src + 1) % 3,
@@ -286,7 +290,7 @@ fn copied_partial_sum_reduced_again_is_a_double_reduction() {
     s.add_piece(Piece::whole(0));
     for (src, dst, op, after) in [(1, 2, Op::Copy, vec![]), (1, 0, Op::Reduce, vec![]), (2, 0, Op::Reduce, vec![0])] {
         let route = router.route(src, dst).unwrap();
-        s.add(Transfer { piece: 0, src, dst, route, op, after, step: None });
+        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: 0, src, dst, route, op, after, step: None });
     }
     fails(&s, &sw, "transfer 2 (rank 2 -> 0, piece 0 = shard 0 [0, 1)): double reduction: rank 1's contribution");
 }
@@ -531,7 +535,17 @@ fn receiving_twice() {
     // Sending the root its own data.
     let mut b = tree_broadcast(&sw);
     let route = Router::new(&sw).route(1, 0).unwrap();
-    b.add(Transfer { piece: 0, src: 1, dst: 0, route, op: Op::Copy, after: vec![0], step: None });
+    b.add(Transfer {
+        src_slot: 0,
+        dst_slot: 0,
+        piece: 0,
+        src: 1,
+        dst: 0,
+        route,
+        op: Op::Copy,
+        after: vec![0],
+        step: None,
+    });
     fails(&b, &sw, "rank 0 receives piece 0 twice (it holds it from the start)");
 }
 
@@ -554,6 +568,8 @@ fn big_ring_allreduce(n: usize) -> (Topology, Schedule) {
             let after = if t == 0 { vec![] } else { vec![delivered[r]] };
             let op = if t < n - 1 { Op::Reduce } else { Op::Copy };
             now[(r + 1) % n] = s.add(Transfer {
+                src_slot: 0,
+                dst_slot: 0,
                 piece,
                 src: r,
                 dst: (r + 1) % n,
@@ -620,7 +636,17 @@ fn tree_allreduce_1024_is_fast() {
         let parent = (i - 1) / 2;
         let after = if parent == 0 { vec![] } else { vec![into[parent]] };
         let route = router.route(parent, i).unwrap();
-        into[i] = b.add(Transfer { piece: 0, src: parent, dst: i, route, op: Op::Copy, after, step: None });
+        into[i] = b.add(Transfer {
+            src_slot: 0,
+            dst_slot: 0,
+            piece: 0,
+            src: parent,
+            dst: i,
+            route,
+            op: Op::Copy,
+            after,
+            step: None,
+        });
     }
     let b = split(&b, 64);
     let ar = compose(&reverse(&b, &sw, &sw).unwrap(), &b, Collective::Allreduce).unwrap();
@@ -628,4 +654,107 @@ fn tree_allreduce_1024_is_fast() {
     let report = verify(&ar, &sw).unwrap();
     eprintln!("verified {} transfers (tree allreduce) in {:?}", report.transfers, t.elapsed());
     assert_eq!(report.depth, 2 * 10);
+}
+
+/// Allreduce on complete:2 through a receive buffer (scratch slot 2): each rank sends its
+/// value into the other's slot 2, then adds slot 2 into its own value, after its own send.
+/// Transfers: 0 = 0 -> 1, 1 = 1 -> 0, 2 = local add at 0, 3 = local add at 1.
+fn scratch_allreduce() -> (Topology, Schedule) {
+    let topo = topo("complete:2");
+    let mut router = Router::new(&topo);
+    let mut s = Schedule::new(Collective::Allreduce, 2, 0, "scratch");
+    s.shards = vec![Rat::from_integer(1)];
+    let p = s.add_piece(Piece::whole(0));
+    for (src, dst) in [(0, 1), (1, 0)] {
+        let route = router.route(src, dst).unwrap();
+        let t = Transfer {
+            piece: p,
+            src,
+            dst,
+            route,
+            op: Op::Copy,
+            after: vec![],
+            step: Some(0),
+            src_slot: 0,
+            dst_slot: 2,
+        };
+        s.add(t);
+    }
+    for r in 0..2 {
+        let after = vec![1 - r, r]; // the receive into slot 2, and r's own send of slot 0
+        let route = Vec::new();
+        s.add(Transfer {
+            piece: p,
+            src: r,
+            dst: r,
+            route,
+            op: Op::Reduce,
+            after,
+            step: Some(0),
+            src_slot: 2,
+            dst_slot: 0,
+        });
+    }
+    (topo, s)
+}
+
+#[test]
+fn scratch_slots_pass_and_round_trip_through_json() {
+    let (topo, s) = scratch_allreduce();
+    assert!(s.uses_scratch());
+    let r = verify(&s, &topo).unwrap();
+    assert_eq!((r.transfers, r.depth), (4, 2));
+    let text = crate::ir::json::write(&s, &topo);
+    assert!(text.contains("\"src_slot\": 0, \"dst_slot\": 2") && text.contains("\"route\": [1]"), "{text}");
+    let (back, _, _) = crate::ir::json::read(&text).unwrap();
+    assert_eq!(back.transfers, s.transfers);
+    // Slots are only written when used: a plain schedule's file has none.
+    let ring = topo_ring();
+    assert!(!crate::ir::json::write(&ring_allreduce(&ring), &ring).contains("slot"));
+    // Reversal and composition do not take scratch schedules.
+    assert!(compose(&s, &s, Collective::Allreduce).is_err());
+}
+
+fn topo_ring() -> Topology {
+    topo("ring:4")
+}
+
+#[test]
+fn scratch_slot_mistakes_are_caught() {
+    let (topo, good) = scratch_allreduce();
+    // The add into rank 0's value does not wait for rank 0's send of it.
+    let mut s = good.clone();
+    s.transfers[2].after = vec![1];
+    fails(&s, &topo, "race on piece 0 at rank 0 with transfer 0");
+    // A second message into rank 1's receive buffer, unordered with the add that reads it.
+    let mut s = good.clone();
+    let extra = Transfer { after: vec![2], step: Some(1), ..s.transfers[1].clone() }; // after rank 0's add
+    s.add(Transfer { src: 0, dst: 1, route: good.transfers[0].route.clone(), ..extra });
+    fails(&s, &topo, "at rank 1 (scratch slot 2)");
+    // Reading a scratch slot nothing wrote, and reducing into one (scratch is not zeroed).
+    let mut s = good.clone();
+    s.transfers[2].src_slot = 1;
+    fails(&s, &topo, "reads scratch slot 1 of rank 0 before anything is written to it");
+    let mut s = good.clone();
+    s.transfers[0].op = Op::Reduce;
+    fails(&s, &topo, "reduces into scratch slot 2 of rank 1, which holds nothing yet");
+    // A local transfer needs two slots and no route; scratch is for reductions only.
+    let mut s = good.clone();
+    s.transfers[2].src_slot = 0;
+    fails(&s, &topo, "a rank sends to itself (same rank and slot)");
+    let mut s = good.clone();
+    s.transfers[2].route = good.transfers[0].route.clone();
+    fails(&s, &topo, "a local transfer (rank 0, slot 2 -> 0) has a route");
+    let ring = topo_ring();
+    let mut s = ring_allgather(&ring, 1);
+    s.transfers[0].dst_slot = 1;
+    fails(&s, &ring, "uses scratch slots, which only reductions have (allgather copies)");
+    // Local transfers may depend on their own step; transfers over links may not.
+    let mut s = good.clone();
+    s.transfers[2].step = None;
+    s.transfers[3].step = Some(1);
+    verify(&s, &topo).unwrap();
+    let mut s = good.clone();
+    s.add(Transfer { after: vec![2], dst_slot: 3, ..good.transfers[0].clone() });
+    fails(&s, &topo, "depends on transfer 2 of step 0, which is not an earlier step");
 }

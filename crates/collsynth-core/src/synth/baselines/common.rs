@@ -142,6 +142,8 @@ impl<'a> Paths<'a> {
     ) -> Result<usize> {
         let route = self.route(src, dst)?;
         Ok(s.add(Transfer {
+            src_slot: 0,
+            dst_slot: 0,
             piece,
             src,
             dst,

@@ -163,7 +163,17 @@ fn require_allgather(g: &Topology, s: &Schedule) -> Result<()> {
 }
 
 fn copy(piece: usize, src: usize, dst: usize, link: usize, after: Option<usize>, step: u32) -> Transfer {
-    Transfer { piece, src, dst, route: vec![link], op: Op::Copy, after: after.into_iter().collect(), step: Some(step) }
+    Transfer {
+        src_slot: 0,
+        dst_slot: 0,
+        piece,
+        src,
+        dst,
+        route: vec![link],
+        op: Op::Copy,
+        after: after.into_iter().collect(),
+        step: Some(step),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

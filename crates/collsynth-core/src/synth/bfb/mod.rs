@@ -889,6 +889,8 @@ impl Emitter {
             // At step 1 the sender is v itself, which holds its shard from the start.
             let after = if t == 1 { Vec::new() } else { vec![self.first[from as usize * n + v] as usize + j] };
             self.s.transfers.push(Transfer {
+                src_slot: 0,
+                dst_slot: 0,
                 piece: self.base[v] + j,
                 src: from as usize,
                 dst: u,

@@ -11,7 +11,7 @@
 
 use super::schedule::{empty_rounds, Skips};
 use crate::error::{CollsynthError, Result};
-use crate::ir::{Collective, Op, Piece, Router, Schedule, Transfer};
+use crate::ir::{Collective, Op, Piece, Router, Schedule, Transfer, DATA};
 use crate::rational::Rat;
 use crate::topology::Topology;
 
@@ -116,7 +116,17 @@ fn rooted(topo: &Topology, s: &mut Schedule, n: usize, roots: &[usize], forward:
                     }
                 };
                 let route = router.route(src, dst)?;
-                let idx = s.add(Transfer { piece, src, dst, route, op: Op::Copy, after, step: Some(j as u32) });
+                let idx = s.add(Transfer {
+                    src_slot: 0,
+                    dst_slot: 0,
+                    piece,
+                    src,
+                    dst,
+                    route,
+                    op: Op::Copy,
+                    after,
+                    step: Some(j as u32),
+                });
                 pending.push((piece * p + dst, idx as u32));
             }
         }
@@ -159,13 +169,97 @@ pub fn allgather(topo: &Topology, forward: bool) -> Result<Schedule> {
                     }
                 };
                 let route = router.route(r, t)?;
-                let idx =
-                    s.add(Transfer { piece: shard, src: r, dst: t, route, op: Op::Copy, after, step: Some(k as u32) });
+                let idx = s.add(Transfer {
+                    src_slot: 0,
+                    dst_slot: 0,
+                    piece: shard,
+                    src: r,
+                    dst: t,
+                    route,
+                    op: Op::Copy,
+                    after,
+                    step: Some(k as u32),
+                });
                 pending.push((shard * p + t, idx as u32));
             }
         }
         for (slot, idx) in pending.drain(..) {
             delivered[slot] = idx;
+        }
+    }
+    Ok(s)
+}
+
+/// Scratch slots of the census: the running sum S (without the rank's own value) and the
+/// receive buffer B. The rank's DATA slot holds x_r ⊕ S throughout, which is the paper's
+/// O = x_r ⊕ S of line 10 ready to send, and the result at the end (line 15).
+pub const CENSUS_SUM: u8 = 1;
+pub const CENSUS_RECV: u8 = 2;
+
+/// Allreduce by census, Algorithm 8 with k in line 3 (erratum 8): q rounds of the whole
+/// buffer. Mirrored like the other emitters: rank x sends to x + d_k and receives from
+/// x - d_k, where d_k = skips[k] - 1 and the message is S when skips[k+1] is odd, else
+/// d_k = skips[k] and the message is x ⊕ S. After round k, S of x sums x - 1, ...,
+/// x - (skips[k+1] - 1). Per round and rank: one send into the partner's B, then two local
+/// reductions of B (into S — a copy in round 0, none in the last round — and into DATA),
+/// both at the same step, after the round's receive and the rank's own send of the slot they
+/// change; the next send into B waits for both (the receive buffer is free again).
+pub fn census(topo: &Topology) -> Result<Schedule> {
+    let p = topo.n_ranks();
+    let mut s = Schedule::new(Collective::Allreduce, p, 0, "circulant");
+    s.shards = vec![Rat::from_integer(1)];
+    s.add_piece(Piece::whole(0));
+    if p < 2 {
+        return Ok(s);
+    }
+    let sk = Skips::new(p);
+    let (sks, q) = (sk.skips(), sk.q());
+    let mut router = Router::new(topo);
+    // The last local reductions into S and into DATA at each rank (transfer indices).
+    let mut into_sum: Vec<Option<usize>> = vec![None; p];
+    let mut into_data: Vec<Option<usize>> = vec![None; p];
+    let mut sends = vec![0usize; p];
+    for k in 0..q {
+        let odd = 2 * sks[k] > sks[k + 1];
+        let (d, slot) = if odd { (sks[k] - 1, CENSUS_SUM) } else { (sks[k], DATA) };
+        let step = Some(k as u32);
+        for x in 0..p {
+            let y = (x + d) % p;
+            let wrote = if odd { into_sum[x] } else { into_data[x] };
+            // After the last write of what x sends, and once y's B has been consumed.
+            let after: Vec<usize> = [wrote, into_sum[y], into_data[y]].into_iter().flatten().collect();
+            let route = router.route(x, y)?;
+            let t = Transfer {
+                piece: 0,
+                src: x,
+                dst: y,
+                route,
+                op: Op::Copy,
+                after,
+                step,
+                src_slot: slot,
+                dst_slot: CENSUS_RECV,
+            };
+            sends[x] = s.add(t);
+        }
+        for x in 0..p {
+            let recv = sends[(x + p - d) % p];
+            let local = |dst_slot: u8, op: Op, own_send: bool| Transfer {
+                piece: 0,
+                src: x,
+                dst: x,
+                route: Vec::new(),
+                op,
+                after: if own_send { vec![recv, sends[x]] } else { vec![recv] },
+                step,
+                src_slot: CENSUS_RECV,
+                dst_slot,
+            };
+            if k + 1 < q {
+                let op = if k == 0 { Op::Copy } else { Op::Reduce };
+                into_sum[x] = Some(s.add(local(CENSUS_SUM, op, odd)));
+            }
+            into_data[x] = Some(s.add(local(DATA, Op::Reduce, !odd)));
         }
     }
     Ok(s)

@@ -6,11 +6,13 @@
 //! * [`check`]: the exhaustive round-by-round checker (`collsynth circulant check`).
 //! * [`emit`]: the IR: broadcast (n blocks, any root, Algorithm 6), reduce (its reversal),
 //!   allgather (Algorithm 7, q rounds), allgatherv (Algorithm 9, n blocks per buffer),
-//!   reduce-scatter (reversal of Algorithm 7) and allreduce (reduce-scatter then allgather).
+//!   reduce-scatter (reversal of Algorithm 7) and allreduce: reduce-scatter then allgather,
+//!   or the census (Algorithm 8, with scratch slots for its partial sum and receive buffer).
 //!
 //! Options: `blocks` = n (broadcast, reduce, allgatherv; for allgather, reduce-scatter and
 //! allreduce it switches from Algorithm 7 to Algorithm 9 with equal shards), `counts` =
-//! bytes per rank for allgatherv. Without `blocks`, n is Theorem 2's optimum for
+//! bytes per rank for allgatherv, `variant` = `census` or `rs-ag` for allreduce (default:
+//! whichever the alpha-beta model finds faster for the request's size). Without `blocks`, n is Theorem 2's optimum for
 //! [`DEFAULT_SIZE`] bytes with the alpha and beta of the topology's links (see
 //! [`default_blocks`]), capped so the schedule stays small.
 
@@ -33,7 +35,8 @@ use crate::topology::Topology;
 pub const CIRCULANT: Algorithm = Algorithm {
     name: "circulant",
     help: "Träff's round-optimal circulant schedules: n-block broadcast in n-1+ceil(log2 p) rounds, \
-           allgather(v), reduce and allreduce by reversal (one-ported; traff:p or fully connected)",
+           allgather(v), reduce by reversal, allreduce by census or reduce-scatter + allgather \
+           (one-ported; traff:p or fully connected)",
     collectives: &[
         Collective::Broadcast,
         Collective::Reduce,
@@ -42,7 +45,7 @@ pub const CIRCULANT: Algorithm = Algorithm {
         Collective::ReduceScatter,
         Collective::Allreduce,
     ],
-    options: &["blocks", "counts"],
+    options: &["blocks", "counts", "variant"],
     synthesize,
 };
 
@@ -164,6 +167,45 @@ fn shards_option(req: &Request, p: usize) -> Result<Vec<Rat>> {
     Ok(counts.iter().map(|&c| Rat::new(c as i128, total)).collect())
 }
 
+/// The two allreduces: Algorithm 8's census (q rounds of the whole buffer: latency-optimal)
+/// and reduce-scatter + allgather (2q rounds of (p - 1)/p of it: bandwidth-optimal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Census,
+    RsAg,
+}
+
+/// `--variant census|rs-ag`; `None` (not given) lets the alpha-beta model choose.
+fn allreduce_variant(req: &Request, blocks: bool) -> Result<Option<Variant>> {
+    let variant = match req.options.get("variant").map(|v| v.trim()) {
+        None => None,
+        Some("census") => Some(Variant::Census),
+        Some("rs-ag") => Some(Variant::RsAg),
+        Some(other) => {
+            return Err(CollsynthError::bad(format!("--variant: '{other}' is not one of census, rs-ag")));
+        }
+    };
+    match variant {
+        Some(Variant::Census) if blocks => Err(CollsynthError::bad(
+            "--blocks does not apply to the census allreduce (it sends the whole buffer every round)",
+        )),
+        // Blocks pipeline the reduce-scatter + allgather (Algorithm 9 with equal shards).
+        None if blocks => Ok(Some(Variant::RsAg)),
+        v => Ok(v),
+    }
+}
+
+/// The schedule the alpha-beta model finds faster for `size` bytes (1 GiB if not given);
+/// ties go to `a`. The choice and both estimates are recorded in the details.
+fn faster(a: Schedule, b: Schedule, topo: &Topology, size: Option<Rat>) -> Result<Schedule> {
+    let m = size.unwrap_or_else(|| Rat::from_integer(DEFAULT_SIZE as i128));
+    let ta = crate::cost::alpha_beta(&a, topo, m, 1)?.total_us;
+    let tb = crate::cost::alpha_beta(&b, topo, m, 1)?.total_us;
+    let mut s = if tb < ta { b } else { a };
+    s.provenance.details.push(("variant_us".into(), format!("{{\"rs-ag\": {ta}, \"census\": {tb}}}")));
+    Ok(s)
+}
+
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let p = topo.n_ranks();
     if p > MAX_P {
@@ -171,6 +213,9 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     }
     if req.options.contains_key("counts") && collective != Collective::Allgatherv {
         return Err(CollsynthError::bad("option --counts applies to allgatherv only"));
+    }
+    if req.options.contains_key("variant") && collective != Collective::Allreduce {
+        return Err(CollsynthError::bad("option --variant applies to allreduce only (census or rs-ag)"));
     }
     let per_root = matches!(collective, Collective::Broadcast | Collective::Reduce);
     let roots = if per_root { 1 } else { p };
@@ -199,13 +244,24 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
             reverse(&allgather(&t, false)?, &t, topo)?
         }
         Collective::Allreduce => {
-            let t = transpose(topo);
-            let rs = reverse(&allgather(&t, false)?, &t, topo)?;
-            let mut ar = compose(&rs, &allgather(topo, true)?, Collective::Allreduce)?;
-            ar.root = 0;
-            ar
+            let rs_ag = || -> Result<Schedule> {
+                let t = transpose(topo);
+                let rs = reverse(&allgather(&t, false)?, &t, topo)?;
+                let mut ar = compose(&rs, &allgather(topo, true)?, Collective::Allreduce)?;
+                ar.root = 0;
+                Ok(ar)
+            };
+            match allreduce_variant(req, explicit.is_some())? {
+                Some(Variant::Census) => emit::census(topo)?,
+                Some(Variant::RsAg) => rs_ag()?,
+                None => faster(rs_ag()?, emit::census(topo)?, topo, req.size)?,
+            }
         }
     };
+    if collective == Collective::Allreduce {
+        let variant = if s.uses_scratch() { "census" } else { "rs-ag" };
+        s.provenance.details.push(("variant".into(), format!("\"{variant}\"")));
+    }
     let q = Skips::new(p.max(1)).q();
     if n > 0 {
         s.provenance.details.push(("blocks".into(), n.to_string()));

@@ -178,6 +178,8 @@ fn build(topo: &Topology, inst: &Instance, sol: &ExactSolution) -> Result<Schedu
             for &e in res[j].edges.iter().rev() {
                 let (parent, child) = (re_arcs[e].src, re_arcs[e].dst);
                 let t = s.add(Transfer {
+                    src_slot: 0,
+                    dst_slot: 0,
                     piece,
                     src: child,
                     dst: parent,
@@ -194,6 +196,8 @@ fn build(topo: &Topology, inst: &Instance, sol: &ExactSolution) -> Result<Schedu
                 let (x, y) = (bc_arcs[e].src, bc_arcs[e].dst);
                 let after = if x == v { into[v].clone() } else { got[x].into_iter().collect() };
                 let t = s.add(Transfer {
+                    src_slot: 0,
+                    dst_slot: 0,
                     piece,
                     src: x,
                     dst: y,

@@ -66,6 +66,8 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
         for &e in &b.edges {
             let (x, y) = (logical[e].src, logical[e].dst);
             let t = s.add(Transfer {
+                src_slot: 0,
+                dst_slot: 0,
                 piece,
                 src: x,
                 dst: y,

@@ -188,6 +188,8 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
             }
         }
         let id = s.add(Transfer {
+            src_slot: 0,
+            dst_slot: 0,
             piece: m.chunk as usize,
             src: v.src as usize,
             dst: v.dst as usize,
