@@ -183,7 +183,7 @@ def test_census_allreduce_cli(tmp_path):
     assert forced["variant"] == "census" and forced["steps"] == 4
 
 
-def test_census_options_and_export_errors(tmp_path):
+def test_census_options_errors_and_msccl_export(tmp_path):
     base = ("synth", "traff:9", "-a", "circulant")
     proc = run_cli(*base, "-c", "broadcast", "--variant", "census", check_status=2)
     assert "--variant applies to allreduce only" in proc.stderr
@@ -191,3 +191,9 @@ def test_census_options_and_export_errors(tmp_path):
     assert "'ring' is not one of census, rs-ag" in proc.stderr
     proc = run_cli(*base, "-c", "allreduce", "--variant", "census", "--blocks", "2", check_status=2)
     assert "--blocks does not apply to the census" in proc.stderr
+    # The census exports to MSCCL: S and B in scratch, local re steps.
+    out = ("-o", str(tmp_path), "--format", "json,msccl-xml")
+    run_cli(*base, "-c", "allreduce", "--variant", "census", *out)
+    xml = (tmp_path / "schedule.xml").read_text()
+    assert 's_chunks="2"' in xml and 'type="re"' in xml
+    assert run_json("verify", str(tmp_path / "schedule.xml"), "--topology", "traff:9")["ok"]

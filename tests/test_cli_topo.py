@@ -91,3 +91,24 @@ def test_demo_runs():
     assert "dgx-a100:2" in out and "compute nodes (N)" in out and "16" in out
     flat = " ".join(out.split())  # rich wraps long lines at the terminal width
     assert "accepted by the new and old runtime parsers" in flat and "connections: correct." in flat
+
+
+def test_output_into_a_closed_pipe_is_not_an_error():
+    """`collsynth ... | head -1` when the reader has left: no traceback, no 'internal error'."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # every write to w now fails with EPIPE
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "collsynth.cli", "topo", "show", "ring:4", "--json"],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(w)
+    assert proc.returncode == 141 and proc.stderr == "", proc.stderr

@@ -293,7 +293,18 @@ def programs(n: int) -> tuple[list[dict], list[dict], list[dict]]:
         stuck.append(mutual_wait())
     if n == 3:
         good += [from_xml(RING_XML), from_xml(LINE_XML)]
-    return good, bad, stuck
+    return good + [census_allreduce(n)], bad, stuck
+
+
+def census_allreduce(n: int) -> dict:
+    """Träff's census (Algorithm 8) as exported: scratch chunks for its partial sum and
+    receive buffer, local `cpy`/`re` steps on a block without peers."""
+    import collsynth
+
+    sched = collsynth.synthesize(f"complete:{n}", "allreduce", "circulant", size="1KiB", variant="census")
+    prog = collsynth.msccl.export(sched)["program"]
+    assert any(st["type"] == "re" for g in prog["gpus"] for tb in g["tbs"] for st in tb["steps"])
+    return {**prog, "name": f"census_allreduce_{n}"}
 
 
 def save(tmp: Path, progs: list[dict]) -> list[str]:

@@ -5,6 +5,7 @@ Exit status: 0 success, 2 bad input or usage, 1 internal error.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
@@ -48,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args) or 0
     except BadInput as e:
         return fail(str(e), 2)
+    except BrokenPipeError:
+        # The reader went away (`collsynth ... | head`): not an error of ours. Point stdout
+        # at /dev/null so that the interpreter's final flush does not complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (InternalError, Exception) as e:  # noqa: BLE001 - last line of defence: one line, exit 1
         return fail(f"internal error: {type(e).__name__}: {e}", 1)
     except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException

@@ -80,3 +80,28 @@ fn exported_link_loads_equal_the_schedule_s() {
         assert_eq!(loads, ir, "{spec} {alg}");
     }
 }
+
+#[test]
+fn census_with_scratch_slots_exports_valid_xml() {
+    // Algorithm 8's partial sum and receive buffer become scratch chunks; its local
+    // reductions `re` steps on a peerless block; in place and out of place, both dialects.
+    let census = Request { options: [("variant".to_string(), "census".to_string())].into(), ..Request::default() };
+    for spec in ["complete:2", "complete:3", "traff:5", "switch:8", "traff:12", "complete:13"] {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, Collective::Allreduce, "circulant", &census, rat(1024)).unwrap();
+        assert!(done.schedule.uses_scratch());
+        for (dialect, fused) in [(Dialect::New, true), (Dialect::New, false), (Dialect::Old, true)] {
+            let o = lower::Options { dialect, fused, ..lower::Options::default() };
+            let e = export(&done.schedule, &o, true).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let v = validate(&e.xml, Some(&done.topology)).unwrap();
+            assert!(v.execution.is_empty(), "{spec} {dialect:?}: {:?}", v.execution);
+            assert!(v.dialects.iter().find(|(d, _)| *d == dialect).unwrap().1.is_empty(), "{spec}");
+            // Two scratch chunks (S and B) per rank (p = 2 has one round: no S), and the
+            // same bytes per link as the IR.
+            let scratch = if topo.n_ranks() == 2 { 1 } else { 2 };
+            assert!(e.program.gpus.iter().all(|g| g.s_chunks == scratch), "{spec}");
+            let (loads, _) = interp::link_loads(&e.program, &done.topology).unwrap();
+            assert_eq!(loads, crate::cost::link_loads(&done.schedule, &done.topology, rat(1)), "{spec}");
+        }
+    }
+}

@@ -14,6 +14,12 @@
 //! write for the last write and every read since), which is what keeps thread blocks of one
 //! GPU race-free and reads exact; the verifier proved those accesses are ordered in the
 //! schedule, so the chain changes no value.
+//!
+//! Scratch slots (the census's partial sum and receive buffer) are places of their own, in
+//! scratch, chained like data; a local transfer between two slots is a `cpy` or `re` step
+//! on a thread block of its rank without peers (a `re` into a value that is still in the
+//! input buffer first copies it to where it will be written, so in-place and out-of-place
+//! runs agree).
 
 mod assign;
 mod emit;
@@ -132,7 +138,13 @@ fn operations(s: &Schedule, fused: bool) -> Result<Vec<Operation>> {
     let mut ops: Vec<(u32, usize, usize, Operation)> = Vec::with_capacity(2 * topo.len());
     for (k, &t) in topo.iter().enumerate() {
         let step = if stepped { s.transfers[t].step.unwrap_or(0) } else { 0 };
+        // A local transfer (between two slots of one rank) is one operation, on the
+        // receive side's place in T.
+        let local = s.transfers[t].is_local();
         for (recv, op) in [(0, (t, true)), (1, (t, false))] {
+            if local && op.1 {
+                continue;
+            }
             ops.push(if stepped && fused { (step, recv, k, op) } else { (step, k, recv, op) });
         }
     }

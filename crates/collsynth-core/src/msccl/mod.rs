@@ -30,14 +30,6 @@ pub struct Exported {
 /// A fused program that would deadlock on the runtime's finite connection buffers is
 /// replaced by the same program without fused steps (deadlock-free with any buffers).
 pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
-    if s.uses_scratch() {
-        // Lowering places one value per (rank, piece); scratch slots would need their own
-        // scratch-buffer chunks and local `re`/`cpy` steps (docs/msccl.md, "Not exported").
-        return Err(CollsynthError::bad(
-            "MSCCL export: this schedule uses scratch slots (the circulant census allreduce), which the \
-             exporter does not lower; use --variant rs-ag",
-        ));
-    }
     let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
     let mut last = None;
     for k in pipelines {

@@ -3,7 +3,7 @@
 
 use super::grid::Grid;
 use super::Operation;
-use crate::ir::{Op, Schedule};
+use crate::ir::{Op, Schedule, DATA};
 use std::collections::HashMap;
 
 /// A thread block: its send peer, receive peer (either may be absent) and channel.
@@ -17,8 +17,8 @@ pub struct TbSpec {
 /// The assignment for one channel count.
 pub struct Plan {
     pub channels: usize,
-    /// Per rank: its thread blocks (communication ones; the local-copy block is added by
-    /// the emitter when a rank needs one).
+    /// Per rank: its thread blocks (communication ones, then one for local transfers if
+    /// the rank has any; the initial-copy block is added by the emitter when needed).
     pub tbs: Vec<Vec<TbSpec>>,
     /// Thread block of each transfer's send (on its source) and receive (on its destination).
     pub send_tb: Vec<usize>,
@@ -62,11 +62,14 @@ impl Plan {
         let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
         let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
         for (i, t) in s.transfers.iter().enumerate() {
+            if t.is_local() {
+                continue;
+            }
             send_peers[t.src].entry(ch(i)).or_default().push(t.dst);
             recv_peers[t.dst].entry(ch(i)).or_default().push(t.src);
             for &x in &t.after {
                 let d = &s.transfers[x];
-                if fuse && d.dst == t.src && d.piece == t.piece {
+                if fuse && !d.is_local() && d.dst == t.src && d.piece == t.piece && d.dst_slot == t.src_slot {
                     *forwards.entry((t.src, ch(i), d.src, t.dst)).or_default() += 1;
                 }
             }
@@ -91,8 +94,24 @@ impl Plan {
                 }
             }
         }
-        let send_tb = (0..s.transfers.len()).map(|i| index[&(s.transfers[i].src, ch(i), true, s.transfers[i].dst)]);
-        let recv_tb = (0..s.transfers.len()).map(|i| index[&(s.transfers[i].dst, ch(i), false, s.transfers[i].src)]);
+        // Local transfers run on one peerless block per rank that has any.
+        let mut local_tb: Vec<Option<usize>> = vec![None; n];
+        for t in s.transfers.iter().filter(|t| t.is_local()) {
+            if local_tb[t.src].is_none() {
+                local_tb[t.src] = Some(tbs[t.src].len());
+                tbs[t.src].push(TbSpec { chan: 0, recv: None, send: None });
+            }
+        }
+        let tb_of = |i: usize, is_send: bool| {
+            let t = &s.transfers[i];
+            match (t.is_local(), is_send) {
+                (true, _) => local_tb[t.src].expect("assigned above"),
+                (false, true) => index[&(t.src, ch(i), true, t.dst)],
+                (false, false) => index[&(t.dst, ch(i), false, t.src)],
+            }
+        };
+        let send_tb = (0..s.transfers.len()).map(|i| tb_of(i, true));
+        let recv_tb = (0..s.transfers.len()).map(|i| tb_of(i, false));
         let mut plan = Plan {
             channels,
             tbs,
@@ -114,19 +133,21 @@ impl Plan {
     fn fuse(&mut self, s: &Schedule, grid: &Grid, order: &[Operation]) {
         // Position in T of each transfer's send and receive.
         let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
-        // Accesses of each (rank, piece) in T: (position, writes?, reads the old value?).
-        let mut access: HashMap<(usize, usize), Vec<Access>> = HashMap::new();
+        // Accesses of each (rank, slot, piece) in T: (position, writes?, reads the old value?).
+        let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::new();
         // Each block's operations in T.
         let mut ops: HashMap<(usize, usize), Vec<Operation>> = HashMap::new();
         for (k, &(t, is_send)) in order.iter().enumerate() {
             let tr = &s.transfers[t];
+            if is_send || tr.is_local() {
+                access.entry((tr.src, tr.src_slot, tr.piece)).or_default().push((k, false, true));
+            }
             if is_send {
                 send_at[t] = k;
-                access.entry((tr.src, tr.piece)).or_default().push((k, false, true));
                 ops.entry((tr.src, self.send_tb[t])).or_default().push((t, true));
             } else {
                 recv_at[t] = k;
-                access.entry((tr.dst, tr.piece)).or_default().push((k, true, tr.op == Op::Reduce));
+                access.entry((tr.dst, tr.dst_slot, tr.piece)).or_default().push((k, true, tr.op == Op::Reduce));
                 ops.entry((tr.dst, self.recv_tb[t])).or_default().push((t, false));
             }
         }
@@ -135,8 +156,9 @@ impl Plan {
             while k + 1 < list.len() {
                 let ((x, x_send), (y, y_send)) = (list[k], list[k + 1]);
                 let (tx, ty) = (&s.transfers[x], &s.transfers[y]);
-                if !x_send && y_send && tx.piece == ty.piece {
-                    let acc = &access[&(*rank, tx.piece)];
+                let feeds = !tx.is_local() && tx.piece == ty.piece && tx.dst_slot == ty.src_slot;
+                if !x_send && y_send && feeds {
+                    let acc = &access[&(*rank, tx.dst_slot, tx.piece)];
                     let later = |p: usize| acc.iter().filter(move |&&(q, _, _)| q > p);
                     let (px, py) = (recv_at[x], send_at[y]);
                     if !later(px).any(|&(q, w, _)| w && q < py) {
@@ -149,7 +171,7 @@ impl Plan {
                             && later(px).take_while(|&&(q, _, _)| q < py).count() == 0
                             && match next {
                                 Some(&(_, w, reads)) => w && !reads,
-                                None => !grid.final_at(*rank, tx.piece),
+                                None => tx.dst_slot != DATA || !grid.final_at(*rank, tx.piece),
                             };
                         k += 2;
                         continue;

@@ -1,15 +1,16 @@
-//! Emission: thread-block programs in T, with the access chain of every (rank, piece)
+//! Emission: thread-block programs in T, with the access chain of every (rank, slot, piece)
 //! turned into dependencies (`depid`/`deps`, extra ones in `nop` carriers).
 
 use super::assign::{Plan, TbSpec};
 use super::grid::Grid;
 use super::{default_size_range, Failure, Operation, Options};
 use crate::error::CollsynthError;
-use crate::ir::{Op, Schedule};
+use crate::ir::{Op, Schedule, DATA};
 use crate::msccl::model::*;
 use std::collections::HashMap;
 
-/// Where a (rank, piece) value is: the rank's input, its output, or scratch at an offset.
+/// Where a (rank, slot, piece) value is: the rank's input, its output, or scratch at an
+/// offset (scratch slots are always in scratch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Loc {
     Input,
@@ -17,7 +18,7 @@ enum Loc {
     Scratch(usize),
 }
 
-/// Accesses of one (rank, piece) so far: its place, the last write and the reads since.
+/// Accesses of one (rank, slot, piece) so far: its place, the last write and the reads since.
 #[derive(Default)]
 struct Chain {
     loc: Option<Loc>,
@@ -29,7 +30,7 @@ struct Emitter<'a> {
     s: &'a Schedule,
     grid: &'a Grid,
     gpus: Vec<Gpu>,
-    chains: HashMap<(usize, usize), Chain>,
+    chains: HashMap<(usize, u8, usize), Chain>,
 }
 
 /// One operation for `steps`: type, source and destination (buffer, chunk offset), chunks.
@@ -65,6 +66,7 @@ pub(super) fn program(
         match is_send {
             true if !plan.sent_early[t] => e.send(t, plan.send_tb[t])?,
             true => {}
+            false if s.transfers[t].is_local() => e.local(t, plan.recv_tb[t])?,
             false => e.receive(t, plan.recv_tb[t], plan.fused[t], plan.no_store[t])?,
         }
     }
@@ -76,7 +78,8 @@ pub(super) fn program(
 /// Per rank, the pieces it holds from the start, must end with and never receives (each needs
 /// a local copy input -> output), sorted by their place in the buffer.
 fn kept_unreceived(s: &Schedule, grid: &Grid) -> Vec<Vec<usize>> {
-    let written: std::collections::HashSet<(usize, usize)> = s.transfers.iter().map(|t| (t.dst, t.piece)).collect();
+    let written: std::collections::HashSet<(usize, usize)> =
+        s.transfers.iter().filter(|t| t.dst_slot == DATA).map(|t| (t.dst, t.piece)).collect();
     (0..s.n_ranks)
         .map(|r| {
             let mut pieces: Vec<usize> = (0..s.pieces.len())
@@ -103,11 +106,12 @@ impl<'a> Emitter<'a> {
         Emitter { s, grid, gpus, chains: HashMap::new() }
     }
 
-    fn chain(&mut self, r: usize, p: usize) -> &mut Chain {
+    fn chain(&mut self, r: usize, slot: u8, p: usize) -> &mut Chain {
         let grid = self.grid;
-        self.chains
-            .entry((r, p))
-            .or_insert_with(|| Chain { loc: grid.initially_held(r, p).then_some(Loc::Input), ..Chain::default() })
+        self.chains.entry((r, slot, p)).or_insert_with(|| Chain {
+            loc: (slot == DATA && grid.initially_held(r, p)).then_some(Loc::Input),
+            ..Chain::default()
+        })
     }
 
     /// The (buffer, chunk offset) of a place.
@@ -119,13 +123,13 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// Where a write of (r, p) goes: its current place once it has left the input, else the
-    /// output if r must end with it, else fresh scratch.
-    fn write_place(&mut self, r: usize, p: usize) -> Loc {
-        let cur = self.chain(r, p).loc;
+    /// Where a write of (r, slot, p) goes: its current place once it has left the input,
+    /// else the output if r must end with it (data only), else fresh scratch.
+    fn write_place(&mut self, r: usize, slot: u8, p: usize) -> Loc {
+        let cur = self.chain(r, slot, p).loc;
         match cur {
             Some(loc @ (Loc::Output | Loc::Scratch(_))) => loc,
-            _ if self.grid.final_at(r, p) => Loc::Output,
+            _ if slot == DATA && self.grid.final_at(r, p) => Loc::Output,
             _ => {
                 let off = self.gpus[r].s_chunks;
                 self.gpus[r].s_chunks += self.grid.range[p].1;
@@ -150,7 +154,7 @@ impl<'a> Emitter<'a> {
                 let dst = self.at(r, first, Loc::Output);
                 let step = self.steps(r, tb, StepOp { kind: StepType::Copy, src, dst, cnt }, vec![])?;
                 for &p in run {
-                    let c = self.chain(r, p);
+                    let c = self.chain(r, DATA, p);
                     c.loc = Some(Loc::Output);
                     c.last_write = Some((tb, step));
                 }
@@ -162,21 +166,21 @@ impl<'a> Emitter<'a> {
     /// The send of transfer t on its own step.
     fn send(&mut self, t: usize, tb: usize) -> Result<(), Failure> {
         let tr = &self.s.transfers[t];
-        let (r, p) = (tr.src, tr.piece);
-        let loc = self.chain(r, p).loc.ok_or_else(|| internal(t, "sends a piece its source does not hold"))?;
+        let (r, slot, p) = (tr.src, tr.src_slot, tr.piece);
+        let loc = self.chain(r, slot, p).loc.ok_or_else(|| internal(t, "sends a piece its source does not hold"))?;
         let at = self.at(r, p, loc);
-        let deps = self.chain(r, p).last_write.into_iter().collect();
+        let deps = self.chain(r, slot, p).last_write.into_iter().collect();
         let step =
             self.steps(r, tb, StepOp { kind: StepType::Send, src: at, dst: at, cnt: self.grid.range[p].1 }, deps)?;
-        self.chain(r, p).reads.push((tb, step));
+        self.chain(r, slot, p).reads.push((tb, step));
         Ok(())
     }
 
     /// The receive of transfer t, fused with the send of `fused` when given.
     fn receive(&mut self, t: usize, tb: usize, fused: Option<usize>, no_store: bool) -> Result<(), Failure> {
         let tr = &self.s.transfers[t];
-        let (r, p, reduce) = (tr.dst, tr.piece, tr.op == Op::Reduce);
-        let cur = self.chain(r, p).loc;
+        let (r, slot, p, reduce) = (tr.dst, tr.dst_slot, tr.piece, tr.op == Op::Reduce);
+        let cur = self.chain(r, slot, p).loc;
         let kind = match (reduce, fused.is_some(), no_store) {
             (false, false, _) => StepType::Recv,
             (false, true, _) => StepType::RecvCopySend,
@@ -188,25 +192,66 @@ impl<'a> Emitter<'a> {
         if reduce && cur.is_none() {
             return Err(internal(t, "reduces into a piece its destination does not hold"));
         }
-        let dst_loc = if access == Access::Write { self.write_place(r, p) } else { cur.unwrap_or(Loc::Input) };
+        let dst_loc = if access == Access::Write { self.write_place(r, slot, p) } else { cur.unwrap_or(Loc::Input) };
         let src = cur.map_or(self.at(r, p, dst_loc), |l| self.at(r, p, l));
         let dst = self.at(r, p, dst_loc);
-        let chain = self.chain(r, p);
+        let deps = self.write_deps(r, slot, p, access == Access::Write);
+        let step = self.steps(r, tb, StepOp { kind, src, dst, cnt: self.grid.range[p].1 }, deps)?;
+        self.record(r, slot, p, (tb, step), (access == Access::Write).then_some(dst_loc));
+        Ok(())
+    }
+
+    /// A local transfer: `cpy` or `re` from one slot's place to another's on block `tb`.
+    /// A `re` adds into the destination where it is; if that value is still where it will
+    /// not stay (the input), a `cpy` moves it first.
+    fn local(&mut self, t: usize, tb: usize) -> Result<(), Failure> {
+        let tr = &self.s.transfers[t];
+        let (r, p, cnt) = (tr.src, tr.piece, self.grid.range[tr.piece].1);
+        let (from, to) = (tr.src_slot, tr.dst_slot);
+        let src_loc = self.chain(r, from, p).loc.ok_or_else(|| internal(t, "reads a slot that holds nothing"))?;
+        let src = self.at(r, p, src_loc);
+        let place = self.write_place(r, to, p);
+        let mut kind = StepType::Copy;
+        if tr.op == Op::Reduce {
+            let cur = self.chain(r, to, p).loc.ok_or_else(|| internal(t, "reduces into a slot that holds nothing"))?;
+            if cur != place {
+                let (a, b) = (self.at(r, p, cur), self.at(r, p, place));
+                let deps = self.write_deps(r, to, p, true);
+                let step = self.steps(r, tb, StepOp { kind: StepType::Copy, src: a, dst: b, cnt }, deps)?;
+                self.record(r, to, p, (tb, step), Some(place));
+            }
+            kind = StepType::LocalReduce;
+        }
+        let mut deps = self.write_deps(r, to, p, true);
+        deps.extend(self.chain(r, from, p).last_write);
+        let step = self.steps(r, tb, StepOp { kind, src, dst: self.at(r, p, place), cnt }, deps)?;
+        self.chain(r, from, p).reads.push((tb, step));
+        self.record(r, to, p, (tb, step), Some(place));
+        Ok(())
+    }
+
+    /// What an access of (r, slot, p) waits for: the last write, and for a write also every
+    /// read since.
+    fn write_deps(&mut self, r: usize, slot: u8, p: usize, write: bool) -> Vec<(usize, usize)> {
+        let chain = self.chain(r, slot, p);
         let mut deps: Vec<(usize, usize)> = chain.last_write.into_iter().collect();
-        if access == Access::Write {
+        if write {
             deps.extend(chain.reads.iter().copied());
         }
-        let step = self.steps(r, tb, StepOp { kind, src, dst, cnt: self.grid.range[p].1 }, deps)?;
-        let chain = self.chain(r, p);
-        match access {
-            Access::Read => chain.reads.push((tb, step)),
-            Access::Write => {
-                chain.loc = Some(dst_loc);
-                chain.last_write = Some((tb, step));
+        deps
+    }
+
+    /// Record an access at `at`: a read, or (with `wrote`) a write that leaves the value there.
+    fn record(&mut self, r: usize, slot: u8, p: usize, at: (usize, usize), wrote: Option<Loc>) {
+        let chain = self.chain(r, slot, p);
+        match wrote {
+            None => chain.reads.push(at),
+            Some(loc) => {
+                chain.loc = Some(loc);
+                chain.last_write = Some(at);
                 chain.reads.clear();
             }
         }
-        Ok(())
     }
 
     /// Append one operation of `cnt` chunks to block `tb` of rank `r` (several steps when
