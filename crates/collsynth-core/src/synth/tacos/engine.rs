@@ -20,12 +20,20 @@
 //! result is the reference algorithm's; the random stream is our own (splitmix64).
 
 use super::network::Net;
-use super::rng::Rng;
+use super::rng::{self, Rng};
 use crate::error::{CollsynthError, Result};
 use std::collections::BTreeMap;
 
 const NONE: u32 = u32::MAX;
 const TIE_EPS: f64 = 1e-9;
+/// Purge a candidate list when up to 1/PURGE_AT of it may be stale (see `offers`).
+const PURGE_AT: usize = 4;
+/// ... and only lists this long: short ones stay in cache, where a stale draw is cheap.
+const PURGE_MIN: usize = 64;
+/// Match on several threads only when this many destinations are waiting (a thread costs
+/// tens of microseconds to start).
+const PARALLEL_MIN: usize = 512;
+const MAX_THREADS: usize = 8;
 
 /// One matched transfer (kept for the IR when materializing).
 #[derive(Debug, Clone, Copy)]
@@ -50,6 +58,8 @@ pub struct Outcome {
     pub events: usize,
     pub replacements: usize,
     pub discarded: usize,
+    /// Events whose matching ran on several threads.
+    pub parallel_events: usize,
 }
 
 struct State<'a> {
@@ -59,10 +69,21 @@ struct State<'a> {
     has: Vec<u64>,
     missing: Vec<u32>,
     busy: Vec<f64>,
+    /// Per virtual link: chunks its source got that its destination lacked then (stale
+    /// entries are dropped lazily or by a purge), and `missing[dst]` at its last purge.
     lists: Vec<Vec<u32>>,
+    purged: Vec<u32>,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
+    /// One random stream per destination (its matching and its chunk replacements), so the
+    /// result does not depend on how destinations are spread over threads; plus one for the
+    /// order of destinations on shared networks.
+    rngs: Vec<Rng>,
     rng: Rng,
+    /// Threads for matching (1: all on the calling thread), and the matching buffers of
+    /// the calling thread.
+    threads: usize,
+    scratch: Scratch,
     materialize: bool,
     matches: Vec<Match>,
     /// In-flight matches when not materializing (slab with free list).
@@ -74,6 +95,201 @@ struct State<'a> {
     remaining: u64,
     replacements: usize,
     discarded: usize,
+    parallel_events: usize,
+}
+
+/// What matching reads and does not change.
+struct View<'a> {
+    net: &'a Net,
+    words: usize,
+    has: &'a [u64],
+    missing: &'a [u32],
+    busy: &'a [f64],
+}
+
+impl View<'_> {
+    #[inline]
+    fn has(&self, v: usize, c: u32) -> bool {
+        self.has[v * self.words + (c as usize >> 6)] >> (c & 63) & 1 == 1
+    }
+}
+
+/// Matching for a range of destinations: their in-links' lists (virtual links are numbered
+/// by destination, so a range of destinations owns a range of lists) and random streams.
+struct Matcher<'v, 'a> {
+    view: &'v View<'a>,
+    lists: &'v mut [Vec<u32>],
+    purged: &'v mut [u32],
+    rngs: &'v mut [Rng],
+    /// First virtual link and first destination of the range.
+    l0: usize,
+    d0: usize,
+    scratch: Scratch,
+}
+
+/// Buffers of one destination's matching, reused across destinations.
+#[derive(Default)]
+struct Scratch {
+    /// Resources assigned at the current destination (busy until), on top of `View::busy`
+    /// (shared networks, where the next link may cross the same port).
+    overlay: Vec<(u32, f64)>,
+    cand: Vec<u32>,
+    /// The free in-links that offer something, and the chunks taken so far.
+    f: Vec<u32>,
+    taken: Vec<u32>,
+}
+
+impl Matcher<'_, '_> {
+    fn list(&mut self, l: u32) -> &mut Vec<u32> {
+        &mut self.lists[l as usize - self.l0]
+    }
+
+    fn free(&self, l: u32, t: f64) -> bool {
+        self.view.net.vlinks[l as usize].hops.iter().all(|h| {
+            let extra = self.scratch.overlay.iter().filter(|o| o.0 == h.res).map(|o| o.1).fold(0.0, f64::max);
+            self.view.busy[h.res as usize].max(extra) <= t + h.offset
+        })
+    }
+
+    /// Does link `l` (into `d`) offer anything? Purges its list first when it may be mostly
+    /// stale: at most `purged[l] - missing[d]` entries went stale since the last purge (d got
+    /// each chunk once), and a sequential pass costs far less than drawing stale entries at
+    /// random (each a cache miss; short lists are left alone). Purging keeps the valid entries and their multiplicities,
+    /// so the sampled distribution is unchanged.
+    fn offers(&mut self, l: u32, d: usize) -> bool {
+        let (i, view) = (l as usize - self.l0, self.view);
+        let len = self.lists[i].len();
+        if len == 0 {
+            return false;
+        }
+        if len >= PURGE_MIN && (self.purged[i] - view.missing[d]) as usize * PURGE_AT >= len {
+            self.lists[i].retain(|&c| !view.has(d, c));
+            self.purged[i] = view.missing[d];
+        }
+        !self.lists[i].is_empty()
+    }
+
+    /// A chunk uniformly distributed over the union of what the free in-links `f` of `d`
+    /// can supply, excluding `taken`; `None` when that union is empty.
+    fn pick(&mut self, d: usize) -> Option<u32> {
+        let view = self.view;
+        let rng = d - self.d0;
+        let mut misses = 0;
+        let mut total: usize = self.scratch.f.iter().map(|&l| self.lists[l as usize - self.l0].len()).sum();
+        while misses < 64 {
+            if total == 0 {
+                return None;
+            }
+            let mut r = self.rngs[rng].below(total);
+            let mut li = 0;
+            while r >= self.lists[self.scratch.f[li] as usize - self.l0].len() {
+                r -= self.lists[self.scratch.f[li] as usize - self.l0].len();
+                li += 1;
+            }
+            let l = self.scratch.f[li];
+            let c = self.list(l)[r];
+            if view.has(d, c) {
+                self.list(l).swap_remove(r);
+                total -= 1;
+                continue;
+            }
+            if self.scratch.taken.contains(&c) {
+                misses += 1;
+                continue;
+            }
+            let mult =
+                self.scratch.f.iter().filter(|&&l2| view.has(view.net.vlinks[l2 as usize].src as usize, c)).count();
+            if mult > 1 && self.rngs[rng].below(mult) != 0 {
+                misses += 1;
+                continue;
+            }
+            return Some(c);
+        }
+        // Exact fallback: purge stale entries and draw from the deduplicated union.
+        let mut union = Vec::new();
+        for k in 0..self.scratch.f.len() {
+            let i = self.scratch.f[k] as usize - self.l0;
+            self.lists[i].retain(|&c| !view.has(d, c));
+            union.extend(self.lists[i].iter().copied().filter(|c| !self.scratch.taken.contains(c)));
+        }
+        union.sort_unstable();
+        union.dedup();
+        if union.is_empty() {
+            None
+        } else {
+            Some(union[self.rngs[rng].below(union.len())])
+        }
+    }
+
+    /// Match destination `d` at time t: append (virtual link, chunk) pairs to `out`.
+    fn match_dest(&mut self, d: usize, t: f64, out: &mut Vec<(u32, u32)>) {
+        let view = self.view;
+        let net = view.net;
+        if view.missing[d] == 0 {
+            return;
+        }
+        self.scratch.f.clear();
+        self.scratch.taken.clear();
+        self.scratch.overlay.clear();
+        let ins = &net.in_v[d];
+        if net.shared {
+            // Skip every group whose last hop (the rank's switch port) is busy; keep the
+            // links in `in_v` order.
+            for g in &net.in_groups[d] {
+                if view.busy[g.res as usize] > t + g.offset {
+                    continue;
+                }
+                for &p in &g.pos {
+                    let l = ins[p as usize];
+                    if self.free(l, t) && self.offers(l, d) {
+                        self.scratch.f.push(p);
+                    }
+                }
+            }
+            self.scratch.f.sort_unstable();
+            for x in self.scratch.f.iter_mut() {
+                *x = ins[*x as usize];
+            }
+        } else {
+            for &l in ins {
+                if self.free(l, t) && self.offers(l, d) {
+                    self.scratch.f.push(l);
+                }
+            }
+        }
+        while !self.scratch.f.is_empty() {
+            let Some(c) = self.pick(d) else { break };
+            self.scratch.cand.clear();
+            let mut best = f64::INFINITY;
+            for &l in self.scratch.f.iter() {
+                let v = &net.vlinks[l as usize];
+                if !view.has(v.src as usize, c) {
+                    continue;
+                }
+                let a = t + v.cost;
+                if (a - best).abs() < TIE_EPS {
+                    self.scratch.cand.push(l);
+                } else if a < best {
+                    best = a;
+                    self.scratch.cand.clear();
+                    self.scratch.cand.push(l);
+                }
+            }
+            let l = self.scratch.cand[self.rngs[d - self.d0].below(self.scratch.cand.len())];
+            out.push((l, c));
+            self.scratch.taken.push(c);
+            if net.shared {
+                for h in &net.vlinks[l as usize].hops {
+                    self.scratch.overlay.push((h.res, t + h.offset + h.cost));
+                }
+                let mut f = std::mem::take(&mut self.scratch.f);
+                f.retain(|&x| x != l && self.free(x, t));
+                self.scratch.f = f;
+            } else {
+                self.scratch.f.retain(|&x| x != l);
+            }
+        }
+    }
 }
 
 impl State<'_> {
@@ -88,11 +304,6 @@ impl State<'_> {
             self.is_dirty[d as usize] = true;
             self.dirty.push(d);
         }
-    }
-
-    #[inline]
-    fn free(&self, v: u32, t: f64) -> bool {
-        self.net.vlinks[v as usize].hops.iter().all(|h| self.busy[h.res as usize] <= t + h.offset)
     }
 
     /// Time chunk c arrived at rank v (0 for its initial holder).
@@ -132,56 +343,6 @@ impl State<'_> {
         }
     }
 
-    /// A chunk uniformly distributed over the union of what the free in-links `f` of `d`
-    /// can supply, excluding `taken`; `None` when that union is empty.
-    fn pick(&mut self, d: usize, f: &[u32], taken: &[u32]) -> Option<u32> {
-        let mut misses = 0;
-        let mut total: usize = f.iter().map(|&l| self.lists[l as usize].len()).sum();
-        while misses < 64 {
-            if total == 0 {
-                return None;
-            }
-            let mut r = self.rng.below(total);
-            let mut li = 0;
-            while r >= self.lists[f[li] as usize].len() {
-                r -= self.lists[f[li] as usize].len();
-                li += 1;
-            }
-            let l = f[li] as usize;
-            let c = self.lists[l][r];
-            if self.has(d, c) {
-                self.lists[l].swap_remove(r);
-                total -= 1;
-                continue;
-            }
-            if taken.contains(&c) {
-                misses += 1;
-                continue;
-            }
-            let mult = f.iter().filter(|&&l2| self.has(self.net.vlinks[l2 as usize].src as usize, c)).count();
-            if mult > 1 && self.rng.below(mult) != 0 {
-                misses += 1;
-                continue;
-            }
-            return Some(c);
-        }
-        // Exact fallback: purge stale entries and draw from the deduplicated union.
-        let mut union = Vec::new();
-        for &l in f {
-            let mut list = std::mem::take(&mut self.lists[l as usize]);
-            list.retain(|&c| !self.has(d, c));
-            union.extend(list.iter().copied().filter(|c| !taken.contains(c)));
-            self.lists[l as usize] = list;
-        }
-        union.sort_unstable();
-        union.dedup();
-        if union.is_empty() {
-            None
-        } else {
-            Some(union[self.rng.below(union.len())])
-        }
-    }
-
     fn assign(&mut self, l: u32, c: u32, t: f64) {
         let v = &self.net.vlinks[l as usize];
         for h in &v.hops {
@@ -189,79 +350,76 @@ impl State<'_> {
         }
         let end = t + v.cost;
         let m = Match { vlink: l, chunk: c, start: t, end, wasted: false };
-        let id = if !self.materialize {
-            if let Some(s) = self.free_slots.pop() {
+        let id = match self.free_slots.pop() {
+            Some(s) if !self.materialize => {
                 self.matches[s as usize] = m;
                 s
-            } else {
+            }
+            _ => {
                 self.matches.push(m);
                 (self.matches.len() - 1) as u32
             }
-        } else {
-            self.matches.push(m);
-            (self.matches.len() - 1) as u32
         };
         self.events.entry(end.to_bits()).or_default().push(id);
     }
 
-    fn match_dest(&mut self, d: usize, t: f64, cand: &mut Vec<u32>, f: &mut Vec<u32>, taken: &mut Vec<u32>) {
-        if self.missing[d] == 0 {
+    /// Match every destination in `dirty` at time t. On networks without shared resources
+    /// each destination only touches its own in-links, so ranges of destinations are matched
+    /// on separate threads and their picks applied afterwards in destination order; on shared
+    /// networks one destination's picks are applied before the next is matched.
+    fn match_all(&mut self, dirty: &mut [u32], t: f64) {
+        let threads = if self.net.shared || dirty.len() < PARALLEL_MIN { 1 } else { self.threads };
+        if !self.net.shared {
+            dirty.sort_unstable();
+        }
+        let mut picks: Vec<(u32, u32)> = Vec::new();
+        if threads <= 1 {
+            for &d in dirty.iter() {
+                picks.clear();
+                let view =
+                    View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
+                let mut m = Matcher::new(&view, &mut self.lists, &mut self.purged, &mut self.rngs, 0, 0);
+                m.scratch = std::mem::take(&mut self.scratch);
+                m.match_dest(d as usize, t, &mut picks);
+                self.scratch = m.scratch;
+                for &(l, c) in &picks {
+                    self.assign(l, c, t);
+                }
+            }
             return;
         }
-        f.clear();
-        taken.clear();
-        let ins = &self.net.in_v[d];
-        if self.net.shared {
-            // Skip every group whose last hop (the rank's switch port) is busy; keep the
-            // links in `in_v` order.
-            for g in &self.net.in_groups[d] {
-                if self.busy[g.res as usize] > t + g.offset {
-                    continue;
-                }
-                for &p in &g.pos {
-                    let l = ins[p as usize];
-                    if !self.lists[l as usize].is_empty() && self.free(l, t) {
-                        f.push(p);
+        self.parallel_events += 1;
+        let view = View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
+        let net = self.net;
+        let per = dirty.len().div_ceil(threads);
+        let results: Vec<Vec<(u32, u32)>> = std::thread::scope(|sc| {
+            let (mut lists, mut purged, mut rngs) = (&mut self.lists[..], &mut self.purged[..], &mut self.rngs[..]);
+            let (mut l0, mut d0) = (0usize, 0usize);
+            let mut handles = Vec::new();
+            for group in dirty.chunks(per) {
+                // This thread owns destinations d0..d_end and their in-links l0..l_end.
+                let d_end = group[group.len() - 1] as usize + 1;
+                let l_end = net.in_start[d_end] as usize;
+                let (l_here, l_rest) = std::mem::take(&mut lists).split_at_mut(l_end - l0);
+                let (p_here, p_rest) = std::mem::take(&mut purged).split_at_mut(l_end - l0);
+                let (r_here, r_rest) = std::mem::take(&mut rngs).split_at_mut(d_end - d0);
+                (lists, purged, rngs) = (l_rest, p_rest, r_rest);
+                let view = &view;
+                let (ml0, md0) = (l0, d0);
+                handles.push(sc.spawn(move || {
+                    let mut m = Matcher::new(view, l_here, p_here, r_here, ml0, md0);
+                    let mut out = Vec::new();
+                    for &d in group {
+                        m.match_dest(d as usize, t, &mut out);
                     }
-                }
+                    out
+                }));
+                (l0, d0) = (l_end, d_end);
             }
-            f.sort_unstable();
-            for x in f.iter_mut() {
-                *x = ins[*x as usize];
-            }
-        } else {
-            for &l in ins {
-                if !self.lists[l as usize].is_empty() && self.free(l, t) {
-                    f.push(l);
-                }
-            }
-        }
-        while !f.is_empty() {
-            let Some(c) = self.pick(d, f, taken) else { break };
-            cand.clear();
-            let mut best = f64::INFINITY;
-            for &l in f.iter() {
-                let v = &self.net.vlinks[l as usize];
-                if !self.has(v.src as usize, c) {
-                    continue;
-                }
-                let a = t + v.cost;
-                if (a - best).abs() < TIE_EPS {
-                    cand.push(l);
-                } else if a < best {
-                    best = a;
-                    cand.clear();
-                    cand.push(l);
-                }
-            }
-            let l = cand[self.rng.below(cand.len())];
+            handles.into_iter().map(|h| h.join().expect("a matching thread panicked")).collect()
+        });
+        for (l, c) in results.into_iter().flatten() {
             self.assign(l, c, t);
-            taken.push(c);
-            if self.net.shared {
-                f.retain(|&x| x != l && self.free(x, t));
-            } else {
-                f.retain(|&x| x != l);
-            }
         }
     }
 
@@ -292,7 +450,7 @@ impl State<'_> {
                 self.matches[id as usize].wasted = true;
                 self.discarded += 1;
             } else {
-                let c = options[self.rng.below(options.len())];
+                let c = options[self.rngs[d].below(options.len())];
                 self.matches[id as usize].chunk = c;
                 self.replacements += 1;
                 self.deliver(c, d, id, t);
@@ -306,9 +464,28 @@ impl State<'_> {
     }
 }
 
+impl<'v, 'a> Matcher<'v, 'a> {
+    fn new(
+        view: &'v View<'a>,
+        lists: &'v mut [Vec<u32>],
+        purged: &'v mut [u32],
+        rngs: &'v mut [Rng],
+        l0: usize,
+        d0: usize,
+    ) -> Self {
+        Matcher { view, lists, purged, rngs, l0, d0, scratch: Scratch::default() }
+    }
+}
+
 /// Run the greedy matching on `net` for chunks whose sources are `sources` (chunk c starts
 /// at rank `sources[c]`; every rank needs every chunk).
 pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<Outcome> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS);
+    run_on(net, sources, seed, materialize, threads)
+}
+
+/// [`run`] matching on `threads` threads; the outcome is the same for any count.
+pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads: usize) -> Result<Outcome> {
     let n = net.n;
     let c_count = sources.len();
     let words = c_count.div_ceil(64);
@@ -321,9 +498,13 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
         missing: vec![c_count as u32; n],
         busy: vec![0.0; net.n_res],
         lists: vec![Vec::new(); net.vlinks.len()],
+        purged: vec![c_count as u32; net.vlinks.len()],
         dirty: Vec::new(),
         is_dirty: vec![false; n],
+        rngs: (0..n).map(|d| Rng::new(rng::restart_seed(seed, d + 1))).collect(),
         rng: Rng::new(seed),
+        threads: threads.max(1),
+        scratch: Scratch::default(),
         materialize,
         matches: Vec::new(),
         free_slots: Vec::new(),
@@ -333,6 +514,7 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
         remaining: (n as u64) * (c_count as u64),
         replacements: 0,
         discarded: 0,
+        parallel_events: 0,
     };
     for (c, &s) in sources.iter().enumerate() {
         st.has[s as usize * words + (c >> 6)] |= 1 << (c & 63);
@@ -348,7 +530,6 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
     for d in 0..n {
         st.mark(d as u32);
     }
-    let (mut cand, mut f, mut taken) = (Vec::new(), Vec::new(), Vec::new());
     let mut time = 0.0f64;
     let mut events = 0usize;
     let mut t = 0.0f64;
@@ -362,9 +543,7 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
         for &d in &dirty {
             st.is_dirty[d as usize] = false;
         }
-        for &d in &dirty {
-            st.match_dest(d as usize, t, &mut cand, &mut f, &mut taken);
-        }
+        st.match_all(&mut dirty, t);
         dirty.clear();
         // Next event.
         let Some((bits, ids)) = st.events.pop_first() else { break };
@@ -397,7 +576,7 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
             }
         }
     }
-    let (replacements, discarded) = (st.replacements, st.discarded);
+    let (replacements, discarded, parallel_events) = (st.replacements, st.discarded, st.parallel_events);
     Ok(Outcome {
         time_us: time,
         matches: if materialize { st.matches } else { Vec::new() },
@@ -405,5 +584,6 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
         events,
         replacements,
         discarded,
+        parallel_events,
     })
 }

@@ -83,7 +83,10 @@ pub struct InGroup {
 pub struct Net {
     pub n: usize,
     pub vlinks: Vec<VLink>,
+    /// In-links of rank d; without shared resources they are numbered
+    /// `in_start[d]..in_start[d + 1]` (`in_start` is empty on shared networks).
     pub in_v: Vec<Vec<u32>>,
+    pub in_start: Vec<u32>,
     pub out_v: Vec<Vec<u32>>,
     pub n_res: usize,
     /// Some resource is used by more than one virtual link.
@@ -222,9 +225,30 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             }
         }
     }
+    // Without shared resources, number virtual links by destination (stable): a range of
+    // destinations then owns a range of links, which lets the engine match ranges of
+    // destinations on separate threads. Shared networks are matched on one thread and keep
+    // links numbered by source, which keeps a rank's many out-links (switch fan-out)
+    // together for `deliver`.
+    let mut use_count = vec![0u32; n_res];
+    for h in vlinks.iter().flat_map(|v| &v.hops) {
+        use_count[h.res as usize] += 1;
+    }
+    let shared = use_count.iter().any(|&u| u > 1);
+    let mut in_start = Vec::new();
+    if !shared {
+        vlinks.sort_by_key(|v| v.dst);
+        in_start = vec![0u32; n + 1];
+        for v in &vlinks {
+            in_start[v.dst as usize + 1] += 1;
+        }
+        for d in 0..n {
+            in_start[d + 1] += in_start[d];
+        }
+    }
     let mut in_v = vec![Vec::new(); n];
     let mut out_v = vec![Vec::new(); n];
-    let mut users = vec![Vec::new(); n_res];
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n_res];
     for (i, v) in vlinks.iter().enumerate() {
         in_v[v.dst as usize].push(i as u32);
         out_v[v.src as usize].push(i as u32);
@@ -232,7 +256,6 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             users[h.res as usize].push(i as u32);
         }
     }
-    let shared = users.iter().any(|u| u.len() > 1);
     let uniform = vlinks.windows(2).all(|w| w[0].cost == w[1].cost);
     let (mut res_dsts, mut in_groups) = (Vec::new(), Vec::new());
     if shared {
@@ -267,5 +290,5 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             in_groups.push(groups);
         }
     }
-    Ok(Net { n, vlinks, in_v, out_v, n_res, shared, res_dsts, in_groups, uniform })
+    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, shared, res_dsts, in_groups, uniform })
 }
