@@ -145,7 +145,11 @@ impl Matcher<'_, '_> {
     }
 
     fn free(&self, l: u32, t: f64) -> bool {
-        self.view.net.vlinks[l as usize].hops.iter().all(|h| {
+        let hops = &self.view.net.vlinks[l as usize].hops;
+        if self.scratch.overlay.is_empty() {
+            return hops.iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset);
+        }
+        hops.iter().all(|h| {
             let extra = self.scratch.overlay.iter().filter(|o| o.0 == h.res).map(|o| o.1).fold(0.0, f64::max);
             self.view.busy[h.res as usize].max(extra) <= t + h.offset
         })
