@@ -112,17 +112,7 @@ mod tests {
         let h1 = s.add_piece(Piece { shard: 0, start: Rat::new(1, 2), end: Rat::from_integer(1) });
         let q = s.add_piece(Piece { shard: 0, start: Rat::zero(), end: Rat::new(1, 4) });
         let (l01, l12, l23) = (link(&topo, 0, 1), link(&topo, 1, 2), link(&topo, 2, 3));
-        let t = |piece, src, dst, route, step| Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece,
-            src,
-            dst,
-            route,
-            op: Op::Copy,
-            after: vec![],
-            step: Some(step),
-        };
+        let t = |piece, src, dst, route, step| Transfer::new(piece, src, dst, route, Op::Copy, vec![], Some(step));
         s.add(t(h0, 0, 1, vec![l01], 0));
         s.add(t(h1, 0, 2, vec![l01, l12], 0));
         s.add(t(q, 2, 3, vec![l23], 1));
@@ -148,16 +138,8 @@ mod tests {
         let topo = from_spec("biring:4,lat=0.5").unwrap();
         let mut s = Schedule::new(Collective::Broadcast, 4, 0, "t");
         let p = s.add_piece(Piece::whole(0));
-        let t = |src: usize, dst: usize, after: Vec<usize>| Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece: p,
-            src,
-            dst,
-            route: vec![link(&topo, src, dst)],
-            op: Op::Copy,
-            after,
-            step: None,
+        let t = |src: usize, dst: usize, after: Vec<usize>| {
+            Transfer::new(p, src, dst, vec![link(&topo, src, dst)], Op::Copy, after, None)
         };
         let a = s.add(t(0, 1, vec![]));
         s.add(t(1, 2, vec![a]));

@@ -197,17 +197,7 @@ mod tests {
         let mut s = Schedule::new(Collective::Broadcast, 2, 0, "t");
         let p0 = s.add_piece(Piece { shard: 0, start: r(0, 1), end: r(2, 3) });
         let p1 = s.add_piece(Piece { shard: 0, start: r(2, 3), end: r(1, 1) });
-        let t = |piece, route| Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece,
-            src: 0,
-            dst: 1,
-            route,
-            op: Op::Copy,
-            after: vec![],
-            step: None,
-        };
+        let t = |piece, route| Transfer::new(piece, 0, 1, route, Op::Copy, vec![], None);
         s.add(t(p0, vec![a_sw, sw_b]));
         s.add(t(p1, vec![a_b]));
         let m = Rat::from_integer(7);

@@ -147,17 +147,15 @@ pub(crate) mod testutil {
             for q in 0..n {
                 let shard = order[(q + n - t) % n];
                 let after = if t == 0 { vec![] } else { vec![(t - 1) * n + (q + n - 1) % n] };
-                s.add(Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
-                    piece: shard,
-                    src: order[q],
-                    dst: order[(q + 1) % n],
-                    route: routes[q].clone(),
-                    op: Op::Copy,
+                s.add(Transfer::new(
+                    shard,
+                    order[q],
+                    order[(q + 1) % n],
+                    routes[q].clone(),
+                    Op::Copy,
                     after,
-                    step: Some(t as u32),
-                });
+                    Some(t as u32),
+                ));
             }
         }
         s

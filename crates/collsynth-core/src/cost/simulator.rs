@@ -380,7 +380,7 @@ mod tests {
     }
 
     fn tr(piece: usize, src: usize, dst: usize, route: Vec<usize>, after: Vec<usize>) -> Transfer {
-        Transfer { src_slot: 0, dst_slot: 0, piece, src, dst, route, op: Op::Copy, after, step: None }
+        Transfer::new(piece, src, dst, route, Op::Copy, after, None)
     }
 
     /// Broadcast chain 0 -> 1 -> ... -> N-1 of one piece on ring:N.

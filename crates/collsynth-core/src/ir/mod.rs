@@ -141,6 +141,19 @@ pub struct Transfer {
 pub const DATA: u8 = 0;
 
 impl Transfer {
+    /// A transfer between the ranks' data slots (what every synthesizer but the census emits).
+    pub fn new(
+        piece: usize,
+        src: usize,
+        dst: usize,
+        route: Vec<usize>,
+        op: Op,
+        after: Vec<usize>,
+        step: Option<u32>,
+    ) -> Self {
+        Transfer { piece, src, dst, route, op, after, step, src_slot: DATA, dst_slot: DATA }
+    }
+
     /// Moves data between two slots of one rank (no link).
     pub fn is_local(&self) -> bool {
         self.src == self.dst

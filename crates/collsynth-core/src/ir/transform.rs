@@ -90,17 +90,15 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        out.transfers.push(Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece: t.piece,
-            src: t.dst,
-            dst: t.src,
+        out.transfers.push(Transfer::new(
+            t.piece,
+            t.dst,
+            t.src,
             route,
-            op: Op::Reduce,
-            after: std::mem::take(&mut dependents[i]),
-            step: t.step.map(|st| last_step - 1 - st),
-        });
+            Op::Reduce,
+            std::mem::take(&mut dependents[i]),
+            t.step.map(|st| last_step - 1 - st),
+        ));
     }
     Ok(out)
 }

@@ -236,17 +236,7 @@ mod tests {
         for (i, d) in deps.iter().enumerate() {
             // Alternate pieces so that no dependency carries the dependent's data: the
             // primary forest then follows the latest dependency only.
-            let t = Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece: i % 2,
-                src: 0,
-                dst: 1,
-                route: vec![0],
-                op: Op::Copy,
-                after: d.to_vec(),
-                step: None,
-            };
+            let t = Transfer::new(i % 2, 0, 1, vec![0], Op::Copy, d.to_vec(), None);
             s.add(t);
         }
         let d = Dag::build(&Cx { s: &s, topo: &topo }).unwrap();

@@ -27,17 +27,7 @@ fn ring_allgather(topo: &Topology, dir: isize) -> Schedule {
             let shard = (r as isize - dir * t as isize).rem_euclid(n as isize) as usize;
             let link = topo.link_between(topo.rank_node(r), topo.rank_node(next(r))).unwrap();
             let after = if t == 0 { vec![] } else { vec![delivered[r]] };
-            now[next(r)] = s.add(Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece: shard,
-                src: r,
-                dst: next(r),
-                route: vec![link],
-                op: Op::Copy,
-                after,
-                step: Some(t as u32),
-            });
+            now[next(r)] = s.add(Transfer::new(shard, r, next(r), vec![link], Op::Copy, after, Some(t as u32)));
         }
         delivered = now;
     }
@@ -63,7 +53,7 @@ fn tree_broadcast(topo: &Topology) -> Schedule {
     let mut edge = |s: &mut Schedule, src: usize, dst: usize, after: Vec<usize>| {
         let route = router.route(src, dst).unwrap();
         assert_eq!(route.len(), 2);
-        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: p, src, dst, route, op: Op::Copy, after, step: None })
+        s.add(Transfer::new(p, src, dst, route, Op::Copy, after, None))
     };
     let a = edge(&mut s, 0, 1, vec![]);
     edge(&mut s, 0, 2, vec![]);
@@ -152,7 +142,7 @@ fn broadcast_from_another_root_passes() {
     s.add_piece(Piece::whole(0));
     for (src, dst, after) in [(2, 0, vec![]), (2, 3, vec![0]), (0, 1, vec![1])] {
         let route = router.route(src, dst).unwrap();
-        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: 0, src, dst, route, op: Op::Copy, after, step: None });
+        s.add(Transfer::new(0, src, dst, route, Op::Copy, after, None));
     }
     assert_eq!(verify(&s, &sw), Ok(Report { transfers: 3, pieces: 1, depth: 3 }));
 }
@@ -166,16 +156,8 @@ fn allgatherv_with_an_empty_shard_passes() {
     let p0 = s.add_piece(Piece::whole(0));
     let p2 = s.add_piece(Piece::whole(2));
     let l = |a: usize| ring.link_between(a, (a + 1) % 3).unwrap();
-    let mk = |piece, src: usize, after: Vec<usize>, step| Transfer {
-        src_slot: 0,
-        dst_slot: 0,
-        piece,
-        src,
-        dst: (src + 1) % 3,
-        route: vec![l(src)],
-        op: Op::Copy,
-        after,
-        step: Some(step),
+    let mk = |piece, src: usize, after: Vec<usize>, step| {
+        Transfer::new(piece, src, (src + 1) % 3, vec![l(src)], Op::Copy, after, Some(step))
     };
     let a = s.add(mk(p0, 0, vec![], 0)); // 0 -> 1
     let b = s.add(mk(p2, 2, vec![], 0)); // 2 -> 0
@@ -290,7 +272,7 @@ fn copied_partial_sum_reduced_again_is_a_double_reduction() {
     s.add_piece(Piece::whole(0));
     for (src, dst, op, after) in [(1, 2, Op::Copy, vec![]), (1, 0, Op::Reduce, vec![]), (2, 0, Op::Reduce, vec![0])] {
         let route = router.route(src, dst).unwrap();
-        s.add(Transfer { src_slot: 0, dst_slot: 0, piece: 0, src, dst, route, op, after, step: None });
+        s.add(Transfer::new(0, src, dst, route, op, after, None));
     }
     fails(&s, &sw, "transfer 2 (rank 2 -> 0, piece 0 = shard 0 [0, 1)): double reduction: rank 1's contribution");
 }
@@ -535,17 +517,7 @@ fn receiving_twice() {
     // Sending the root its own data.
     let mut b = tree_broadcast(&sw);
     let route = Router::new(&sw).route(1, 0).unwrap();
-    b.add(Transfer {
-        src_slot: 0,
-        dst_slot: 0,
-        piece: 0,
-        src: 1,
-        dst: 0,
-        route,
-        op: Op::Copy,
-        after: vec![0],
-        step: None,
-    });
+    b.add(Transfer::new(0, 1, 0, route, Op::Copy, vec![0], None));
     fails(&b, &sw, "rank 0 receives piece 0 twice (it holds it from the start)");
 }
 
@@ -567,17 +539,7 @@ fn big_ring_allreduce(n: usize) -> (Topology, Schedule) {
             let piece = (r + 2 * n - 1 - t) % n;
             let after = if t == 0 { vec![] } else { vec![delivered[r]] };
             let op = if t < n - 1 { Op::Reduce } else { Op::Copy };
-            now[(r + 1) % n] = s.add(Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece,
-                src: r,
-                dst: (r + 1) % n,
-                route: vec![link[r]],
-                op,
-                after,
-                step: Some(t as u32),
-            });
+            now[(r + 1) % n] = s.add(Transfer::new(piece, r, (r + 1) % n, vec![link[r]], op, after, Some(t as u32)));
         }
         delivered = now;
     }
@@ -636,17 +598,7 @@ fn tree_allreduce_1024_is_fast() {
         let parent = (i - 1) / 2;
         let after = if parent == 0 { vec![] } else { vec![into[parent]] };
         let route = router.route(parent, i).unwrap();
-        into[i] = b.add(Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece: 0,
-            src: parent,
-            dst: i,
-            route,
-            op: Op::Copy,
-            after,
-            step: None,
-        });
+        into[i] = b.add(Transfer::new(0, parent, i, route, Op::Copy, after, None));
     }
     let b = split(&b, 64);
     let ar = compose(&reverse(&b, &sw, &sw).unwrap(), &b, Collective::Allreduce).unwrap();

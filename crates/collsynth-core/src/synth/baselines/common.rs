@@ -141,17 +141,7 @@ impl<'a> Paths<'a> {
         step: u32,
     ) -> Result<usize> {
         let route = self.route(src, dst)?;
-        Ok(s.add(Transfer {
-            src_slot: 0,
-            dst_slot: 0,
-            piece,
-            src,
-            dst,
-            route,
-            op: Op::Copy,
-            after: after.into_iter().collect(),
-            step: Some(step),
-        }))
+        Ok(s.add(Transfer::new(piece, src, dst, route, Op::Copy, after.into_iter().collect(), Some(step))))
     }
 }
 

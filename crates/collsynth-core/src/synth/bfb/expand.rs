@@ -163,17 +163,7 @@ fn require_allgather(g: &Topology, s: &Schedule) -> Result<()> {
 }
 
 fn copy(piece: usize, src: usize, dst: usize, link: usize, after: Option<usize>, step: u32) -> Transfer {
-    Transfer {
-        src_slot: 0,
-        dst_slot: 0,
-        piece,
-        src,
-        dst,
-        route: vec![link],
-        op: Op::Copy,
-        after: after.into_iter().collect(),
-        step: Some(step),
-    }
+    Transfer::new(piece, src, dst, vec![link], Op::Copy, after.into_iter().collect(), Some(step))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -888,17 +888,15 @@ impl Emitter {
             };
             // At step 1 the sender is v itself, which holds its shard from the start.
             let after = if t == 1 { Vec::new() } else { vec![self.first[from as usize * n + v] as usize + j] };
-            self.s.transfers.push(Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece: self.base[v] + j,
-                src: from as usize,
-                dst: u,
-                route: vec![link as usize],
-                op: Op::Copy,
+            self.s.transfers.push(Transfer::new(
+                self.base[v] + j,
+                from as usize,
+                u,
+                vec![link as usize],
+                Op::Copy,
                 after,
-                step: Some(t as u32 - 1),
-            });
+                Some(t as u32 - 1),
+            ));
         }
     }
 }

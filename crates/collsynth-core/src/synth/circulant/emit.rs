@@ -116,17 +116,7 @@ fn rooted(topo: &Topology, s: &mut Schedule, n: usize, roots: &[usize], forward:
                     }
                 };
                 let route = router.route(src, dst)?;
-                let idx = s.add(Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
-                    piece,
-                    src,
-                    dst,
-                    route,
-                    op: Op::Copy,
-                    after,
-                    step: Some(j as u32),
-                });
+                let idx = s.add(Transfer::new(piece, src, dst, route, Op::Copy, after, Some(j as u32)));
                 pending.push((piece * p + dst, idx as u32));
             }
         }
@@ -169,17 +159,7 @@ pub fn allgather(topo: &Topology, forward: bool) -> Result<Schedule> {
                     }
                 };
                 let route = router.route(r, t)?;
-                let idx = s.add(Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
-                    piece: shard,
-                    src: r,
-                    dst: t,
-                    route,
-                    op: Op::Copy,
-                    after,
-                    step: Some(k as u32),
-                });
+                let idx = s.add(Transfer::new(shard, r, t, route, Op::Copy, after, Some(k as u32)));
                 pending.push((shard * p + t, idx as u32));
             }
         }

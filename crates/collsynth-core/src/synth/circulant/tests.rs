@@ -605,17 +605,7 @@ fn census_needs_scratch_slots() {
                     after.push(first + (r + 4 - skip) % 4);
                 }
                 let route = router.route(f, r).unwrap();
-                s.add(crate::ir::Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
-                    piece: 0,
-                    src: f,
-                    dst: r,
-                    route,
-                    op: crate::ir::Op::Reduce,
-                    after,
-                    step: None,
-                });
+                s.add(crate::ir::Transfer::new(0, f, r, route, crate::ir::Op::Reduce, after, None));
             }
             for (r, got) in into.iter_mut().enumerate() {
                 got.push(first + r);

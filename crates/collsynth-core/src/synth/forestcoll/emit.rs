@@ -68,17 +68,7 @@ pub fn allgather(topo: &Topology, trees: &[Tree], k: Cap) -> Schedule {
         let piece = s.add_piece(Piece { shard: t.root, start: Rat::new(a, k), end: Rat::new(a + t.count, k) });
         for (x, y, route) in &t.edges {
             let after = if *x == t.root { Vec::new() } else { vec![into[*x]] };
-            into[*y] = s.add(Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece,
-                src: *x,
-                dst: *y,
-                route: route.clone(),
-                op: Op::Copy,
-                after,
-                step: None,
-            });
+            into[*y] = s.add(Transfer::new(piece, *x, *y, route.clone(), Op::Copy, after, None));
         }
     }
     s

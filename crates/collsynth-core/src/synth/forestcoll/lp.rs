@@ -177,17 +177,15 @@ fn build(topo: &Topology, inst: &Instance, sol: &ExactSolution) -> Result<Schedu
             let mut into: Vec<Vec<usize>> = vec![Vec::new(); n];
             for &e in res[j].edges.iter().rev() {
                 let (parent, child) = (re_arcs[e].src, re_arcs[e].dst);
-                let t = s.add(Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
+                let t = s.add(Transfer::new(
                     piece,
-                    src: child,
-                    dst: parent,
-                    route: re_route[e].clone(),
-                    op: Op::Reduce,
-                    after: into[child].clone(),
-                    step: None,
-                });
+                    child,
+                    parent,
+                    re_route[e].clone(),
+                    Op::Reduce,
+                    into[child].clone(),
+                    None,
+                ));
                 into[parent].push(t);
             }
             // Broadcast along the out-tree, from the root once it holds the sum.
@@ -195,17 +193,7 @@ fn build(topo: &Topology, inst: &Instance, sol: &ExactSolution) -> Result<Schedu
             for &e in &bcs[i].edges {
                 let (x, y) = (bc_arcs[e].src, bc_arcs[e].dst);
                 let after = if x == v { into[v].clone() } else { got[x].into_iter().collect() };
-                let t = s.add(Transfer {
-                    src_slot: 0,
-                    dst_slot: 0,
-                    piece,
-                    src: x,
-                    dst: y,
-                    route: bc_route[e].clone(),
-                    op: Op::Copy,
-                    after,
-                    step: None,
-                });
+                let t = s.add(Transfer::new(piece, x, y, bc_route[e].clone(), Op::Copy, after, None));
                 got[y] = Some(t);
             }
             pos = end;

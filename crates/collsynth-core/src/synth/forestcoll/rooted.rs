@@ -65,17 +65,8 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
         let mut into: Vec<Option<usize>> = vec![None; n];
         for &e in &b.edges {
             let (x, y) = (logical[e].src, logical[e].dst);
-            let t = s.add(Transfer {
-                src_slot: 0,
-                dst_slot: 0,
-                piece,
-                src: x,
-                dst: y,
-                route: arcs[e].route.clone(),
-                op: Op::Copy,
-                after: into[x].into_iter().collect(),
-                step: None,
-            });
+            let t =
+                s.add(Transfer::new(piece, x, y, arcs[e].route.clone(), Op::Copy, into[x].into_iter().collect(), None));
             into[y] = Some(t);
         }
     }

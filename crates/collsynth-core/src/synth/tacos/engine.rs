@@ -382,8 +382,9 @@ impl State<'_> {
                 picks.clear();
                 let view =
                     View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
-                let mut m = Matcher::new(&view, &mut self.lists, &mut self.purged, &mut self.rngs, 0, 0);
-                m.scratch = std::mem::take(&mut self.scratch);
+                let (lists, purged, rngs) = (&mut self.lists[..], &mut self.purged[..], &mut self.rngs[..]);
+                let scratch = std::mem::take(&mut self.scratch);
+                let mut m = Matcher { view: &view, lists, purged, rngs, l0: 0, d0: 0, scratch };
                 m.match_dest(d as usize, t, &mut picks);
                 self.scratch = m.scratch;
                 for &(l, c) in &picks {
@@ -411,7 +412,8 @@ impl State<'_> {
                 let view = &view;
                 let (ml0, md0) = (l0, d0);
                 handles.push(sc.spawn(move || {
-                    let mut m = Matcher::new(view, l_here, p_here, r_here, ml0, md0);
+                    let (lists, purged, rngs, scratch) = (l_here, p_here, r_here, Scratch::default());
+                    let mut m = Matcher { view, lists, purged, rngs, l0: ml0, d0: md0, scratch };
                     let mut out = Vec::new();
                     for &d in group {
                         m.match_dest(d as usize, t, &mut out);
@@ -465,19 +467,6 @@ impl State<'_> {
             self.free_slots.push(id);
         }
         useful
-    }
-}
-
-impl<'v, 'a> Matcher<'v, 'a> {
-    fn new(
-        view: &'v View<'a>,
-        lists: &'v mut [Vec<u32>],
-        purged: &'v mut [u32],
-        rngs: &'v mut [Rng],
-        l0: usize,
-        d0: usize,
-    ) -> Self {
-        Matcher { view, lists, purged, rngs, l0, d0, scratch: Scratch::default() }
     }
 }
 

@@ -194,17 +194,7 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
             after.push(p as usize);
         }
         let route = v.route.clone();
-        Transfer {
-            piece: m.chunk as usize,
-            src: v.src as usize,
-            dst: v.dst as usize,
-            route,
-            op: Op::Copy,
-            after,
-            step: None,
-            src_slot: 0,
-            dst_slot: 0,
-        }
+        Transfer::new(m.chunk as usize, v.src as usize, v.dst as usize, route, Op::Copy, after, None)
     };
     // Written in place: at millions of transfers, page faults (a few microseconds each in
     // a VM) cost more than the work, so the array is touched once, never regrown or copied.
