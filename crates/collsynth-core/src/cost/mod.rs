@@ -25,7 +25,7 @@
 //! let mut s = Schedule::new(Collective::Broadcast, 4, 0, "example");
 //! let p = s.add_piece(Piece::whole(0));
 //! let route = vec![topo.link_between(topo.rank_node(0), topo.rank_node(1)).unwrap()];
-//! s.add(Transfer { piece: p, src: 0, dst: 1, route, op: Op::Copy, after: vec![], step: None });
+//! s.add(Transfer::new(p, 0, 1, route, Op::Copy, vec![], None));
 //! let m = Rat::from_integer(1_000_000); // 1 MB: 10 us on the wire, + 1 us latency
 //! let t = cost::time_us(Model::Simulator, &s, &topo, m, 1).unwrap();
 //! assert!((t - 11.0).abs() < 1e-9);
