@@ -67,10 +67,10 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         let op = if t.op == Op::Copy { "copy" } else { "reduce" };
         let step = t.step.map(|x| x.to_string()).unwrap_or_else(|| "null".into());
         // Slots are written only when scratch is used, so older files stay byte-identical.
-        let slots = if (t.src_slot, t.dst_slot) == (DATA, DATA) {
-            String::new()
-        } else {
+        let slots = if t.uses_scratch() {
             format!(", \"src_slot\": {}, \"dst_slot\": {}", t.src_slot, t.dst_slot)
+        } else {
+            String::new()
         };
         out += &format!(
             "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}{slots}}}",

@@ -158,6 +158,11 @@ impl Transfer {
     pub fn is_local(&self) -> bool {
         self.src == self.dst
     }
+
+    /// Reads or writes a scratch slot.
+    pub fn uses_scratch(&self) -> bool {
+        (self.src_slot, self.dst_slot) != (DATA, DATA)
+    }
 }
 
 /// Where a schedule came from: algorithm, options and the topology it was made for.
@@ -218,7 +223,7 @@ impl Schedule {
 
     /// Some transfer reads or writes a scratch slot (see [`Transfer`]).
     pub fn uses_scratch(&self) -> bool {
-        self.transfers.iter().any(|t| (t.src_slot, t.dst_slot) != (DATA, DATA))
+        self.transfers.iter().any(Transfer::uses_scratch)
     }
 
     /// Fraction of M that piece `p` is.

@@ -14,8 +14,9 @@ const NONE: u32 = u32::MAX;
 
 pub(super) fn run(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
     if cx.s.collective.is_reduction() {
-        let values = reduce(cx, dag)?;
-        races(cx, dag)?;
+        let cells = Cells::new(cx);
+        let values = reduce(cx, dag, &cells)?;
+        races(cx, dag, &cells)?;
         values.postcondition(cx)
     } else {
         copy(cx, dag)
@@ -171,9 +172,8 @@ impl Cells {
     }
 }
 
-fn reduce(cx: &Cx, dag: &mut Dag) -> Result<Values, Violation> {
+fn reduce(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<Values, Violation> {
     let s = cx.s;
-    let cells = Cells::new(cx);
     let (n, np) = (s.n_ranks, s.pieces.len());
     let words = n.div_ceil(64);
     // One row per written cell, allocated at once: a data cell starts as {rank}, a scratch
@@ -287,9 +287,8 @@ impl Access {
 /// (rank, piece) fall into maximal runs of mutually compatible ones (reads; reductions; a
 /// single overwrite); checking every pair of adjacent runs is exact, since a pair further
 /// apart is ordered through any member of each run in between.
-fn races(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
+fn races(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<(), Violation> {
     let s = cx.s;
-    let cells = Cells::new(cx);
     let total = cells.len();
     // Accesses of each cell, in topological order (counting sort).
     let mut start = vec![0u32; total + 1];

@@ -1,7 +1,7 @@
 //! Structural checks: everything that can be checked without running the schedule.
 
 use super::{plain, Cx, Violation};
-use crate::ir::{Collective, Op, DATA};
+use crate::ir::{Collective, Op};
 use crate::rational::{to_fraction_string as frac, Rat};
 use num_traits::{CheckedAdd, One, Zero};
 
@@ -152,7 +152,14 @@ fn transfer(cx: &Cx, i: usize) -> Result<(), Violation> {
             return Err(Violation { rank: Some(r), ..cx.at(i, format!("rank {r} does not exist (N = {n})")) });
         }
     }
-    if (t.src_slot, t.dst_slot) != (DATA, DATA) && !s.collective.is_reduction() {
+    for &a in &t.after {
+        if a >= s.transfers.len() {
+            return Err(
+                cx.at(i, format!("depends on transfer {a}, which does not exist ({} transfers)", s.transfers.len()))
+            );
+        }
+    }
+    if t.uses_scratch() && !s.collective.is_reduction() {
         return Err(
             cx.at(i, format!("uses scratch slots, which only reductions have ({} copies)", s.collective.name()))
         );
@@ -162,13 +169,6 @@ fn transfer(cx: &Cx, i: usize) -> Result<(), Violation> {
     }
     if t.op == Op::Reduce && !s.collective.is_reduction() {
         return Err(cx.at(i, format!("op is reduce, but {} only copies", s.collective.name())));
-    }
-    for &a in &t.after {
-        if a >= s.transfers.len() {
-            return Err(
-                cx.at(i, format!("depends on transfer {a}, which does not exist ({} transfers)", s.transfers.len()))
-            );
-        }
     }
     // The route: links of the topology, each starting where the previous one ended, from
     // the source rank's node to the destination rank's.
@@ -221,13 +221,6 @@ fn local(cx: &Cx, i: usize) -> Result<(), Violation> {
             link: Some(l),
             ..cx.at(i, format!("a local transfer (rank {r}, slot {} -> {}) has a route", t.src_slot, t.dst_slot))
         });
-    }
-    for &a in &t.after {
-        if a >= cx.s.transfers.len() {
-            return Err(
-                cx.at(i, format!("depends on transfer {a}, which does not exist ({} transfers)", cx.s.transfers.len()))
-            );
-        }
     }
     Ok(())
 }

@@ -154,9 +154,7 @@ impl<'a> Emitter<'a> {
                 let dst = self.at(r, first, Loc::Output);
                 let step = self.steps(r, tb, StepOp { kind: StepType::Copy, src, dst, cnt }, vec![])?;
                 for &p in run {
-                    let c = self.chain(r, DATA, p);
-                    c.loc = Some(Loc::Output);
-                    c.last_write = Some((tb, step));
+                    self.record(r, DATA, p, (tb, step), Some(Loc::Output));
                 }
             }
         }
@@ -169,10 +167,10 @@ impl<'a> Emitter<'a> {
         let (r, slot, p) = (tr.src, tr.src_slot, tr.piece);
         let loc = self.chain(r, slot, p).loc.ok_or_else(|| internal(t, "sends a piece its source does not hold"))?;
         let at = self.at(r, p, loc);
-        let deps = self.chain(r, slot, p).last_write.into_iter().collect();
+        let deps = self.write_deps(r, slot, p, false);
         let step =
             self.steps(r, tb, StepOp { kind: StepType::Send, src: at, dst: at, cnt: self.grid.range[p].1 }, deps)?;
-        self.chain(r, slot, p).reads.push((tb, step));
+        self.record(r, slot, p, (tb, step), None);
         Ok(())
     }
 
@@ -223,15 +221,15 @@ impl<'a> Emitter<'a> {
             kind = StepType::LocalReduce;
         }
         let mut deps = self.write_deps(r, to, p, true);
-        deps.extend(self.chain(r, from, p).last_write);
+        deps.extend(self.write_deps(r, from, p, false));
         let step = self.steps(r, tb, StepOp { kind, src, dst: self.at(r, p, place), cnt }, deps)?;
-        self.chain(r, from, p).reads.push((tb, step));
+        self.record(r, from, p, (tb, step), None);
         self.record(r, to, p, (tb, step), Some(place));
         Ok(())
     }
 
-    /// What an access of (r, slot, p) waits for: the last write, and for a write also every
-    /// read since.
+    /// What an access of (r, slot, p) waits for: the last write, and for a write (`write`)
+    /// also every read since.
     fn write_deps(&mut self, r: usize, slot: u8, p: usize, write: bool) -> Vec<(usize, usize)> {
         let chain = self.chain(r, slot, p);
         let mut deps: Vec<(usize, usize)> = chain.last_write.into_iter().collect();

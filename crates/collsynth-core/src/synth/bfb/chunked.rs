@@ -10,7 +10,7 @@
 //! The plan does the rounding (per (u, t), in `plan_step`); this module holds
 //! the rule itself, the option and the public entry points.
 
-use super::{allgather_with, allreduce_with, plan_with, reduce_scatter_with, Plan};
+use super::{allgather_with, allreduce_with, plan_full, reduce_scatter_with, Plan};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::Schedule;
@@ -53,7 +53,7 @@ pub fn round(parts: &[(u32, Cap)], unit: Cap, p: Cap, out: &mut Vec<(u32, Cap)>)
 
 /// The plan of `topo` with every shard in `p` chunks (see [`plan_with`]).
 pub fn plan(topo: &Topology, p: usize) -> Result<Plan> {
-    plan_with(topo, Some(checked(p)?))
+    plan_full(topo, Some(checked(p)?), None)
 }
 
 /// The BFB allgather with `p` chunks per shard; `provenance.details` has `chunks`, `tau`

@@ -342,18 +342,14 @@ pub struct Plan {
 /// [`Plan::optimum`] is exactly LP (1)'s optimum (bandwidth-weighted), and the per-source
 /// splits attain it.
 pub fn plan(topo: &Topology) -> Result<Plan> {
-    plan_with(topo, None)
+    plan_full(topo, None, None)
 }
 
-/// [`plan`], or with `chunks` = P every split rounded to whole 1/P chunks ([`mod@chunked`]);
-/// then the optima are the rounded splits' and [`Plan::tau_fractional`] the LP's.
-fn plan_with(topo: &Topology, chunks: Option<Cap>) -> Result<Plan> {
-    plan_full(topo, chunks, None)
-}
-
-/// [`plan_with`], or with `hetero` = M (bytes) the latency-aware plan ([`mod@hetero`]): then
-/// the splits minimise each (u, t)'s time, [`Plan::time`], and the optima are the busiest
-/// link's load of those splits (what the schedule takes, like the chunked ones).
+/// [`plan`], or with `chunks` = P every split rounded to whole 1/P chunks ([`mod@chunked`]),
+/// then the optima are the rounded splits' and [`Plan::tau_fractional`] the LP's; or with
+/// `hetero` = M (bytes) the latency-aware plan ([`mod@hetero`]): then the splits minimise each
+/// (u, t)'s time, [`Plan::time`], and the optima are the busiest link's load of those splits
+/// (what the schedule takes, like the chunked ones).
 fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Plan> {
     let mut g = Graph::new(topo)?;
     if let Some(m) = hetero {
@@ -617,8 +613,10 @@ fn plan_step(
             let v = members[i];
             let (parts, unit) = match wk.chunks {
                 None => {
-                    for &(w, y) in parts.iter().filter(|_| track) {
-                        loads[w as usize] += y;
+                    if track {
+                        for &(w, y) in parts {
+                            loads[w as usize] += y;
+                        }
                     }
                     (parts, sol.unit)
                 }
@@ -789,7 +787,6 @@ impl Plan {
         &self.dropped
     }
 
-    /// `hetero` = true and `time_us` = `time` (exact) when latency-aware (unprefixed).
     /// Every detail of a one-phase schedule (allgather or reduce-scatter) made from this plan.
     fn one_phase_details(&self) -> Vec<(String, String)> {
         let mut d = self.details("");
@@ -798,6 +795,7 @@ impl Plan {
         d
     }
 
+    /// `hetero` = true and `time_us` = `time` (exact) when latency-aware (unprefixed).
     fn hetero_details(&self, time: Rat) -> Vec<(String, String)> {
         if !self.hetero {
             return Vec::new();

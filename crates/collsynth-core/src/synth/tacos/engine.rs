@@ -367,6 +367,12 @@ impl State<'_> {
         self.events.entry(end.to_bits()).or_default().push(id);
     }
 
+    /// What matching reads, and the per-link and per-destination state it changes.
+    fn split(&mut self) -> (View<'_>, &mut [Vec<u32>], &mut [u32], &mut [Rng]) {
+        let view = View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
+        (view, &mut self.lists, &mut self.purged, &mut self.rngs)
+    }
+
     /// Match every destination in `dirty` at time t. On networks without shared resources
     /// each destination only touches its own in-links, so ranges of destinations are matched
     /// on separate threads and their picks applied afterwards in destination order; on shared
@@ -380,10 +386,8 @@ impl State<'_> {
         if threads <= 1 {
             for &d in dirty.iter() {
                 picks.clear();
-                let view =
-                    View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
-                let (lists, purged, rngs) = (&mut self.lists[..], &mut self.purged[..], &mut self.rngs[..]);
                 let scratch = std::mem::take(&mut self.scratch);
+                let (view, lists, purged, rngs) = self.split();
                 let mut m = Matcher { view: &view, lists, purged, rngs, l0: 0, d0: 0, scratch };
                 m.match_dest(d as usize, t, &mut picks);
                 self.scratch = m.scratch;
@@ -394,11 +398,10 @@ impl State<'_> {
             return;
         }
         self.parallel_events += 1;
-        let view = View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
         let net = self.net;
         let per = dirty.len().div_ceil(threads);
+        let (view, mut lists, mut purged, mut rngs) = self.split();
         let results: Vec<Vec<(u32, u32)>> = std::thread::scope(|sc| {
-            let (mut lists, mut purged, mut rngs) = (&mut self.lists[..], &mut self.purged[..], &mut self.rngs[..]);
             let (mut l0, mut d0) = (0usize, 0usize);
             let mut handles = Vec::new();
             for group in dirty.chunks(per) {
@@ -473,8 +476,12 @@ impl State<'_> {
 /// Run the greedy matching on `net` for chunks whose sources are `sources` (chunk c starts
 /// at rank `sources[c]`; every rank needs every chunk).
 pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<Outcome> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS);
-    run_on(net, sources, seed, materialize, threads)
+    run_on(net, sources, seed, materialize, threads())
+}
+
+/// Worker threads for TACOS's parallel parts: the cores, at most [`MAX_THREADS`].
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS)
 }
 
 /// [`run`] matching on `threads` threads; the outcome is the same for any count.

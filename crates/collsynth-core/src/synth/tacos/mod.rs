@@ -164,23 +164,25 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
         };
         s.add_piece(Piece { shard, start: Rat::new(j, kk), end: Rat::new(j + 1, kk) });
     }
-    // Sequential pass: each kept match's transfer id, and (point-to-point networks) the
-    // transfer before it on its virtual link, whose order the simulator must keep.
+    // Sequential pass: `before[i]` = kept matches before match i (a kept match's transfer id,
+    // and a range's first id and count), and (point-to-point networks) the transfer before
+    // each on its virtual link, whose order the simulator must keep.
     const NONE: u32 = u32::MAX;
-    let mut tid = vec![NONE; out.matches.len()];
+    let mut before = Vec::with_capacity(out.matches.len() + 1);
     let mut prev = vec![NONE; if net.shared { 0 } else { out.matches.len() }];
     let mut last_on = vec![NONE; net.vlinks.len()];
     let mut kept = 0u32;
     for (i, m) in out.matches.iter().enumerate() {
+        before.push(kept);
         if m.wasted {
             continue;
         }
-        tid[i] = kept;
         if !net.shared {
             prev[i] = std::mem::replace(&mut last_on[m.vlink as usize], kept);
         }
         kept += 1;
     }
+    before.push(kept);
     // Then the transfers, in parallel over ranges of matches (each is independent now).
     let transfer = |i: usize| -> Transfer {
         let m = &out.matches[i];
@@ -188,7 +190,7 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
         let mut after = Vec::with_capacity(2);
         let d = out.deliver[m.chunk as usize * n + v.src as usize];
         if d != NONE {
-            after.push(tid[d as usize] as usize);
+            after.push(before[d as usize] as usize);
         }
         if let Some(&p) = prev.get(i).filter(|&&p| p != NONE && !after.contains(&(p as usize))) {
             after.push(p as usize);
@@ -198,26 +200,24 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
     };
     // Written in place: at millions of transfers, page faults (a few microseconds each in
     // a VM) cost more than the work, so the array is touched once, never regrown or copied.
-    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1).clamp(1, 8);
-    let per = out.matches.len().div_ceil(threads).max(1);
+    let per = out.matches.len().div_ceil(engine::threads()).max(1);
     s.transfers = Vec::with_capacity(kept as usize);
     std::thread::scope(|sc| {
         let mut rest = &mut s.transfers.spare_capacity_mut()[..kept as usize];
         for lo in (0..out.matches.len()).step_by(per) {
             let hi = (lo + per).min(out.matches.len());
-            let first = tid[lo..hi].iter().find(|&&x| x != NONE).copied().unwrap_or(0);
-            let count = out.matches[lo..hi].iter().filter(|m| !m.wasted).count();
+            let (first, count) = (before[lo], (before[hi] - before[lo]) as usize);
             let (here, tail) = std::mem::take(&mut rest).split_at_mut(count);
             rest = tail;
-            let (transfer, tid, matches) = (&transfer, &tid, &out.matches);
+            let (transfer, before, matches) = (&transfer, &before, &out.matches);
             sc.spawn(move || {
                 for i in (lo..hi).filter(|&i| !matches[i].wasted) {
-                    here[(tid[i] - first) as usize].write(transfer(i));
+                    here[(before[i] - first) as usize].write(transfer(i));
                 }
             });
         }
     });
-    // SAFETY: the kept matches' ids are exactly 0..kept (assigned in order above), each
+    // SAFETY: the kept matches' ids are exactly 0..kept (`before` counts them in order), each
     // thread wrote the ids of its range, and the scope joined every thread (a panic there
     // propagates before this line).
     unsafe { s.transfers.set_len(kept as usize) };
