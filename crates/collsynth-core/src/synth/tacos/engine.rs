@@ -19,12 +19,13 @@
 //! source got, appended on arrival, stale entries dropped lazily). The distribution of the
 //! result is the reference algorithm's; the random stream is our own (splitmix64).
 
+use super::arrive::{Ctx, Delivered, Part, Stamps};
 use super::network::Net;
 use super::rng::{self, Rng};
 use crate::error::{CollsynthError, Result};
 use std::collections::BTreeMap;
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 const TIE_EPS: f64 = 1e-9;
 /// Purge a candidate list when up to 1/PURGE_AT of it may be stale (see `offers`).
 const PURGE_AT: usize = 4;
@@ -34,6 +35,23 @@ const PURGE_MIN: usize = 64;
 /// tens of microseconds to start).
 const PARALLEL_MIN: usize = 512;
 const MAX_THREADS: usize = 8;
+
+/// How many arrivals ahead the arrival loop prefetches the memory an arrival will touch
+/// (the holdings words and candidate-list tails of the destination's neighbours): at 10K+
+/// NPUs these are cache misses, and issuing them early lets them overlap.
+pub(super) const PREFETCH_AHEAD: usize = 8;
+
+/// Hint the CPU to load the cache line at `p` (no effect on results; a no-op off x86-64).
+#[inline(always)]
+pub(super) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and has no architectural effect, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
 
 /// One matched transfer (kept for the IR when materializing).
 #[derive(Debug, Clone, Copy)]
@@ -88,9 +106,8 @@ struct State<'a> {
     matches: Vec<Match>,
     /// In-flight matches when not materializing (slab with free list).
     free_slots: Vec<u32>,
-    deliver: Vec<u32>,
-    /// Arrival time of chunk c at rank v (only when link costs differ and not materializing).
-    arrival: Vec<f64>,
+    /// How and when each chunk reached each rank, where needed.
+    stamps: Stamps,
     events: BTreeMap<u64, Vec<u32>>,
     remaining: u64,
     replacements: usize,
@@ -145,7 +162,7 @@ impl Matcher<'_, '_> {
     }
 
     fn free(&self, l: u32, t: f64) -> bool {
-        let hops = &self.view.net.vlinks[l as usize].hops;
+        let hops = self.view.net.hops_of(l);
         if self.scratch.overlay.is_empty() {
             return hops.iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset);
         }
@@ -225,6 +242,67 @@ impl Matcher<'_, '_> {
         }
     }
 
+    /// Match the destinations `group` (ascending, point-to-point networks) in order,
+    /// prefetching ahead what each will read: its lists' headers, then the element its first
+    /// draw will most likely hit (drawn from a copy of its random stream, assuming every
+    /// in-link free), then that chunk's holdings words. Prefetches change nothing but timing.
+    fn match_group(&mut self, group: &[u32], t: f64, out: &mut Vec<(u32, u32)>) {
+        let (a, b) = (2 * PREFETCH_AHEAD, PREFETCH_AHEAD);
+        for (i, &d) in group.iter().enumerate() {
+            if let Some(&x) = group.get(i + a) {
+                self.prefetch_headers(x as usize);
+            }
+            if let Some(&x) = group.get(i + b) {
+                self.prefetch_first_draw(x as usize, false);
+            }
+            self.match_dest(d as usize, t, out);
+        }
+    }
+
+    /// The list range of destination d's in-links (point-to-point networks).
+    fn in_lists(&self, d: usize) -> std::ops::Range<usize> {
+        let s = &self.view.net.in_start;
+        s[d] as usize - self.l0..s[d + 1] as usize - self.l0
+    }
+
+    fn prefetch_headers(&self, d: usize) {
+        let r = self.in_lists(d);
+        prefetch(&self.lists[r.start]);
+        prefetch(self.lists[r.start..r.end].as_ptr().wrapping_add(r.len()));
+        prefetch(&self.view.missing[d]);
+    }
+
+    /// Locate d's likely first draw; prefetch the list element, or with `chunk`, read it
+    /// (prefetched earlier) and prefetch its holdings words at d and at the links' sources.
+    fn prefetch_first_draw(&self, d: usize, chunk: bool) {
+        let range = self.in_lists(d);
+        let lists = &self.lists[range.clone()];
+        let total: usize = lists.iter().map(Vec::len).sum();
+        if total == 0 {
+            return;
+        }
+        let mut r = self.rngs[d - self.d0].clone().below(total);
+        let Some(list) = lists.iter().find(|l| {
+            r < l.len() || {
+                r -= l.len();
+                false
+            }
+        }) else {
+            return;
+        };
+        if !chunk {
+            prefetch(&list[r]);
+            return;
+        }
+        let view = self.view;
+        let word = list[r] as usize >> 6;
+        prefetch(&view.has[d * view.words + word]);
+        for l in range {
+            let src = view.net.vlinks[l + self.l0].src as usize;
+            prefetch(&view.has[src * view.words + word]);
+        }
+    }
+
     /// Match destination `d` at time t: append (virtual link, chunk) pairs to `out`.
     fn match_dest(&mut self, d: usize, t: f64, out: &mut Vec<(u32, u32)>) {
         let view = self.view;
@@ -283,7 +361,7 @@ impl Matcher<'_, '_> {
             out.push((l, c));
             self.scratch.taken.push(c);
             if net.shared {
-                for h in &net.vlinks[l as usize].hops {
+                for h in net.hops_of(l) {
                     self.scratch.overlay.push((h.res, t + h.offset + h.cost));
                 }
                 let mut f = std::mem::take(&mut self.scratch.f);
@@ -298,11 +376,6 @@ impl Matcher<'_, '_> {
 
 impl State<'_> {
     #[inline]
-    fn has(&self, v: usize, c: u32) -> bool {
-        self.has[v * self.words + (c as usize >> 6)] >> (c & 63) & 1 == 1
-    }
-
-    #[inline]
     fn mark(&mut self, d: u32) {
         if !self.is_dirty[d as usize] {
             self.is_dirty[d as usize] = true;
@@ -310,49 +383,11 @@ impl State<'_> {
         }
     }
 
-    /// Time chunk c arrived at rank v (0 for its initial holder).
-    fn arrived(&self, c: u32, v: usize) -> f64 {
-        if self.materialize {
-            match self.deliver[c as usize * self.n + v] {
-                NONE => 0.0,
-                m => self.matches[m as usize].end,
-            }
-        } else if self.arrival.is_empty() {
-            0.0
-        } else {
-            self.arrival[c as usize * self.n + v]
-        }
-    }
-
-    fn deliver(&mut self, c: u32, v: usize, m: u32, t: f64) {
-        self.has[v * self.words + (c as usize >> 6)] |= 1 << (c & 63);
-        self.missing[v] -= 1;
-        self.remaining -= 1;
-        if self.materialize {
-            self.deliver[c as usize * self.n + v] = m;
-        } else if !self.arrival.is_empty() {
-            self.arrival[c as usize * self.n + v] = t;
-        }
-        if self.missing[v] == 0 {
-            for &l in &self.net.in_v[v] {
-                self.lists[l as usize] = Vec::new();
-            }
-        }
-        for &l in &self.net.out_v[v] {
-            let d = self.net.vlinks[l as usize].dst;
-            if self.missing[d as usize] > 0 && !self.has(d as usize, c) {
-                self.lists[l as usize].push(c);
-                self.mark(d);
-            }
-        }
-    }
-
     fn assign(&mut self, l: u32, c: u32, t: f64) {
-        let v = &self.net.vlinks[l as usize];
-        for h in &v.hops {
+        for h in self.net.hops_of(l) {
             self.busy[h.res as usize] = t + h.offset + h.cost;
         }
-        let end = t + v.cost;
+        let end = t + self.net.vlinks[l as usize].cost;
         let m = Match { vlink: l, chunk: c, start: t, end, wasted: false };
         let id = match self.free_slots.pop() {
             Some(s) if !self.materialize => {
@@ -383,7 +418,7 @@ impl State<'_> {
             dirty.sort_unstable();
         }
         let mut picks: Vec<(u32, u32)> = Vec::new();
-        if threads <= 1 {
+        if self.net.shared {
             for &d in dirty.iter() {
                 picks.clear();
                 let scratch = std::mem::take(&mut self.scratch);
@@ -397,80 +432,144 @@ impl State<'_> {
             }
             return;
         }
-        self.parallel_events += 1;
+        if threads > 1 {
+            self.parallel_events += 1;
+        }
         let net = self.net;
         let per = dirty.len().div_ceil(threads);
         let (view, mut lists, mut purged, mut rngs) = self.split();
-        let results: Vec<Vec<(u32, u32)>> = std::thread::scope(|sc| {
-            let (mut l0, mut d0) = (0usize, 0usize);
-            let mut handles = Vec::new();
-            for group in dirty.chunks(per) {
-                // This thread owns destinations d0..d_end and their in-links l0..l_end.
-                let d_end = group[group.len() - 1] as usize + 1;
-                let l_end = net.in_start[d_end] as usize;
-                let (l_here, l_rest) = std::mem::take(&mut lists).split_at_mut(l_end - l0);
-                let (p_here, p_rest) = std::mem::take(&mut purged).split_at_mut(l_end - l0);
-                let (r_here, r_rest) = std::mem::take(&mut rngs).split_at_mut(d_end - d0);
-                (lists, purged, rngs) = (l_rest, p_rest, r_rest);
-                let view = &view;
-                let (ml0, md0) = (l0, d0);
-                handles.push(sc.spawn(move || {
-                    let (lists, purged, rngs, scratch) = (l_here, p_here, r_here, Scratch::default());
-                    let mut m = Matcher { view, lists, purged, rngs, l0: ml0, d0: md0, scratch };
-                    let mut out = Vec::new();
-                    for &d in group {
-                        m.match_dest(d as usize, t, &mut out);
-                    }
-                    out
-                }));
-                (l0, d0) = (l_end, d_end);
-            }
-            handles.into_iter().map(|h| h.join().expect("a matching thread panicked")).collect()
+        let mut jobs = Vec::new();
+        let (mut l0, mut d0) = (0usize, 0usize);
+        for group in dirty.chunks(per) {
+            // This range owns destinations d0..d_end and their in-links l0..l_end.
+            let d_end = group[group.len() - 1] as usize + 1;
+            let l_end = net.in_start[d_end] as usize;
+            let (l_here, l_rest) = std::mem::take(&mut lists).split_at_mut(l_end - l0);
+            let (p_here, p_rest) = std::mem::take(&mut purged).split_at_mut(l_end - l0);
+            let (r_here, r_rest) = std::mem::take(&mut rngs).split_at_mut(d_end - d0);
+            (lists, purged, rngs) = (l_rest, p_rest, r_rest);
+            jobs.push((
+                group,
+                Matcher {
+                    view: &view,
+                    lists: l_here,
+                    purged: p_here,
+                    rngs: r_here,
+                    l0,
+                    d0,
+                    scratch: Scratch::default(),
+                },
+            ));
+            (l0, d0) = (l_end, d_end);
+        }
+        let results = on_threads(jobs, |(group, mut m)| {
+            let mut out = Vec::new();
+            m.match_group(group, t, &mut out);
+            out
         });
         for (l, c) in results.into_iter().flatten() {
             self.assign(l, c, t);
         }
     }
 
-    fn arrive(&mut self, id: u32, t: f64) -> bool {
-        let m = self.matches[id as usize];
-        let v = &self.net.vlinks[m.vlink as usize];
-        let (u, d) = (v.src as usize, v.dst as usize);
-        if self.net.shared {
-            for h in &v.hops {
-                for &x in &self.net.res_dsts[h.res as usize] {
-                    self.mark(x);
+    /// Process the arrivals `ids` at t (module `arrive`): on point-to-point networks over
+    /// ranges of ranks on separate threads; true when one of them delivered a chunk.
+    fn arrive_all(&mut self, ids: &mut [u32], t: f64) -> bool {
+        let net = self.net;
+        let ranges = if net.shared || ids.len() < PARALLEL_MIN { 1 } else { self.threads };
+        let bounds: Vec<usize> = (0..=ranges).map(|g| g * self.n / ranges).collect();
+        let dst = |id: u32| net.vlinks[self.matches[id as usize].vlink as usize].dst as usize;
+        let mut groups = Vec::with_capacity(ranges);
+        if ranges == 1 {
+            groups.push(&ids[..]);
+        } else {
+            ids.sort_by_key(|&id| dst(id)); // stable: arrivals at one rank keep their order
+            let mut rest = &ids[..];
+            for &b in &bounds[1..] {
+                let (here, after) = rest.split_at(rest.partition_point(|&id| dst(id) < b));
+                groups.push(here);
+                rest = after;
+            }
+        }
+        let State { ref mut has, ref mut missing, ref mut lists, ref mut rngs, ref mut is_dirty, .. } = *self;
+        let parts = split_parts(net, self.words, &bounds, has, missing, lists, rngs, is_dirty);
+        let ctx = Ctx { net, words: self.words, matches: &self.matches, stamps: &self.stamps, bounds: &bounds, t };
+        let taken = on_threads(parts.into_iter().zip(groups).collect(), |(mut p, ids)| {
+            let d = p.take(&ctx, ids);
+            (p, d)
+        });
+        let (parts, delivered): (Vec<Part>, Vec<Delivered>) = taken.into_iter().unzip();
+        let offered = on_threads(parts.into_iter().enumerate().collect(), |(g, mut p)| p.offer(&ctx, &delivered, g));
+        let mut any = false;
+        for d in &delivered {
+            for &(id, c) in &d.outcomes {
+                if c == NONE {
+                    self.matches[id as usize].wasted = true;
+                    self.discarded += 1;
+                } else {
+                    self.matches[id as usize].chunk = c;
+                }
+                if !self.materialize {
+                    self.free_slots.push(id);
                 }
             }
-        } else {
-            self.mark(d as u32);
+            self.remaining -= d.delivered;
+            self.replacements += d.replacements;
+            any |= d.delivered > 0;
         }
-        let mut useful = false;
-        if !self.has(d, m.chunk) {
-            self.deliver(m.chunk, d, id, t);
-            useful = true;
-        } else {
-            // Chunk replacement: what d still needs and u held at the start.
-            let list = std::mem::take(&mut self.lists[m.vlink as usize]);
-            let options: Vec<u32> =
-                list.iter().copied().filter(|&c| !self.has(d, c) && self.arrived(c, u) <= m.start).collect();
-            self.lists[m.vlink as usize] = list;
-            if options.is_empty() {
-                self.matches[id as usize].wasted = true;
-                self.discarded += 1;
-            } else {
-                let c = options[self.rngs[d].below(options.len())];
-                self.matches[id as usize].chunk = c;
-                self.replacements += 1;
-                self.deliver(c, d, id, t);
-                useful = true;
-            }
+        for marks in delivered.iter().map(|d| &d.marks).chain(&offered) {
+            self.dirty.extend_from_slice(marks);
         }
-        if !self.materialize {
-            self.free_slots.push(id);
-        }
-        useful
+        any
     }
+}
+
+/// Split the per-rank state into the ranges `bounds` (one range on shared networks, whose
+/// in-links are not numbered by destination).
+#[allow(clippy::too_many_arguments)]
+fn split_parts<'a>(
+    net: &Net,
+    words: usize,
+    bounds: &[usize],
+    mut has: &'a mut [u64],
+    mut missing: &'a mut [u32],
+    mut lists: &'a mut [Vec<u32>],
+    mut rngs: &'a mut [Rng],
+    mut is_dirty: &'a mut [bool],
+) -> Vec<Part<'a>> {
+    let link_at =
+        |d: usize| if bounds.len() == 2 { [0, lists.len()][(d > 0) as usize] } else { net.in_start[d] as usize };
+    let link_bounds: Vec<usize> = bounds.iter().map(|&d| link_at(d)).collect();
+    let mut parts = Vec::new();
+    for g in 0..bounds.len() - 1 {
+        let (d0, d1, l0, l1) = (bounds[g], bounds[g + 1], link_bounds[g], link_bounds[g + 1]);
+        let h;
+        (h, has) = std::mem::take(&mut has).split_at_mut((d1 - d0) * words);
+        let m;
+        (m, missing) = std::mem::take(&mut missing).split_at_mut(d1 - d0);
+        let l;
+        (l, lists) = std::mem::take(&mut lists).split_at_mut(l1 - l0);
+        let r;
+        (r, rngs) = std::mem::take(&mut rngs).split_at_mut(d1 - d0);
+        let f;
+        (f, is_dirty) = std::mem::take(&mut is_dirty).split_at_mut(d1 - d0);
+        parts.push(Part { d0, l0, has: h, missing: m, lists: l, rngs: r, is_dirty: f });
+    }
+    parts
+}
+
+/// Run `f` on every item, each on a thread of its own except the last, which runs on the
+/// calling thread (one item: no thread at all); the results in item order.
+fn on_threads<I: Send, R: Send>(mut items: Vec<I>, f: impl Fn(I) -> R + Sync) -> Vec<R> {
+    let Some(last) = items.pop() else { return Vec::new() };
+    std::thread::scope(|sc| {
+        let f = &f;
+        let handles: Vec<_> = items.into_iter().map(|it| sc.spawn(move || f(it))).collect();
+        let last = f(last);
+        let mut out: Vec<R> = handles.into_iter().map(|h| h.join().expect("a TACOS worker thread panicked")).collect();
+        out.push(last);
+        out
+    })
 }
 
 /// Run the greedy matching on `net` for chunks whose sources are `sources` (chunk c starts
@@ -489,7 +588,14 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
     let n = net.n;
     let c_count = sources.len();
     let words = c_count.div_ceil(64);
-    let need_arrival = !materialize && !net.uniform;
+    let slots = c_count * n;
+    let stamps = if materialize {
+        Stamps::Match((0..slots).map(|_| NONE.into()).collect())
+    } else if net.uniform {
+        Stamps::None
+    } else {
+        Stamps::Time((0..slots).map(|_| 0.into()).collect())
+    };
     let mut st = State {
         net,
         n,
@@ -508,8 +614,7 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
         materialize,
         matches: Vec::new(),
         free_slots: Vec::new(),
-        deliver: if materialize { vec![NONE; c_count * n] } else { Vec::new() },
-        arrival: if need_arrival { vec![0.0; c_count * n] } else { Vec::new() },
+        stamps,
         events: BTreeMap::new(),
         remaining: (n as u64) * (c_count as u64),
         replacements: 0,
@@ -546,16 +651,13 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
         st.match_all(&mut dirty, t);
         dirty.clear();
         // Next event.
-        let Some((bits, ids)) = st.events.pop_first() else { break };
+        let Some((bits, mut arriving)) = st.events.pop_first() else { break };
         t = f64::from_bits(bits);
         events += 1;
-        let mut any = false;
-        for &id in &ids {
-            any |= st.arrive(id, t);
-        }
-        if any {
+        if st.arrive_all(&mut arriving, t) {
             time = t;
         }
+
         if st.remaining == 0 {
             break;
         }
@@ -580,7 +682,7 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
     Ok(Outcome {
         time_us: time,
         matches: if materialize { st.matches } else { Vec::new() },
-        deliver: st.deliver,
+        deliver: st.stamps.into_matches(),
         events,
         replacements,
         discarded,

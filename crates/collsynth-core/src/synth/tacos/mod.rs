@@ -15,6 +15,7 @@
 //! explicit size of [`synthesize_sized`] / [`time_only`]. On topologies whose links all
 //! cost the same the schedule does not depend on it.
 
+mod arrive;
 pub mod engine;
 pub mod network;
 pub mod rng;
@@ -195,7 +196,7 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
         if let Some(&p) = prev.get(i).filter(|&&p| p != NONE && !after.contains(&(p as usize))) {
             after.push(p as usize);
         }
-        let route = v.route.clone();
+        let route = net.routes[m.vlink as usize].clone();
         Transfer::new(m.chunk as usize, v.src as usize, v.dst as usize, route, Op::Copy, after, None)
     };
     // Written in place: at millions of transfers, page faults (a few microseconds each in

@@ -57,15 +57,26 @@ pub struct Hop {
     pub cost: f64,
 }
 
-#[derive(Debug, Clone)]
+/// A virtual link, 24 bytes: the engine reads one per candidate and per delivery, and at
+/// 40K ranks the 160K records must stay in cache, so its hops and route live in [`Net`].
+#[derive(Debug, Clone, Copy)]
 pub struct VLink {
     pub src: u32,
     pub dst: u32,
     /// Microseconds for one chunk, start to arrival.
     pub cost: f64,
-    pub hops: Vec<Hop>,
-    /// Physical links (indices into the topology's links).
-    pub route: Vec<usize>,
+    /// Its hops are `Net::hops[first_hop..first_hop + n_hops]`.
+    first_hop: u32,
+    n_hops: u32,
+}
+
+/// A virtual link while the network is built.
+struct Draft {
+    src: u32,
+    dst: u32,
+    cost: f64,
+    hops: Vec<Hop>,
+    route: Vec<usize>,
 }
 
 /// In-links of a rank whose last hop uses the same resource.
@@ -89,6 +100,10 @@ pub struct Net {
     pub in_start: Vec<u32>,
     pub out_v: Vec<Vec<u32>>,
     pub n_res: usize,
+    /// The hops of all virtual links (see [`Net::hops_of`]).
+    pub hops: Vec<Hop>,
+    /// Per virtual link, its physical links (indices into the topology's links).
+    pub routes: Vec<Vec<usize>>,
     /// Some resource is used by more than one virtual link.
     pub shared: bool,
     /// The distinct destinations of the virtual links using each resource, in the order
@@ -101,6 +116,15 @@ pub struct Net {
     pub uniform: bool,
 }
 
+impl Net {
+    /// The hops of virtual link l, in route order.
+    #[inline]
+    pub fn hops_of(&self, l: u32) -> &[Hop] {
+        let v = &self.vlinks[l as usize];
+        &self.hops[v.first_hop as usize..(v.first_hop + v.n_hops) as usize]
+    }
+}
+
 /// Microseconds for `bytes` on a link of `bw` GB/s (10^3 bytes per us) and latency `lat`.
 fn hop_cost(lat: f64, bw: f64, bytes: f64) -> f64 {
     lat + bytes / (bw * 1e3)
@@ -109,7 +133,7 @@ fn hop_cost(lat: f64, bw: f64, bytes: f64) -> f64 {
 /// The virtual links of `topo` for chunks of `bytes` bytes.
 pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
     let n = topo.n_ranks();
-    let mut vlinks = Vec::new();
+    let mut vlinks: Vec<Draft> = Vec::new();
     let mut n_res = 0usize;
     let mut res_of_link = vec![u32::MAX; topo.links.len()];
     let mut link_res = |l: usize, n_res: &mut usize| -> u32 {
@@ -124,7 +148,7 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
         if let (Some(a), Some(b)) = (topo.rank_of(l.src), topo.rank_of(l.dst)) {
             let cost = hop_cost(l.latency, to_f64(&l.bandwidth), bytes);
             let res = link_res(i, &mut n_res);
-            vlinks.push(VLink {
+            vlinks.push(Draft {
                 src: a as u32,
                 dst: b as u32,
                 cost,
@@ -170,7 +194,7 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
                                     hops.push(Hop { res: link_res(l, &mut n_res), offset, cost });
                                     offset += cost;
                                 }
-                                vlinks.push(VLink {
+                                vlinks.push(Draft {
                                     src: a as u32,
                                     dst: topo.rank_of(w).expect("compute") as u32,
                                     cost: offset,
@@ -212,7 +236,7 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
                             let cost = hop_cost(lu.latency + ld.latency, bw, bytes);
                             let res = n_res as u32;
                             n_res += 1;
-                            vlinks.push(VLink {
+                            vlinks.push(Draft {
                                 src: topo.rank_of(va).expect("compute") as u32,
                                 dst: topo.rank_of(vb).expect("compute") as u32,
                                 cost,
@@ -290,5 +314,16 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             in_groups.push(groups);
         }
     }
-    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, shared, res_dsts, in_groups, uniform })
+    let mut hops = Vec::new();
+    let mut routes = Vec::with_capacity(vlinks.len());
+    let vlinks = vlinks
+        .into_iter()
+        .map(|d| {
+            let first_hop = hops.len() as u32;
+            hops.extend_from_slice(&d.hops);
+            routes.push(d.route);
+            VLink { src: d.src, dst: d.dst, cost: d.cost, first_hop, n_hops: d.hops.len() as u32 }
+        })
+        .collect();
+    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, routes, shared, res_dsts, in_groups, uniform })
 }

@@ -237,9 +237,8 @@ fn tacos_timing() {
 /// costs `latency + bytes / bandwidth` order differently), so the schedule must be made
 /// for the size it is simulated at. `mesh:4x4,bw=100/25,lat=0.5/2` allreduce, seed 2,
 /// 3 restarts, 3 chunks: made for 1 GiB (the old default when `--size` did not reach the
-/// synthesizer) it simulates to 274.69 us at 12 MiB, made for 12 MiB to 287.17 us, which
-/// is what `--time-only` says (with the per-destination random streams; 287.17 and 274.69
-/// the other way round before them). Both entry points (the registry's, with `Request::size`, and
+/// synthesizer) it simulates to 280.93 us at 12 MiB, made for 12 MiB to 293.42 us, which
+/// is what `--time-only` says (with the two-phase arrivals; 274.69 and 287.17 before them). Both entry points (the registry's, with `Request::size`, and
 /// `synthesize_sized`) must agree with `time_only` exactly, across seeds, when the chunks
 /// are whole bytes.
 #[test]
@@ -277,13 +276,13 @@ fn time_only_equals_simulated_on_heterogeneous_meshes() {
     let topo = from_spec("mesh:4x4,bw=100/25,lat=0.5/2").unwrap();
     let r = req(&[("seed", "2"), ("restarts", "3"), ("chunks-per-npu", "3")], 0);
     let quick = time_only(&topo, Collective::Allreduce, &r, Some(mib(12))).unwrap().time_us;
-    assert!((quick - 287.17248).abs() < 1e-6, "{quick}"); // seed 2, per-destination random streams
+    assert!((quick - 293.41536).abs() < 1e-6, "{quick}"); // seed 2, per-destination random streams
     let (_, sim) = run(&topo, Collective::Allreduce, &r, mib(12));
     assert!((sim - quick).abs() <= 1e-9 * quick);
     let made_for_1gib = synthesize_sized(&topo, Collective::Allreduce, &r, None).unwrap().1;
     let other = simulate(&made_for_1gib, &topo, mib(12), 1).unwrap().time_us;
     // Made for another size it is another schedule, with another time at 12 MiB (better or
-    // worse by luck: 274.69 here).
+    // worse by luck: 280.93 here).
     assert!((other - quick).abs() > 1.0, "{other}");
 }
 
@@ -301,6 +300,10 @@ fn profile_stages() {
     let t0 = Instant::now();
     let quick = engine::run_on(&net, &sources, 0, false, threads).unwrap();
     let t1 = Instant::now();
+    if std::env::var("TACOS_QUICK").is_ok() {
+        eprintln!("{spec}, {threads} threads: time-only engine {:.2} s, {} us", (t1 - t0).as_secs_f64(), quick.time_us);
+        return;
+    }
     let out = engine::run_on(&net, &sources, 0, true, threads).unwrap();
     let t2 = Instant::now();
     let s = to_ir(&topo, &net, Part::Allgather, 1, &out);
