@@ -88,8 +88,8 @@ pub(super) struct Part<'a> {
 pub(super) struct Delivered {
     /// (match, chunk it delivered), or NONE when it was discarded.
     pub outcomes: Vec<(u32, u32)>,
-    /// Per range: (virtual link, chunk) offers into that range's ranks.
-    offers: Vec<Vec<(u32, u32)>>,
+    /// Per range: (virtual link, chunk, its destination) offers into that range's ranks.
+    offers: Vec<Vec<(u32, u32, u32)>>,
     /// Ranks that may be able to receive again (newly marked dirty).
     pub marks: Vec<u32>,
     pub delivered: u64,
@@ -162,10 +162,9 @@ impl Part<'_> {
                 }
             }
             out.outcomes.push((id, c));
-            for &l in &net.out_v[d] {
-                let nb = net.vlinks[l as usize].dst;
+            for &(l, nb) in &net.out_v[d] {
                 if nb != u {
-                    out.offers[ctx.bounds.partition_point(|&b| b <= nb as usize) - 1].push((l, c));
+                    out.offers[ctx.bounds.partition_point(|&b| b <= nb as usize) - 1].push((l, c, nb));
                 }
             }
         }
@@ -175,16 +174,15 @@ impl Part<'_> {
     /// Phase B for range `g`: append the offers of every range's phase A into this range's
     /// ranks, in range order; returns the ranks that got something.
     pub fn offer(&mut self, ctx: &Ctx, all: &[Delivered], g: usize) -> Vec<u32> {
-        let vlinks = &ctx.net.vlinks;
         let mut marks = Vec::new();
         for offers in all.iter().map(|a| &a.offers[g]) {
-            for (j, &(l, c)) in offers.iter().enumerate() {
-                if let Some(&(la, ca)) = offers.get(j + PREFETCH_AHEAD) {
-                    prefetch(&self.has[self.word(ctx, vlinks[la as usize].dst as usize, ca)]);
+            for (j, &(l, c, d)) in offers.iter().enumerate() {
+                if let Some(&(la, ca, da)) = offers.get(j + PREFETCH_AHEAD) {
+                    prefetch(&self.has[self.word(ctx, da as usize, ca)]);
                     let list = &self.lists[la as usize - self.l0];
                     prefetch(list.as_ptr().wrapping_add(list.len()));
                 }
-                let d = vlinks[l as usize].dst as usize;
+                let d = d as usize;
                 if self.missing[d - self.d0] > 0 && !self.has(ctx, d, c) {
                     self.lists[l as usize - self.l0].push(c);
                     self.mark(d as u32, &mut marks);

@@ -255,6 +255,9 @@ impl Matcher<'_, '_> {
             if let Some(&x) = group.get(i + b) {
                 self.prefetch_first_draw(x as usize, false);
             }
+            if let Some(&x) = group.get(i + b / 2) {
+                self.prefetch_first_draw(x as usize, true);
+            }
             self.match_dest(d as usize, t, out);
         }
     }
@@ -628,7 +631,7 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
     }
     // Initial candidate lists: every out-link of a source offers its chunks.
     for (c, &s) in sources.iter().enumerate() {
-        for &l in &net.out_v[s as usize] {
+        for &(l, _) in &net.out_v[s as usize] {
             st.lists[l as usize].push(c as u32);
         }
     }

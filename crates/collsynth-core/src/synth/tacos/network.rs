@@ -98,7 +98,9 @@ pub struct Net {
     /// `in_start[d]..in_start[d + 1]` (`in_start` is empty on shared networks).
     pub in_v: Vec<Vec<u32>>,
     pub in_start: Vec<u32>,
-    pub out_v: Vec<Vec<u32>>,
+    /// Out-links of rank u with their destinations (read per delivery: the pair saves a
+    /// look-up in `vlinks`, a cache miss at scale).
+    pub out_v: Vec<Vec<(u32, u32)>>,
     pub n_res: usize,
     /// The hops of all virtual links (see [`Net::hops_of`]).
     pub hops: Vec<Hop>,
@@ -275,7 +277,7 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
     let mut users: Vec<Vec<u32>> = vec![Vec::new(); n_res];
     for (i, v) in vlinks.iter().enumerate() {
         in_v[v.dst as usize].push(i as u32);
-        out_v[v.src as usize].push(i as u32);
+        out_v[v.src as usize].push((i as u32, v.dst));
         for h in &v.hops {
             users[h.res as usize].push(i as u32);
         }
