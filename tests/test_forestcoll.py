@@ -132,3 +132,17 @@ def test_progress_counter_reaches_its_total():
     n, k = topo.n_ranks, s.details["k"]
     assert total >= n * k * (n - 1)
     assert done == total
+
+
+def test_mi250_8_plus_8_facts_16_17():
+    """Notes facts 16-17, the paper's MI250 8+8 (`mi250:2,gcds=8`): 1/x* = 1/13, 208 GB/s at
+    k = 13 with U = 1; the fixed-k scan for k = 1..8 is not monotone and peaks at k = 5."""
+    out = run_json("synth", "mi250:2,gcds=8", "--algorithm", "forestcoll", "--collective", "allgather")
+    assert (out["inv_x_star"], out["k"], out["U"], out["trees"]) == ("1/13", 13, "1", 16 * 13)
+    assert out["forest_algbw_GBps"] == 208.0
+    assert out["optimality"] == 1.0
+    args = ("synth", "mi250:2,gcds=8", "--algorithm", "forestcoll", "--collective", "allgather")
+    scan = run_json(*args, "--max-trees", "8")
+    want = [200.0, 200.0, 200.0, 204.8, 205.128, 204.255, 203.636, 204.8]
+    assert [row[1] for row in scan["k_scan"]] == want
+    assert scan["k"] == 5

@@ -22,8 +22,8 @@ pub(super) const FAMILIES: &[&Family] = &[
     &Family {
         name: "mi250",
         args: "N",
-        help: "N MI250 clusters: 16 GCDs on xGMI (50 GB/s x multiplicity), 16 GB/s per GCD to ib0; bw= xgmi/ib",
-        options: &[],
+        help: "N MI250 clusters: 16 GCDs on xGMI (50 GB/s x multiplicity), 16 GB/s per GCD to ib0; bw= xgmi/ib; gcds=G keeps GCDs 0..G-1 of each (8: ForestColl's 8+8)",
+        options: &["gcds"],
         build: mi250,
     },
     &Family {
@@ -101,9 +101,20 @@ fn nvswitch_box(tb: &mut TopologyBuilder, bx: usize, p: LinkParams) -> Vec<usize
 /// Add box `bx`: K GPUs directly linked as the symmetric multiplicity matrix `m` says, the
 /// pair (i, j) with `m[i][j]` x `p.bw` each way (parallel links merged).
 fn matrix_box<const K: usize>(tb: &mut TopologyBuilder, bx: usize, m: &[[u8; K]; K], p: LinkParams) -> Vec<usize> {
-    let ids = gpus(tb, bx, K);
-    for i in 0..K {
-        for j in i + 1..K {
+    sub_matrix_box(tb, bx, m, K, p)
+}
+
+/// [`matrix_box`] with only GPUs `0..count` and the links among them (the induced subgraph).
+fn sub_matrix_box<const K: usize>(
+    tb: &mut TopologyBuilder,
+    bx: usize,
+    m: &[[u8; K]; K],
+    count: usize,
+    p: LinkParams,
+) -> Vec<usize> {
+    let ids = gpus(tb, bx, count);
+    for i in 0..count {
+        for j in i + 1..count {
             if m[i][j] > 0 {
                 tb.bilink(ids[i], ids[j], p.bw * Rat::from_integer(m[i][j].into()), p.lat);
             }
@@ -144,13 +155,16 @@ fn dgx_a100(s: &Spec) -> Result<Topology> {
 /// `mi250:N` (ForestColl's `mi250_topology(n)`, simplified model): per cluster 16 GCDs joined
 /// by xGMI links of 50 GB/s times [`MI250_XGMI`]'s multiplicity (7 links per GCD); with
 /// N >= 2, every GCD links at 16 GB/s each way to the one shared switch `ib0`. Levels
-/// xgmi/ib, 1 us each.
+/// xgmi/ib, 1 us each. `gcds=G` keeps GCDs 0..G-1 of each cluster and the xGMI links among
+/// them (G = 8 is the paper's "MI250 8+8" of section 5.2, our notes' facts 16-17); the
+/// topology check rejects a G whose induced xGMI graph is disconnected (with N = 1).
 fn mi250(s: &Spec) -> Result<Topology> {
     let n = boxes(s, "mi250:N")?;
+    let gcds = s.check_range(s.int_option("gcds", 16)?, "gcds", 2, 16)?;
     let [xgmi, ib]: [LinkParams; 2] =
         s.link_params(&[LinkParams::new(50, 1.0), LinkParams::new(16, 1.0)])?.try_into().expect("2 levels");
     let mut tb = TopologyBuilder::new(&s.text);
-    let all: Vec<usize> = (0..n).flat_map(|bx| matrix_box(&mut tb, bx, &MI250_XGMI, xgmi)).collect();
+    let all: Vec<usize> = (0..n).flat_map(|bx| sub_matrix_box(&mut tb, bx, &MI250_XGMI, gcds, xgmi)).collect();
     if n >= 2 {
         let hub = tb.switch("ib0", None);
         star(&mut tb, hub, &all, ib);
@@ -275,6 +289,24 @@ mod tests {
         assert_eq!(t.n_switches(), 0);
         all_ingress(&t, 350);
         all_ingress(&from_spec("mi250:3,bw=50/32").unwrap(), 350 + 32);
+    }
+
+    /// `gcds=8`: ForestColl's MI250 8+8 (notes fact 16): GCDs 0..7 per cluster with the xGMI
+    /// links among them; the smallest ingress is 266 GB/s (GCDs 1 and 2: 5 links + 16; GCDs 0
+    /// and 3 lose the link to GCDs 8 and 11, GCDs 4-7 keep all 7).
+    #[test]
+    fn mi250_first_eight_gcds() {
+        let t = from_spec("mi250:2,gcds=8").unwrap();
+        assert_eq!((t.n_ranks(), t.n_switches()), (16, 1));
+        let ingress: Vec<Rat> =
+            t.ranks()[..8].iter().map(|&v| t.in_links(v).iter().map(|&i| t.links[i].bandwidth).sum()).collect();
+        let want: Vec<Rat> = [316, 266, 266, 316, 366, 366, 366, 366].iter().map(|&g| gbs(g)).collect();
+        assert_eq!(ingress, want);
+        assert_eq!(link_bw(&t, "box1.gpu6", "box1.gpu7"), gbs(200));
+        assert_eq!(from_spec("mi250:2,gcds=16").unwrap().links.len(), from_spec("mi250:2").unwrap().links.len());
+        for bad in ["mi250:2,gcds=1", "mi250:2,gcds=17", "mi250:2,gcds=x", "mi250:1,gcds=3"] {
+            assert!(from_spec(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
