@@ -1,4 +1,4 @@
-//! Switched and hierarchical clusters: `switch`, `fat-tree`, `dragonfly`, `rfs`.
+//! Switched and hierarchical clusters: `switch`, `switch2d`, `fat-tree`, `dragonfly`, `rfs`.
 //!
 //! Switches are `switch` nodes (forward only); every link is a bidirectional pair with the
 //! full bandwidth each way. Nodes carry the pod / group / node label as their `group`, and
@@ -10,6 +10,13 @@ use crate::topology::{Topology, TopologyBuilder};
 
 pub(super) const FAMILIES: &[&Family] = &[
     &Family { name: "switch", args: "N", help: "N ranks on one switch (one level)", options: &[], build: switch },
+    &Family {
+        name: "switch2d",
+        args: "A,B",
+        help: "TACOS 2D Switch: B nodes of A ranks, a switch per node and one per local index across nodes; bw= node/cross (paper: 300/25)",
+        options: &[],
+        build: switch2d,
+    },
     &Family {
         name: "fat-tree",
         args: "K",
@@ -89,6 +96,40 @@ fn switch(s: &Spec) -> Result<Topology> {
     let ids: Vec<usize> = (0..n).map(|i| b.compute(node_name("n", i), None)).collect();
     let hub = b.switch("sw", None);
     star(&mut b, hub, &ids, p);
+    b.build()
+}
+
+/// `switch2d:A,B` (TACOS's "2D Switch", Fig. 16: 8 x 4 at 300/25 GB/s, "similar to DGX"):
+/// rank i of node j is `node{j}.npu{i}` (group `node{j}`), rank index i + A j. Dimension 1:
+/// the switch `node{j}.sw` joins node j's A ranks; dimension 2: the switch `sw{i}` joins rank
+/// i of every node. Both levels are one-level switches, so `--switch-mode unwind:d` unwinds
+/// each dimension as the paper does. A size-1 dimension adds no switch.
+fn switch2d(s: &Spec) -> Result<Topology> {
+    s.expect_args(1, 1, "switch2d:A,B")?;
+    let v = fixed_ints(s, 0, 2, "switch2d:A,B (ranks per node, nodes)")?;
+    let (a, nodes) =
+        (s.check_range(v[0], "A (ranks per node)", 1, 1 << 20)?, s.check_range(v[1], "B (nodes)", 1, 1 << 20)?);
+    if a * nodes < 2 {
+        return Err(CollsynthError::bad(format!("{}: needs at least 2 ranks", s.text)));
+    }
+    check_size(s, a.saturating_mul(nodes).saturating_mul(4))?;
+    let [node_p, cross_p]: [LinkParams; 2] = s.uniform_params(2)?.try_into().expect("2 levels");
+    let mut b = TopologyBuilder::new(&s.text);
+    let ranks: Vec<Vec<usize>> = (0..nodes)
+        .map(|j| (0..a).map(|i| b.compute(format!("node{j}.npu{i}"), Some(&format!("node{j}")))).collect())
+        .collect();
+    if a > 1 {
+        for (j, ids) in ranks.iter().enumerate() {
+            let hub = b.switch(format!("node{j}.sw"), Some(&format!("node{j}")));
+            star(&mut b, hub, ids, node_p);
+        }
+    }
+    if nodes > 1 {
+        for i in 0..a {
+            let hub = b.switch(node_name("sw", i), None);
+            star(&mut b, hub, &ranks.iter().map(|ids| ids[i]).collect::<Vec<_>>(), cross_p);
+        }
+    }
     b.build()
 }
 
@@ -228,6 +269,21 @@ mod tests {
         assert_eq!(t.links[0].latency, 0.5);
         assert!(from_spec("switch:1").is_err());
         assert!(from_spec("switch:8:2").is_err());
+    }
+
+    /// TACOS's 2D Switch 8 x 4: 32 ranks, 4 node switches + 8 cross switches, every rank on
+    /// two of them (64 link pairs); ingress per rank = node + cross bandwidth.
+    #[test]
+    fn switch2d() {
+        assert_eq!(counts("switch2d:8,4"), (32, 12, 128));
+        assert_eq!(shape("switch2d:8,4"), (32, 2, 2, 4));
+        let t = from_spec("switch2d:8,4,bw=300/25").unwrap();
+        assert_eq!(t.ingress(t.rank_node(9)), Rat::from_integer(325));
+        assert_eq!(counts("switch2d:8,1"), (8, 1, 16));
+        assert_eq!(counts("switch2d:1,4"), (4, 1, 8));
+        for bad in ["switch2d:1,1", "switch2d:8", "switch2d:0,4", "switch2d:8,4,2"] {
+            assert!(from_spec(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
