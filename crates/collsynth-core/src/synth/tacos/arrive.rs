@@ -12,7 +12,7 @@
 //! sender after the transfer started, so a replacement may not take them), so the result does
 //! not depend on the number of ranges or on the order of arrivals within an event.
 
-use super::engine::{prefetch, Match, NONE, PREFETCH_AHEAD};
+use super::engine::{holds, prefetch, Match, NONE, PREFETCH_AHEAD};
 use super::network::Net;
 use super::rng::Rng;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -102,7 +102,7 @@ impl Part<'_> {
     }
 
     fn has(&self, ctx: &Ctx, v: usize, c: u32) -> bool {
-        self.has[self.word(ctx, v, c)] >> (c & 63) & 1 == 1
+        holds(self.has, (v - self.d0) * ctx.words, c)
     }
 
     fn mark(&mut self, v: u32, marks: &mut Vec<u32>) {
@@ -135,21 +135,12 @@ impl Part<'_> {
             }
             let c = if !self.has(ctx, d, m.chunk) {
                 m.chunk
+            } else if let Some(c) = self.replacement(ctx, &m, u, d) {
+                out.replacements += 1;
+                c
             } else {
-                let (has, row) = (&*self.has, (d - self.d0) * ctx.words);
-                let lacks = |c: u32| has[row + (c as usize >> 6)] >> (c & 63) & 1 == 0;
-                let held = |c: u32| ctx.stamps.arrived(c as usize * n + u as usize, ctx.matches) <= m.start;
-                let list = &self.lists[m.vlink as usize - self.l0];
-                match replacement(list, lacks, held, &mut self.rngs[d - self.d0]) {
-                    Some(c) => {
-                        out.replacements += 1;
-                        c
-                    }
-                    None => {
-                        out.outcomes.push((id, NONE));
-                        continue;
-                    }
-                }
+                out.outcomes.push((id, NONE));
+                continue;
             };
             let w = self.word(ctx, d, c);
             self.has[w] |= 1 << (c & 63);
@@ -169,6 +160,20 @@ impl Part<'_> {
             }
         }
         out
+    }
+
+    /// Chunk replacement (the strict variant): match m brought d a chunk it already has, so it
+    /// carries instead a uniformly random chunk of its link's list that d lacks and the sender
+    /// u held when the transfer started; None when there is none (the transfer is discarded).
+    fn replacement(&mut self, ctx: &Ctx, m: &Match, u: u32, d: usize) -> Option<u32> {
+        let row = (d - self.d0) * ctx.words;
+        let held = |c: u32| ctx.stamps.arrived(c as usize * ctx.net.n + u as usize, ctx.matches) <= m.start;
+        let options: Vec<u32> = self.lists[m.vlink as usize - self.l0]
+            .iter()
+            .copied()
+            .filter(|&c| !holds(self.has, row, c) && held(c))
+            .collect();
+        (!options.is_empty()).then(|| options[self.rngs[d - self.d0].below(options.len())])
     }
 
     /// Phase B for range `g`: append the offers of every range's phase A into this range's
@@ -191,13 +196,4 @@ impl Part<'_> {
         }
         marks
     }
-}
-
-/// Chunk replacement (the strict variant): a transfer brought a chunk its destination already
-/// has, so it carries instead a uniformly random chunk of its link's list that the
-/// destination `lacks` and the sender `held` when the transfer started; None when there is
-/// none (the transfer is discarded).
-fn replacement(list: &[u32], lacks: impl Fn(u32) -> bool, held: impl Fn(u32) -> bool, rng: &mut Rng) -> Option<u32> {
-    let options: Vec<u32> = list.iter().copied().filter(|&c| lacks(c) && held(c)).collect();
-    (!options.is_empty()).then(|| options[rng.below(options.len())])
 }

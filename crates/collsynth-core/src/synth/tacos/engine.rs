@@ -53,6 +53,12 @@ pub(super) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Does the holdings row starting at word `row` hold chunk c?
+#[inline]
+pub(super) fn holds(has: &[u64], row: usize, c: u32) -> bool {
+    has[row + (c as usize >> 6)] >> (c & 63) & 1 == 1
+}
+
 /// One matched transfer (kept for the IR when materializing).
 #[derive(Debug, Clone, Copy)]
 pub struct Match {
@@ -127,7 +133,7 @@ struct View<'a> {
 impl View<'_> {
     #[inline]
     fn has(&self, v: usize, c: u32) -> bool {
-        self.has[v * self.words + (c as usize >> 6)] >> (c & 63) & 1 == 1
+        holds(self.has, v * self.words, c)
     }
 }
 
@@ -269,9 +275,9 @@ impl Matcher<'_, '_> {
     }
 
     fn prefetch_headers(&self, d: usize) {
-        let r = self.in_lists(d);
-        prefetch(&self.lists[r.start]);
-        prefetch(self.lists[r.start..r.end].as_ptr().wrapping_add(r.len()));
+        let lists = &self.lists[self.in_lists(d)];
+        prefetch(lists.as_ptr());
+        prefetch(lists.as_ptr().wrapping_add(lists.len()));
         prefetch(&self.view.missing[d]);
     }
 
@@ -416,12 +422,8 @@ impl State<'_> {
     /// on separate threads and their picks applied afterwards in destination order; on shared
     /// networks one destination's picks are applied before the next is matched.
     fn match_all(&mut self, dirty: &mut [u32], t: f64) {
-        let threads = if self.net.shared || dirty.len() < PARALLEL_MIN { 1 } else { self.threads };
-        if !self.net.shared {
-            dirty.sort_unstable();
-        }
-        let mut picks: Vec<(u32, u32)> = Vec::new();
         if self.net.shared {
+            let mut picks: Vec<(u32, u32)> = Vec::new();
             for &d in dirty.iter() {
                 picks.clear();
                 let scratch = std::mem::take(&mut self.scratch);
@@ -435,36 +437,30 @@ impl State<'_> {
             }
             return;
         }
+        let threads = if dirty.len() < PARALLEL_MIN { 1 } else { self.threads };
         if threads > 1 {
             self.parallel_events += 1;
         }
+        dirty.sort_unstable();
         let net = self.net;
-        let per = dirty.len().div_ceil(threads);
-        let (view, mut lists, mut purged, mut rngs) = self.split();
-        let mut jobs = Vec::new();
-        let (mut l0, mut d0) = (0usize, 0usize);
-        for group in dirty.chunks(per) {
-            // This range owns destinations d0..d_end and their in-links l0..l_end.
-            let d_end = group[group.len() - 1] as usize + 1;
-            let l_end = net.in_start[d_end] as usize;
-            let (l_here, l_rest) = std::mem::take(&mut lists).split_at_mut(l_end - l0);
-            let (p_here, p_rest) = std::mem::take(&mut purged).split_at_mut(l_end - l0);
-            let (r_here, r_rest) = std::mem::take(&mut rngs).split_at_mut(d_end - d0);
-            (lists, purged, rngs) = (l_rest, p_rest, r_rest);
-            jobs.push((
-                group,
-                Matcher {
-                    view: &view,
-                    lists: l_here,
-                    purged: p_here,
-                    rngs: r_here,
-                    l0,
-                    d0,
-                    scratch: Scratch::default(),
-                },
-            ));
-            (l0, d0) = (l_end, d_end);
-        }
+        let groups: Vec<&[u32]> = dirty.chunks(dirty.len().div_ceil(threads)).collect();
+        // Range g owns destinations d_bounds[g].. and their in-links l_bounds[g]...
+        let d_bounds: Vec<usize> =
+            std::iter::once(0).chain(groups.iter().map(|g| g[g.len() - 1] as usize + 1)).collect();
+        let l_bounds: Vec<usize> = d_bounds.iter().map(|&d| net.in_start[d] as usize).collect();
+        let (view, lists, purged, rngs) = self.split();
+        let (mut lists, mut purged, mut rngs) = (
+            split_at_bounds(lists, &l_bounds, 1).into_iter(),
+            split_at_bounds(purged, &l_bounds, 1).into_iter(),
+            split_at_bounds(rngs, &d_bounds, 1).into_iter(),
+        );
+        let jobs: Vec<_> = (0..groups.len())
+            .map(|g| {
+                let (lists, purged, rngs) = (lists.next().unwrap(), purged.next().unwrap(), rngs.next().unwrap());
+                let (l0, d0, scratch) = (l_bounds[g], d_bounds[g], Scratch::default());
+                (groups[g], Matcher { view: &view, lists, purged, rngs, l0, d0, scratch })
+            })
+            .collect();
         let results = on_threads(jobs, |(group, mut m)| {
             let mut out = Vec::new();
             m.match_group(group, t, &mut out);
@@ -534,36 +530,47 @@ fn split_parts<'a>(
     net: &Net,
     words: usize,
     bounds: &[usize],
-    mut has: &'a mut [u64],
-    mut missing: &'a mut [u32],
-    mut lists: &'a mut [Vec<u32>],
-    mut rngs: &'a mut [Rng],
-    mut is_dirty: &'a mut [bool],
+    has: &'a mut [u64],
+    missing: &'a mut [u32],
+    lists: &'a mut [Vec<u32>],
+    rngs: &'a mut [Rng],
+    is_dirty: &'a mut [bool],
 ) -> Vec<Part<'a>> {
-    let link_at =
-        |d: usize| if bounds.len() == 2 { [0, lists.len()][(d > 0) as usize] } else { net.in_start[d] as usize };
-    let link_bounds: Vec<usize> = bounds.iter().map(|&d| link_at(d)).collect();
-    let mut parts = Vec::new();
-    for g in 0..bounds.len() - 1 {
-        let (d0, d1, l0, l1) = (bounds[g], bounds[g + 1], link_bounds[g], link_bounds[g + 1]);
-        let h;
-        (h, has) = std::mem::take(&mut has).split_at_mut((d1 - d0) * words);
-        let m;
-        (m, missing) = std::mem::take(&mut missing).split_at_mut(d1 - d0);
-        let l;
-        (l, lists) = std::mem::take(&mut lists).split_at_mut(l1 - l0);
-        let r;
-        (r, rngs) = std::mem::take(&mut rngs).split_at_mut(d1 - d0);
-        let f;
-        (f, is_dirty) = std::mem::take(&mut is_dirty).split_at_mut(d1 - d0);
-        parts.push(Part { d0, l0, has: h, missing: m, lists: l, rngs: r, is_dirty: f });
+    let link_bounds: Vec<usize> =
+        if net.shared { vec![0, lists.len()] } else { bounds.iter().map(|&d| net.in_start[d] as usize).collect() };
+    let mut has = split_at_bounds(has, bounds, words).into_iter();
+    let mut missing = split_at_bounds(missing, bounds, 1).into_iter();
+    let mut lists = split_at_bounds(lists, &link_bounds, 1).into_iter();
+    let mut rngs = split_at_bounds(rngs, bounds, 1).into_iter();
+    let mut is_dirty = split_at_bounds(is_dirty, bounds, 1).into_iter();
+    (0..bounds.len() - 1)
+        .map(|g| Part {
+            d0: bounds[g],
+            l0: link_bounds[g],
+            has: has.next().unwrap(),
+            missing: missing.next().unwrap(),
+            lists: lists.next().unwrap(),
+            rngs: rngs.next().unwrap(),
+            is_dirty: is_dirty.next().unwrap(),
+        })
+        .collect()
+}
+
+/// The disjoint pieces `s[bounds[g] * scale..bounds[g + 1] * scale]` (bounds ascending).
+fn split_at_bounds<'a, T>(mut s: &'a mut [T], bounds: &[usize], scale: usize) -> Vec<&'a mut [T]> {
+    s = &mut s[bounds[0] * scale..];
+    let mut pieces = Vec::with_capacity(bounds.len() - 1);
+    for w in bounds.windows(2) {
+        let (piece, rest) = std::mem::take(&mut s).split_at_mut((w[1] - w[0]) * scale);
+        pieces.push(piece);
+        s = rest;
     }
-    parts
+    pieces
 }
 
 /// Run `f` on every item, each on a thread of its own except the last, which runs on the
 /// calling thread (one item: no thread at all); the results in item order.
-fn on_threads<I: Send, R: Send>(mut items: Vec<I>, f: impl Fn(I) -> R + Sync) -> Vec<R> {
+pub(super) fn on_threads<I: Send, R: Send>(mut items: Vec<I>, f: impl Fn(I) -> R + Sync) -> Vec<R> {
     let Some(last) = items.pop() else { return Vec::new() };
     std::thread::scope(|sc| {
         let f = &f;
@@ -660,7 +667,6 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
         if st.arrive_all(&mut arriving, t) {
             time = t;
         }
-
         if st.remaining == 0 {
             break;
         }

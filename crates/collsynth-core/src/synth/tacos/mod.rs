@@ -203,23 +203,22 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
     // a VM) cost more than the work, so the array is touched once, never regrown or copied.
     let per = out.matches.len().div_ceil(engine::threads()).max(1);
     s.transfers = Vec::with_capacity(kept as usize);
-    std::thread::scope(|sc| {
-        let mut rest = &mut s.transfers.spare_capacity_mut()[..kept as usize];
-        for lo in (0..out.matches.len()).step_by(per) {
-            let hi = (lo + per).min(out.matches.len());
-            let (first, count) = (before[lo], (before[hi] - before[lo]) as usize);
-            let (here, tail) = std::mem::take(&mut rest).split_at_mut(count);
-            rest = tail;
-            let (transfer, before, matches) = (&transfer, &before, &out.matches);
-            sc.spawn(move || {
-                for i in (lo..hi).filter(|&i| !matches[i].wasted) {
-                    here[(before[i] - first) as usize].write(transfer(i));
-                }
-            });
+    let mut jobs = Vec::new();
+    let mut rest = &mut s.transfers.spare_capacity_mut()[..kept as usize];
+    for lo in (0..out.matches.len()).step_by(per) {
+        let hi = (lo + per).min(out.matches.len());
+        let (here, tail) = std::mem::take(&mut rest).split_at_mut((before[hi] - before[lo]) as usize);
+        rest = tail;
+        jobs.push((lo..hi, here));
+    }
+    engine::on_threads(jobs, |(range, here)| {
+        let first = before[range.start];
+        for i in range.filter(|&i| !out.matches[i].wasted) {
+            here[(before[i] - first) as usize].write(transfer(i));
         }
     });
     // SAFETY: the kept matches' ids are exactly 0..kept (`before` counts them in order), each
-    // thread wrote the ids of its range, and the scope joined every thread (a panic there
+    // job wrote the ids of its range, and `on_threads` joined every thread (a panic there
     // propagates before this line).
     unsafe { s.transfers.set_len(kept as usize) };
     s

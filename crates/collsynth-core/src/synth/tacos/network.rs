@@ -255,7 +255,7 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
     // destinations then owns a range of links, which lets the engine match ranges of
     // destinations on separate threads. Shared networks are matched on one thread and keep
     // links numbered by source, which keeps a rank's many out-links (switch fan-out)
-    // together for `deliver`.
+    // together for the arrivals' offers.
     let mut use_count = vec![0u32; n_res];
     for h in vlinks.iter().flat_map(|v| &v.hops) {
         use_count[h.res as usize] += 1;
