@@ -7,6 +7,7 @@
 
 pub mod expand;
 pub mod spec;
+pub mod symmetry;
 
 mod clusters;
 mod direct;

@@ -22,6 +22,9 @@ pub mod optimality;
 pub mod packing;
 pub mod rooted;
 pub mod split;
+pub mod symmetric;
+#[cfg(test)]
+mod symmetric_tests;
 #[cfg(test)]
 mod tests;
 
@@ -88,8 +91,11 @@ pub struct Forest {
     pub k_scan: Option<Vec<(Cap, Rat)>>,
     pub split_stats: split::Stats,
     pub packing_stats: packing::Stats,
-    /// Wall-clock seconds per stage: optimality, fixed_k, split, packing, map_back.
+    /// Wall-clock seconds per stage: optimality, fixed_k, symmetric, split, packing, map_back
+    /// (the last three absent when the symmetric fast path built the forest).
     pub seconds: Vec<(&'static str, f64)>,
+    /// The translation group whose fast path built the forest (`Z_32 x Z_32`), if any.
+    pub symmetry: Option<String>,
 }
 
 impl Forest {
@@ -102,6 +108,11 @@ impl Forest {
 /// The allgather forest: optimal (Prop. 3's k) without `max_trees`; with `max_trees = K`, the
 /// best k in 1..=K by Alg. 3 (smallest k on ties). Requires N >= 2.
 pub fn forest(topo: &Topology, max_trees: Option<usize>) -> Result<Forest> {
+    forest_with(topo, max_trees, true)
+}
+
+/// [`forest`], with the symmetric fast path allowed or not (tests compare the two).
+pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetric: bool) -> Result<Forest> {
     let mut clock = std::time::Instant::now();
     let mut seconds = Vec::new();
     let mut lap = |name: &'static str| {
@@ -125,6 +136,29 @@ pub fn forest(topo: &Topology, max_trees: Option<usize>) -> Result<Forest> {
     let total = topo.n_switches() as i128 + n as i128 * k * (n as i128 - 1);
     progress::start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
+    // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
+    let cayley = if try_symmetric { symmetric::Cayley::detect(topo) } else { None };
+    let sym = cayley.as_ref().and_then(|c| Some((c.describe(), symmetric::trees(topo, c, k, &caps)?)));
+    lap("symmetric");
+    if let Some((group, trees)) = sym {
+        progress::add(u64::try_from(total).unwrap_or(u64::MAX));
+        let (split_stats, packing_stats) = Default::default();
+        let batches = trees.len();
+        let symmetry = Some(group);
+        return Ok(Forest {
+            optimum,
+            k,
+            u,
+            caps,
+            trees,
+            batches,
+            k_scan,
+            split_stats,
+            packing_stats,
+            seconds,
+            symmetry,
+        });
+    }
     let mut g = split::Logical::from_links(topo, &caps);
     let split_stats = split::remove_switches(topo, &mut g, k)?;
     lap("split");
@@ -141,7 +175,8 @@ pub fn forest(topo: &Topology, max_trees: Option<usize>) -> Result<Forest> {
     lap("packing");
     let trees = emit::map_back(topo, &batches, &mut g)?;
     lap("map_back");
-    Ok(Forest { optimum, k, u, caps, trees, batches: batches.len(), k_scan, split_stats, packing_stats, seconds })
+    let batches = batches.len();
+    Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry: None })
 }
 
 fn max_trees(req: &Request) -> Result<Option<usize>> {
@@ -186,6 +221,7 @@ pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> 
         ("forest_algbw_GBps".to_string(), decimal(&f.algbw(n))),
         ("split_flows".to_string(), f.split_stats.flows.to_string()),
         ("mu_flows".to_string(), f.packing_stats.mu_flows.to_string()),
+        ("symmetry".to_string(), f.symmetry.as_ref().map_or("null".into(), |g| format!("\"{g}\""))),
         (
             "stage_seconds".to_string(),
             format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:.6}")).collect::<Vec<_>>().join(", ")),

@@ -12,7 +12,7 @@ fn r(p: i128, q: i128) -> Rat {
     Rat::new(p, q)
 }
 
-fn topo(spec: &str) -> Topology {
+pub(super) fn topo(spec: &str) -> Topology {
     from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
@@ -37,7 +37,7 @@ fn fig2(b: Rat) -> Topology {
 /// Notes §7.2 on a forest: every tree a spanning arborescence of the ranks rooted at its
 /// root with N-1 edges, counts summing to k per root, routes valid switch-only paths, link
 /// loads within floor(U b_e), and the forest's time per shard byte equal to U / k.
-fn check_forest(t: &Topology, f: &Forest) {
+pub(super) fn check_forest(t: &Topology, f: &Forest) {
     let n = t.n_ranks();
     let mut per_root = vec![0; n];
     let mut load = vec![0 as Cap; t.links.len()];
@@ -76,14 +76,14 @@ fn check_forest(t: &Topology, f: &Forest) {
 }
 
 /// The schedule passes the verifier and its bandwidth term is `inv` per byte of shard.
-fn check_schedule(t: &Topology, s: &Schedule, inv: Rat) {
+pub(super) fn check_schedule(t: &Topology, s: &Schedule, inv: Rat) {
     verify(s, t).unwrap_or_else(|v| panic!("{}: {v}", t.name));
     let n = Rat::from_integer(t.n_ranks() as i128);
     assert_eq!(bandwidth_term_us(s, t, Rat::from_integer(1)), inv / n / Rat::from_integer(1000), "{}", t.name);
 }
 
 /// Forest + schedule at the optimum; returns the forest.
-fn optimal(t: &Topology) -> Forest {
+pub(super) fn optimal(t: &Topology) -> Forest {
     let f = forest(t, None).unwrap();
     check_forest(t, &f);
     assert_eq!(f.k, f.optimum.k);
@@ -92,7 +92,7 @@ fn optimal(t: &Topology) -> Forest {
     f
 }
 
-fn detail(s: &Schedule, key: &str) -> String {
+pub(super) fn detail(s: &Schedule, key: &str) -> String {
     s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
 }
 
@@ -311,7 +311,7 @@ fn eq2_gamma_of_fig2_is_exact() {
 
 /// Random strongly connected topologies: bidirectional (Eulerian) with 0-3 switches, or
 /// directed and switch-free; up to 12 ranks.
-fn arb_topology() -> impl Strategy<Value = Topology> {
+pub(super) fn arb_topology() -> impl Strategy<Value = Topology> {
     let bw = (1i128..12, 0usize..2).prop_map(|(a, d)| Rat::new(a, [1, 2][d]));
     (2usize..=12, 0usize..=3, any::<bool>()).prop_flat_map(move |(n, sw, bidir)| {
         let sw = if bidir { sw } else { 0 };
