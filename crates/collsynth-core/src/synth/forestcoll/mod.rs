@@ -23,6 +23,7 @@ pub mod packing;
 pub mod rooted;
 pub mod split;
 pub mod symmetric;
+pub mod symmetric_switched;
 #[cfg(test)]
 mod symmetric_tests;
 #[cfg(test)]
@@ -137,8 +138,7 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
     progress::start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
-    let cayley = if try_symmetric { symmetric::Cayley::detect(topo) } else { None };
-    let sym = cayley.as_ref().and_then(|c| Some((c.describe(), symmetric::trees(topo, c, k, &caps)?)));
+    let sym = if try_symmetric { symmetric_forest(topo, k, &caps) } else { None };
     lap("symmetric");
     if let Some((group, trees)) = sym {
         progress::add(u64::try_from(total).unwrap_or(u64::MAX));
@@ -177,6 +177,16 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
     lap("map_back");
     let batches = batches.len();
     Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry: None })
+}
+
+/// The symmetric fast paths (translations of a switch-free topology, then a group acting
+/// freely on a switched one): the group's description and the trees, or None.
+fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap]) -> Option<(String, Vec<Tree>)> {
+    if let Some(c) = symmetric::Cayley::detect(topo) {
+        return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?));
+    }
+    let g = symmetric_switched::Group::detect(topo)?;
+    Some((g.describe(), symmetric_switched::trees(topo, &g, k, caps)?))
 }
 
 fn max_trees(req: &Request) -> Result<Option<usize>> {

@@ -61,7 +61,7 @@ fn schedule_reports_the_group() {
     let s = allgather(&t, None).unwrap();
     assert_eq!(detail(&s, "symmetry"), "\"Z_4 x Z_4\"");
     assert_eq!(detail(&s, "mu_flows"), "0");
-    let t = topo("dgx-a100:2");
+    let t = topo("mi250:2,gcds=8");
     assert_eq!(detail(&allgather(&t, None).unwrap(), "symmetry"), "null");
 }
 
@@ -168,4 +168,59 @@ fn random_circulants_mostly_take_the_fast_path() {
         fast += usize::from(forest(&t, None).unwrap().symmetry.is_some());
     }
     assert!(fast * 4 >= all * 3, "{fast} of {all}");
+}
+
+#[test]
+fn switched_machines_take_the_fast_path_at_the_optimum() {
+    for (spec, group) in [
+        ("switch:6", "|G| = 6, 1 rank orbit"),
+        ("dgx-a100:1", "|G| = 8, 1 rank orbit"),
+        ("dgx-a100:2", "|G| = 16, 1 rank orbit"),
+        ("dgx-a100:3", "|G| = 24, 1 rank orbit"),
+        ("dgx-a100:8", "|G| = 64, 1 rank orbit"),
+    ] {
+        fast(spec, group);
+    }
+    // Table 5.7's A100 x2 row through the fast path: k = 13 trees per rank, U = 3/5.
+    let f = forest(&topo("dgx-a100:2"), None).unwrap();
+    assert_eq!((f.k, f.u), (13, Rat::new(3, 5)));
+}
+
+#[test]
+fn dgx_a100_128_facts() {
+    // 1024 GPUs: 1/x* = 127/25 (a box's 8 NICs of 25 GB/s carry the other 127 boxes' data),
+    // k = 1, U = 127/25: each NIC link carries exactly floor(U 25) = 127 trees, i.e. every
+    // tree enters every other box exactly once.
+    let t = topo("dgx-a100:128");
+    let f = forest(&t, None).unwrap();
+    assert_eq!((f.k, f.u), (1, Rat::new(127, 25)));
+    assert_eq!(f.symmetry.as_deref(), Some("|G| = 1024, 1 rank orbit"));
+    check_forest(&t, &f);
+    let nic = t.link_between(t.node_index("box5.gpu3").unwrap(), t.node_index("box5.nic3").unwrap()).unwrap();
+    assert_eq!(f.trees.iter().filter(|tr| tr.edges.iter().any(|e| e.2.contains(&nic))).count(), 127);
+}
+
+#[test]
+fn greedy_shortfall_and_wrong_groups_fall_back() {
+    // mi250: the box shift acts freely, but the greedy gets stuck on the xGMI mesh.
+    let t = topo("mi250:2,gcds=8");
+    assert!(symmetric_switched::Group::detect(&t).is_some());
+    assert_eq!(optimal(&t).symmetry, None);
+    // A file reusing the name dgx-a100:2 with one NIC-rail cable slower (both ways): the GPU
+    // shift is no automorphism any more, nor is the box shift.
+    let good = topo("dgx-a100:2");
+    let mut tb = TopologyBuilder::new("dgx-a100:2");
+    for v in &good.nodes {
+        tb.node(v.name.clone(), v.kind, v.group.as_deref());
+    }
+    let (nic, ib) = (good.node_index("box1.nic2").unwrap(), good.node_index("ib0").unwrap());
+    let slow = [good.link_between(nic, ib).unwrap(), good.link_between(ib, nic).unwrap()];
+    for (i, l) in good.links.iter().enumerate() {
+        let bw = if slow.contains(&i) { l.bandwidth / Rat::from_integer(5) } else { l.bandwidth };
+        tb.link(l.src, l.dst, bw, 1.0);
+    }
+    let odd = tb.build().unwrap();
+    assert!(symmetric_switched::Group::detect(&good).is_some());
+    assert!(symmetric_switched::Group::detect(&odd).is_none());
+    assert_eq!(optimal(&odd).symmetry, None);
 }
