@@ -97,9 +97,10 @@ impl Cayley {
     }
 }
 
-/// Rank 0's trees as groups of identical trees: `(count, edges (parent, child, type))`,
-/// parents first; counts sum to `k`.
-type RootTrees = Vec<(Cap, Vec<(usize, usize, usize)>)>;
+/// A representative's trees as groups of identical trees: `(count, edges (parent, child,
+/// type))`, parents first, counts summing to `k` (the type is a link type here, a route type in
+/// `symmetric_switched`).
+pub(super) type RootTrees = Vec<(Cap, Vec<(usize, usize, usize)>)>;
 
 /// The forest of `k` trees per rank within the link capacities `caps`, built from rank 0's
 /// trees and translated to every root, or None when the layered transportation falls short.

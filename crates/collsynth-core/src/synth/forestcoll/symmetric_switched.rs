@@ -188,7 +188,7 @@ pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap]) -> Option<Vec<T
     let mut out = Vec::new();
     for (i, &rep) in grp.reps.iter().enumerate() {
         let routes = routes(topo, grp, i, rep)?;
-        let mut grown: Vec<(Cap, Vec<(usize, usize, usize)>)> = Vec::new();
+        let mut grown: super::symmetric::RootTrees = Vec::new();
         for _ in 0..k {
             let t = grow(topo, grp, rep, &routes, &mut left)?;
             match grown.iter_mut().find(|(_, e)| *e == t) {
