@@ -7,6 +7,7 @@
 
 pub mod expand;
 pub mod spec;
+pub mod transpose_iso;
 
 mod clusters;
 mod direct;

@@ -21,7 +21,13 @@
 //!   rounded to whole chunks (App. E.2); plain BFB topologies only.
 //! * [`mod@hetero`]: option `hetero` = 1, link latencies in the (u, t) problem (App. E.3,
 //!   LP (14)), for the request's size M; plain BFB topologies, not with `chunks`.
+//! * [`mod@bi`]: on `bi(G)`, appendix A.6's split of G's schedule or BFB on the union
+//!   (option `bi-method`).
+//! * [`mod@time_only`]: the costs of a schedule from its plans alone (`--time-only`).
 
+pub mod bi;
+#[cfg(test)]
+mod bi_tests;
 pub mod chunked;
 #[cfg(test)]
 mod chunked_tests;
@@ -54,7 +60,7 @@ pub const BFB: Algorithm = Algorithm {
     help: "Breadth-First-Broadcast (direct-connect paper): D-step allgather over shortest paths, \
            per-step loads balanced exactly; reduce-scatter by transposition (no switches)",
     collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
-    options: &["chunks", "hetero"],
+    options: &["chunks", "hetero", "bi-method"],
     synthesize,
 };
 
@@ -68,6 +74,10 @@ const MIN_NODES_PER_THREAD: usize = 64;
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let (chunks, hetero) = options(topo, collective, req)?;
+    // bi(G): appendix A.6's split schedule or BFB on the union (`bi`).
+    if let Some(method) = bi::method_for(topo, req, chunks.is_none() && hetero.is_none())? {
+        return bi::schedule(topo, collective, method, chunks, hetero);
+    }
     match collective {
         // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {

@@ -13,6 +13,7 @@
 //! (`cost::direct`) are recomputed per step from the same exact rationals, and the `f64`
 //! sums are taken in the same order: equal bit for bit (tested against the full path).
 
+use super::bi::{self, BiMethod};
 use super::{options, Phases, Plan};
 use crate::cost::direct::DirectCosts;
 use crate::error::{CollsynthError, Result};
@@ -53,11 +54,23 @@ struct StepCost {
 /// The costs of `synthesize(topo, collective, req)` with bfb at `size` bytes (see the
 /// module docs). Guarantees: every field equals what the full path's schedule gets
 /// (`direct_costs`, `alpha_beta`, `steps`, `provenance.details`). `BadInput` where the
-/// full path would refuse, and for the allgather of a `line^k(..)` / `degree*n(..)`
-/// expansion, which is mapped from its base's schedule and has no plan.
+/// full path would refuse, for the allgather of a `line^k(..)` / `degree*n(..)`
+/// expansion, which is mapped from its base's schedule and has no plan, and for a `bi(G)`
+/// whose schedule may be the split one (unless `bi-method` = `union`).
 pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<TimeOnly> {
     let req = Request { size: Some(size), ..req.clone() };
     let (chunks, hetero) = options(topo, collective, &req)?;
+    let union = match bi::method_for(topo, &req, chunks.is_none() && hetero.is_none())? {
+        None => false,
+        Some(BiMethod::Union) => true,
+        Some(_) => {
+            return Err(CollsynthError::bad(format!(
+                "--time-only: the schedule of '{}' may be appendix A.6's split, which is measured on its \
+                 transfers; add --bi-method union or drop --time-only",
+                topo.name
+            )))
+        }
+    };
     if collective == Collective::Allgather && super::expand::is_mapped(topo) {
         return Err(CollsynthError::bad(format!(
             "--time-only: the allgather of '{}' is mapped from its base's schedule and has no BFB plan; \
@@ -73,7 +86,11 @@ pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: R
     if let Some(ag) = ph.ag() {
         steps.extend(step_costs(ag));
     }
-    Ok(from_steps(topo, collective, &steps, size, ph.details()))
+    let mut details = ph.details();
+    if union {
+        details.push(bi::method_detail("union"));
+    }
+    Ok(from_steps(topo, collective, &steps, size, details))
 }
 
 /// Sum the steps as `cost::alpha_beta` and `cost::direct_costs` do (same order, same exact
