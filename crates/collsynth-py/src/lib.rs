@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod bfb;
 mod circulant;
 mod find;
 mod forestcoll;
@@ -363,6 +364,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bounds, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
+    bfb::register(m)?;
     circulant::register(m)?;
     find::register(m)?;
     forestcoll::register(m)?;

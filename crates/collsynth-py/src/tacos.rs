@@ -2,7 +2,7 @@
 
 use crate::{collective_arg, guard, size_arg, PySchedule, PyTopology};
 use collsynth_core::synth::tacos;
-use collsynth_core::synth::Request;
+use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::restrict::restrict_ranks;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -24,6 +24,7 @@ fn tacos_time<'py>(
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
+    guard(|| synth::checked(&topo.inner, c, tacos::TACOS.name, &req).map(|_| ()))?;
     let start = Instant::now();
     let t = py.detach(|| guard(|| tacos::time_only(&topo.inner, c, &req, Some(m))))?;
     let secs = start.elapsed().as_secs_f64();

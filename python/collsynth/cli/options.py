@@ -18,6 +18,7 @@ ALGORITHM_OPTIONS = [
     "counts",
     "chunks",
     "hetero",
+    "bi-method",
     "variant",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def register(sub) -> None:
     p.add_argument(
         "--time-only",
         action="store_true",
-        help="tacos only: print the collective time without building the schedule (huge N)",
+        help="tacos and bfb: report the collective time without building the schedule (huge N)",
     )
     add_pipeline(p)
     add_algorithm_options(p)
@@ -48,38 +49,76 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
-def run_time_only(args) -> int:
-    """`--time-only`: TACOS's own clock, no IR, no verification (nothing to verify)."""
-    from collsynth import _core
+def _tacos_time(topo: Topology, args) -> tuple[dict, list[list]]:
+    """TACOS's own clock (for point-to-point topologies the simulator's time)."""
+    r = _core.tacos_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    keys = {
+        "time_us": r["time_us"],
+        "synthesis_seconds": r["synthesis_seconds"],
+        "events": r["events"],
+        "parts": [{"part": n, "seed": sd, "time_us": t} for n, sd, t in r["parts"]],
+    }
+    rows = [
+        ["algorithm", "tacos (time only)"],
+        ["synthesis (s)", f"{keys['synthesis_seconds']:.4f}"],
+        ["collective time (us)", f"{keys['time_us']:.3f}"],
+    ]
+    rows += [[f"  {p['part']} (seed {p['seed']})", f"{p['time_us']:.3f}"] for p in keys["parts"]]
+    return keys, rows
 
-    if args.algorithm != "tacos":
-        raise BadInput("--time-only applies to --algorithm tacos only")
+
+def _bfb_time(topo: Topology, args) -> tuple[dict, list[list]]:
+    """BFB's plans alone: the alpha-beta terms, T_L and T_B exactly as the emitted schedule
+    would get them; `time_us` is the analytic model's (the simulator needs the transfers)."""
+    r = _core.bfb_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    details = {k: json.loads(v) for k, v in r.pop("details")}
+    keys = {**r, **details}
+    time_us = keys["alpha_beta_us"]
+    rows = [
+        ["algorithm", "bfb (time only)"],
+        ["synthesis (s, plans)", f"{keys['synthesis_seconds']:.4f}"],
+        ["steps", str(keys["steps"])],
+        [
+            "alpha-beta time (us)",
+            f"{time_us:.3f}  (T_L {keys['latency_us']:.3f} + T_B {keys['bandwidth_us']:.3f})",
+        ],
+        ["algbw / busbw (GB/s)", f"{keys['algbw_GBps']:.3f} / {keys['busbw_GBps']:.3f}"],
+        ["latency steps / bandwidth factor", f"{keys['latency_steps']} / {keys['bandwidth_factor']}"],
+    ]
+    rows += [[k.replace("_", " "), str(v)] for k, v in details.items()]
+    return keys, rows
+
+
+# --time-only: the algorithms that can report a schedule's time without building it.
+TIME_ONLY = {"tacos": _tacos_time, "bfb": _bfb_time}
+
+
+def run_time_only(args) -> int:
+    """`--time-only`: the algorithm's own account of the time, no IR, no verification (nothing
+    to verify), hence no -o, --format msccl-xml or --pipeline (they need the schedule)."""
+    if args.algorithm not in TIME_ONLY:
+        raise BadInput(f"--time-only applies to --algorithm {' or '.join(TIME_ONLY)} only")
     if args.output:
         raise BadInput("--time-only writes no schedule: drop -o")
+    if args.format != "json" or msccl_given(args):
+        raise BadInput("--time-only exports nothing: drop --format and the MSCCL options")
+    if args.pipeline_given:
+        raise BadInput("--pipeline applies to the simulator, which --time-only does not run")
     topo = Topology.resolve(args.topo)
-    r = _core.tacos_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    keys, rows = TIME_ONLY[args.algorithm](topo, args)
     s = with_version(
         topo.name,
         {
-            "N": r["N"],
+            "N": keys.pop("N", topo.n_ranks),
             "collective": args.collective,
-            "algorithm": "tacos",
+            "algorithm": args.algorithm,
             "size_bytes": float(Fraction(_core.size_bytes(str(args.size)))),
-            "time_us": r["time_us"],
-            "synthesis_seconds": r["synthesis_seconds"],
-            "events": r["events"],
-            "parts": [{"part": n, "seed": sd, "time_us": t} for n, sd, t in r["parts"]],
+            **keys,
         },
     )
     if args.json:
         emit_json(s)
         return 0
-    rows = [
-        ["algorithm", "tacos (time only)"],
-        ["synthesis (s)", f"{s['synthesis_seconds']:.4f}"],
-        ["collective time (us)", f"{s['time_us']:.3f}"],
-    ]
-    rows += [[f"  {p['part']} (seed {p['seed']})", f"{p['time_us']:.3f}"] for p in s["parts"]]
     console.print(
         table(f"{args.collective} on {topo.name} (N={s['N']})", [("", "left"), ("", "right")], rows)
     )

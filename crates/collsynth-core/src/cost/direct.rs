@@ -7,7 +7,7 @@
 //! in hops and its busiest link over the whole schedule. Allreduce is whatever the schedule
 //! is (reduce-scatter then allgather for the composed ones), steps continuing.
 
-use crate::ir::Schedule;
+use crate::ir::{Collective, Schedule};
 use crate::rational::Rat;
 use crate::topology::Topology;
 use num_traits::Zero;
@@ -29,15 +29,25 @@ pub struct DirectCosts {
 /// The costs of `s` on `topo` (see the module docs). Guarantees: a unidirectional ring
 /// allgather gives (N-1, (N-1)/N); a bandwidth-optimal schedule gives (N-1)/N.
 pub fn direct_costs(s: &Schedule, topo: &Topology) -> DirectCosts {
-    let egress = topo.ranks().iter().map(|&v| topo.egress(v)).max().unwrap_or_default();
     let stepped = !s.transfers.is_empty() && s.transfers.iter().all(|t| t.step.is_some());
     let (latency_steps, per_byte) = if stepped { by_steps(s, topo) } else { one_phase(s, topo) };
-    let n = topo.n_ranks();
-    let passes = if s.collective == crate::ir::Collective::Allreduce { 2 } else { 1 };
-    let d = topo.ranks().iter().map(|&v| topo.out_links(v).len()).max().unwrap_or(0);
-    let moore_steps = (topo.n_switches() == 0).then(|| passes * crate::bound::latency::moore_steps(n, d));
-    let optimum_factor = Rat::new(passes as i128 * (n as i128 - 1), n.max(1) as i128);
-    DirectCosts { latency_steps, bandwidth_factor: per_byte * egress, moore_steps, optimum_factor }
+    DirectCosts::new(topo, s.collective, latency_steps, per_byte)
+}
+
+impl DirectCosts {
+    /// The costs of a `collective` schedule on `topo` that takes `latency_steps` hops and
+    /// `per_byte` (time per byte of M, in 1/(GB/s)) in its bandwidth term, with the optima of
+    /// `topo`. What [`direct_costs`] reports, for a caller that measured the schedule itself
+    /// (BFB's `--time-only` reads them from its plans).
+    pub fn new(topo: &Topology, collective: Collective, latency_steps: usize, per_byte: Rat) -> DirectCosts {
+        let egress = topo.ranks().iter().map(|&v| topo.egress(v)).max().unwrap_or_default();
+        let n = topo.n_ranks();
+        let passes = if collective == Collective::Allreduce { 2 } else { 1 };
+        let d = topo.ranks().iter().map(|&v| topo.out_links(v).len()).max().unwrap_or(0);
+        let moore_steps = (topo.n_switches() == 0).then(|| passes * crate::bound::latency::moore_steps(n, d));
+        let optimum_factor = Rat::new(passes as i128 * (n as i128 - 1), n.max(1) as i128);
+        DirectCosts { latency_steps, bandwidth_factor: per_byte * egress, moore_steps, optimum_factor }
+    }
 }
 
 /// Sum over steps of the longest route and of the busiest link's time per byte of M.
@@ -77,7 +87,6 @@ fn busiest(topo: &Topology, loads: impl Iterator<Item = (usize, Rat)>) -> Rat {
 mod tests {
     use super::*;
     use crate::api;
-    use crate::ir::Collective;
     use crate::rational::rat;
     use crate::synth::Request;
     use crate::zoo::from_spec;

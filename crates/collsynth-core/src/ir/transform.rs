@@ -1,6 +1,8 @@
 //! The shared transformations, written once: reversal (allgather -> reduce-scatter,
 //! broadcast -> reduce), composition (reduce-scatter + allgather -> allreduce, reduce +
-//! broadcast -> allreduce), splitting into pipeline chunks, and graph transposition.
+//! broadcast -> allreduce), splitting into pipeline chunks, graph transposition, moving a
+//! schedule onto other ranks and links (an isomorphism), and running schedules side by side
+//! on slices of every shard.
 
 use super::{Collective, Op, Piece, Schedule, Transfer};
 use crate::error::{CollsynthError, Result};
@@ -159,4 +161,68 @@ pub fn split(s: &Schedule, k: usize) -> Schedule {
         }
     }
     out
+}
+
+/// `s` moved by a graph map: rank r becomes `ranks[r]` (a permutation), link l becomes
+/// `links[l]` (of the target topology), and with N shards (one per rank) shard v becomes
+/// shard `ranks[v]`; the root of a rooted collective too. Pieces, ops, dependencies and steps are kept. Guarantees:
+/// if the maps send every route of `s` onto a route of the target between the mapped ranks,
+/// the result is the same collective there, with the same steps and per-step link loads.
+pub fn relabel(s: &Schedule, ranks: &[usize], links: &[usize]) -> Schedule {
+    let per_rank = s.shards.len() == s.n_ranks && !s.collective.is_rooted();
+    let pieces = s
+        .pieces
+        .iter()
+        .map(|p| Piece { shard: if per_rank { ranks[p.shard] } else { p.shard }, ..p.clone() })
+        .collect();
+    let transfers = s
+        .transfers
+        .iter()
+        .map(|t| Transfer {
+            src: ranks[t.src],
+            dst: ranks[t.dst],
+            route: t.route.iter().map(|&l| links[l]).collect(),
+            ..t.clone()
+        })
+        .collect();
+    let root = if s.collective.is_rooted() { ranks[s.root] } else { s.root };
+    Schedule { root, pieces, transfers, ..s.clone() }
+}
+
+/// Run `parts` side by side: part i moves the slice `[o_i, o_i + w_i)` of every shard
+/// (w_i its weight, o_i the weights before it; weights positive, summing to 1), its piece
+/// [a, b) becoming [o_i + w_i a, o_i + w_i b). Transfers keep their steps (so part i's step
+/// t runs with every other part's step t) and their dependencies within their part. All
+/// parts must be the same collective on the same ranks and shards, without scratch slots.
+/// Guarantees: the result is that collective (each slice is delivered by its part).
+pub fn side_by_side(parts: &[(&Schedule, Rat)]) -> Result<Schedule> {
+    let Some(&(first, _)) = parts.first() else {
+        return Err(CollsynthError::internal("side_by_side needs at least one schedule"));
+    };
+    let same =
+        |s: &Schedule| s.collective == first.collective && s.n_ranks == first.n_ranks && s.shards == first.shards;
+    if !parts.iter().all(|(s, _)| same(s) && !s.uses_scratch()) {
+        return Err(CollsynthError::internal("side_by_side needs one collective on the same ranks and shards"));
+    }
+    let one = Rat::from_integer(1);
+    if parts.iter().any(|(_, w)| *w <= Rat::from_integer(0)) || parts.iter().map(|(_, w)| *w).sum::<Rat>() != one {
+        return Err(CollsynthError::internal("side_by_side weights must be positive and sum to 1"));
+    }
+    let mut out = Schedule { pieces: Vec::new(), transfers: Vec::new(), ..first.clone() };
+    let mut offset = Rat::from_integer(0);
+    for &(s, w) in parts {
+        let (piece_base, transfer_base) = (out.pieces.len(), out.transfers.len());
+        out.pieces.extend(s.pieces.iter().map(|p| Piece {
+            shard: p.shard,
+            start: offset + w * p.start,
+            end: offset + w * p.end,
+        }));
+        out.transfers.extend(s.transfers.iter().map(|t| Transfer {
+            piece: piece_base + t.piece,
+            after: t.after.iter().map(|a| transfer_base + a).collect(),
+            ..t.clone()
+        }));
+        offset += w;
+    }
+    Ok(out)
 }

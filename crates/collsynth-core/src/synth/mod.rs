@@ -56,10 +56,10 @@ pub fn find(name: &str) -> Result<&'static Algorithm> {
     })
 }
 
-/// Synthesize with one algorithm after checking that it supports the collective, the
-/// root is a rank and every option applies. The result is NOT yet verified: callers go
-/// through `crate::api::synthesize`, which verifies.
-pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Request) -> Result<Schedule> {
+/// The algorithm named `algorithm`, after checking that it supports `collective`, that the
+/// root is a rank and that every option of `req` applies to it (`BadInput` otherwise): what
+/// [`run`] checks before synthesizing, and a `--time-only` path before computing.
+pub fn checked(topo: &Topology, collective: Collective, algorithm: &str, req: &Request) -> Result<&'static Algorithm> {
     let alg = find(algorithm)?;
     if !alg.collectives.contains(&collective) {
         return Err(CollsynthError::bad(format!(
@@ -75,6 +75,13 @@ pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Reque
     if let Some(k) = req.options.keys().find(|k| !alg.options.contains(&k.as_str())) {
         return Err(CollsynthError::bad(format!("option --{k} does not apply to algorithm '{}'", alg.name)));
     }
+    Ok(alg)
+}
+
+/// Synthesize with one algorithm after [`checked`]. The result is NOT yet verified: callers
+/// go through `crate::api::synthesize`, which verifies.
+pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Request) -> Result<Schedule> {
+    let alg = checked(topo, collective, algorithm, req)?;
     let mut s = (alg.synthesize)(topo, collective, req)?;
     let details = std::mem::take(&mut s.provenance.details);
     s.provenance = crate::ir::Provenance {

@@ -8,6 +8,7 @@
 pub mod expand;
 pub mod spec;
 pub mod symmetry;
+pub mod transpose_iso;
 
 mod clusters;
 mod direct;

@@ -21,7 +21,13 @@
 //!   rounded to whole chunks (App. E.2); plain BFB topologies only.
 //! * [`mod@hetero`]: option `hetero` = 1, link latencies in the (u, t) problem (App. E.3,
 //!   LP (14)), for the request's size M; plain BFB topologies, not with `chunks`.
+//! * [`mod@bi`]: on `bi(G)`, appendix A.6's split of G's schedule or BFB on the union
+//!   (option `bi-method`).
+//! * [`mod@time_only`]: the costs of a schedule from its plans alone (`--time-only`).
 
+pub mod bi;
+#[cfg(test)]
+mod bi_tests;
 pub mod chunked;
 #[cfg(test)]
 mod chunked_tests;
@@ -32,6 +38,9 @@ mod hetero_tests;
 pub mod solve;
 #[cfg(test)]
 mod tests;
+pub mod time_only;
+#[cfg(test)]
+mod time_only_tests;
 
 use super::{Algorithm, Request};
 use crate::error::{CollsynthError, Result};
@@ -42,7 +51,8 @@ use crate::rational::{to_fraction_string, Rat};
 use crate::topology::Topology;
 use num_traits::{One, Zero};
 use solve::{solve, split_members, Problem, Solution};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 pub const BFB: Algorithm = Algorithm {
@@ -50,45 +60,55 @@ pub const BFB: Algorithm = Algorithm {
     help: "Breadth-First-Broadcast (direct-connect paper): D-step allgather over shortest paths, \
            per-step loads balanced exactly; reduce-scatter by transposition (no switches)",
     collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
-    options: &["chunks", "hetero"],
+    options: &["chunks", "hetero", "bi-method"],
     synthesize,
 };
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&BFB];
 
 /// Largest N: the plan keeps N^2 distances and the schedule has at least N (N - 1) transfers.
-pub const MAX_RANKS: usize = 1 << 14;
+pub const MAX_RANKS: usize = 1 << RANK_BITS;
 
 /// Below this many nodes per thread the plan runs on one thread (spawning costs more).
 const MIN_NODES_PER_THREAD: usize = 64;
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
-    let chunks = chunked::chunks_option(req)?;
-    let hetero = hetero::hetero_option(req)?;
-    if chunks.is_some() && hetero.is_some() {
-        return Err(CollsynthError::bad("bfb: --chunks and --hetero cannot be combined"));
+    let (chunks, hetero) = options(topo, collective, req)?;
+    // bi(G): appendix A.6's split schedule or BFB on the union (`bi`).
+    if let Some(method) = bi::method_for(topo, req, chunks.is_none() && hetero.is_none())? {
+        return bi::schedule(topo, collective, method, chunks, hetero);
     }
     match collective {
-        // The mapped schedules add their own cuts (Def 2: multiples of 1/(n d)), so P chunks
-        // could not be kept without re-deriving the mappings; chunking is plain BFB only.
-        Collective::Allgather if chunks.is_some() && expand::is_mapped(topo) => Err(CollsynthError::bad(format!(
-            "--chunks applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
-            topo.name
-        ))),
-        // The mapping (Def 1/2) copies the base's splits, which know nothing of latencies.
-        Collective::Allgather if hetero.is_some() && expand::is_mapped(topo) => Err(CollsynthError::bad(format!(
-            "--hetero applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
-            topo.name
-        ))),
         // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
             None => allgather_with(topo, chunks, hetero),
         },
-        Collective::ReduceScatter => reduce_scatter_with(topo, chunks, hetero),
-        Collective::Allreduce => allreduce_with(topo, chunks, hetero),
-        c => Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
+        _ => schedule_with(topo, collective, chunks, hetero),
     }
+}
+
+/// The `chunks` and `hetero` options of `req` for `collective` on `topo`; `BadInput` when
+/// they are combined or when the allgather is mapped from a base (neither applies there).
+fn options(topo: &Topology, collective: Collective, req: &Request) -> Result<(Option<Cap>, Option<Rat>)> {
+    let chunks = chunked::chunks_option(req)?;
+    let hetero = hetero::hetero_option(req)?;
+    if chunks.is_some() && hetero.is_some() {
+        return Err(CollsynthError::bad("bfb: --chunks and --hetero cannot be combined"));
+    }
+    if collective == Collective::Allgather && expand::is_mapped(topo) {
+        // The mapped schedules add their own cuts (Def 2: multiples of 1/(n d)), so P chunks
+        // could not be kept without re-deriving the mappings; and the mapping (Def 1/2)
+        // copies the base's splits, which know nothing of latencies.
+        let option = if chunks.is_some() { Some("--chunks") } else { hetero.map(|_| "--hetero") };
+        if let Some(o) = option {
+            return Err(CollsynthError::bad(format!(
+                "{o} applies to plain BFB topologies; the allgather of '{}' is mapped from its base",
+                topo.name
+            )));
+        }
+    }
+    Ok((chunks, hetero))
 }
 
 /// The optimal BFB allgather of `topo` (no switches): D = diameter steps, each step's busiest
@@ -100,10 +120,7 @@ pub fn allgather(topo: &Topology) -> Result<Schedule> {
 /// [`allgather`], or with `chunks` = P the chunked variant ([`mod@chunked`]), or with
 /// `hetero` = M the latency-aware one for size M ([`mod@hetero`]).
 fn allgather_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
-    let p = plan_full(topo, chunks, hetero)?;
-    let mut s = emit(&p, &p.cuts)?;
-    s.provenance.details = p.one_phase_details();
-    Ok(s)
+    schedule_with(topo, Collective::Allgather, chunks, hetero)
 }
 
 /// Reduce-scatter: BFB on the transpose, reversed (same steps and bandwidth term as that
@@ -113,12 +130,7 @@ pub fn reduce_scatter(topo: &Topology) -> Result<Schedule> {
 }
 
 fn reduce_scatter_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
-    let t = asymmetric_transpose(topo);
-    let made_on = t.as_ref().unwrap_or(topo);
-    let p = plan_full(made_on, chunks, hetero)?;
-    let mut s = reverse(&emit(&p, &p.cuts)?, made_on, topo)?;
-    s.provenance.details = p.one_phase_details();
-    Ok(s)
+    schedule_with(topo, Collective::ReduceScatter, chunks, hetero)
 }
 
 /// Allreduce = reduce-scatter then allgather on common pieces: 2 D steps (a topology and its
@@ -127,30 +139,120 @@ pub fn allreduce(topo: &Topology) -> Result<Schedule> {
     allreduce_with(topo, None, None)
 }
 
-/// Both halves' pieces are multiples of 1/P with `chunks` = P, so their refinement is too.
 fn allreduce_with(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Schedule> {
-    let ag = plan_full(topo, chunks, hetero)?;
-    let t = asymmetric_transpose(topo);
-    let rs_owned = t.as_ref().map(|t| plan_full(t, chunks, hetero)).transpose()?;
-    let rs = rs_owned.as_ref().unwrap_or(&ag);
-    let made_on = t.as_ref().unwrap_or(topo);
-    let cuts: Vec<Vec<Rat>> = ag.cuts.iter().zip(&rs.cuts).map(|(a, b)| merge_cuts(a, b)).collect();
-    let first = reverse(&emit(rs, &cuts)?, made_on, topo)?;
-    let mut s = compose(&first, &emit(&ag, &cuts)?, Collective::Allreduce)?;
-    s.root = 0;
-    let mut details = vec![
-        ("tau".to_string(), quoted(&(rs.tau() + ag.tau()))),
-        ("bandwidth_optimal".to_string(), (rs.bandwidth_optimal() && ag.bandwidth_optimal()).to_string()),
-    ];
-    if let Some(p) = chunks {
-        details.push(("chunks".to_string(), p.to_string()));
-        details.push(("tau_fractional".to_string(), quoted(&(rs.tau_fractional() + ag.tau_fractional()))));
-    }
-    details.extend(ag.hetero_details(rs.time_sum() + ag.time_sum()));
-    details.extend(rs.details("rs_"));
-    details.extend(ag.details("ag_"));
-    s.provenance.details = details;
+    schedule_with(topo, Collective::Allreduce, chunks, hetero)
+}
+
+/// The plain BFB schedule of `collective` (allgather, reduce-scatter or allreduce) from its
+/// [`Phases`]; `provenance.details` are [`Phases::details`], so `--time-only` (which reads
+/// the same phases without emitting) reports exactly these.
+fn schedule_with(
+    topo: &Topology,
+    collective: Collective,
+    chunks: Option<Cap>,
+    hetero: Option<Rat>,
+) -> Result<Schedule> {
+    let ph = Phases::new(topo, collective, chunks, hetero, true)?;
+    let made_on = ph.made_on(topo);
+    let mut s = match (ph.rs(), ph.ag()) {
+        (None, Some(ag)) => emit(ag, &ag.cuts)?,
+        (Some(rs), None) => reverse(&emit(rs, &rs.cuts)?, made_on, topo)?,
+        (Some(rs), Some(ag)) => {
+            // compose needs identical pieces: both halves on the refinement of their cuts
+            // (with `chunks` = P both are multiples of 1/P, so their refinement is too).
+            let cuts: Vec<Vec<Rat>> = ag.cuts.iter().zip(&rs.cuts).map(|(a, b)| merge_cuts(a, b)).collect();
+            let first = reverse(&emit(rs, &cuts)?, made_on, topo)?;
+            let mut s = compose(&first, &emit(ag, &cuts)?, Collective::Allreduce)?;
+            s.root = 0;
+            s
+        }
+        (None, None) => unreachable!("Phases::new plans at least one phase"),
+    };
+    s.provenance.details = ph.details();
     Ok(s)
+}
+
+/// The solved plans a plain BFB collective is made from: the reduce-scatter's (BFB on the
+/// transpose, to be reversed) and / or the allgather's (on the topology itself).
+struct Phases {
+    plans: Vec<Plan>,
+    /// Indices into `plans`; a topology equal to its transpose shares one plan for both.
+    rs: Option<usize>,
+    ag: Option<usize>,
+    /// The transpose the reduce-scatter's plan was made on; `None`: the topology itself.
+    transposed: Option<Topology>,
+    chunks: Option<Cap>,
+}
+
+impl Phases {
+    /// Plans `topo` (and / or its transpose) for `collective`, which must be allgather,
+    /// reduce-scatter or allreduce (else `BadInput`).
+    /// With `record` = false the plans cannot be emitted (see [`plan_mode`]).
+    fn new(
+        topo: &Topology,
+        collective: Collective,
+        chunks: Option<Cap>,
+        hetero: Option<Rat>,
+        record: bool,
+    ) -> Result<Phases> {
+        let (rs_wanted, ag_wanted) = match collective {
+            Collective::Allgather => (false, true),
+            Collective::ReduceScatter => (true, false),
+            Collective::Allreduce => (true, true),
+            c => return Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
+        };
+        let transposed = if rs_wanted { asymmetric_transpose(topo) } else { None };
+        let mut ph = Phases { plans: Vec::new(), rs: None, ag: None, transposed, chunks };
+        if ag_wanted {
+            ph.plans.push(plan_mode(topo, chunks, hetero, record)?);
+            ph.ag = Some(0);
+        }
+        if rs_wanted {
+            match &ph.transposed {
+                Some(t) => ph.plans.push(plan_mode(t, chunks, hetero, record)?),
+                None if ph.ag.is_none() => ph.plans.push(plan_mode(topo, chunks, hetero, record)?),
+                None => {}
+            }
+            ph.rs = Some(ph.plans.len() - 1);
+        }
+        Ok(ph)
+    }
+
+    fn rs(&self) -> Option<&Plan> {
+        self.rs.map(|i| &self.plans[i])
+    }
+
+    fn ag(&self) -> Option<&Plan> {
+        self.ag.map(|i| &self.plans[i])
+    }
+
+    /// The topology the reduce-scatter's plan is for: the transpose, or `topo` itself.
+    fn made_on<'a>(&'a self, topo: &'a Topology) -> &'a Topology {
+        self.transposed.as_ref().unwrap_or(topo)
+    }
+
+    /// `provenance.details` of the schedule made from these phases (docs/bfb.md): one
+    /// phase's keys, or for allreduce the sums at the top and each half's keys prefixed
+    /// `rs_` / `ag_`.
+    fn details(&self) -> Vec<(String, String)> {
+        let (rs, ag) = match (self.rs(), self.ag()) {
+            (Some(rs), Some(ag)) => (rs, ag),
+            (Some(one), None) | (None, Some(one)) => return one.one_phase_details(),
+            (None, None) => return Vec::new(),
+        };
+        let mut details = vec![
+            ("tau".to_string(), quoted(&(rs.tau() + ag.tau()))),
+            ("bandwidth_optimal".to_string(), (rs.bandwidth_optimal() && ag.bandwidth_optimal()).to_string()),
+        ];
+        if let Some(p) = self.chunks {
+            details.push(("chunks".to_string(), p.to_string()));
+            details.push(("tau_fractional".to_string(), quoted(&(rs.tau_fractional() + ag.tau_fractional()))));
+        }
+        details.extend(ag.hetero_details(rs.time_sum() + ag.time_sum()));
+        details.extend(rs.details("rs_"));
+        details.extend(ag.details("ag_"));
+        details
+    }
 }
 
 /// The transpose of `topo`, or `None` when it has exactly the same links (then schedules
@@ -197,6 +299,8 @@ struct Graph {
     sigma: Rat,
     /// With `hetero`: every link's latency (µs, exact) and the scale k of [`hetero::solve`].
     hetero: Option<(Vec<Rat>, Rat)>,
+    /// Every link's latency (µs) as the cost model reads it (`cost::route_latency`).
+    latency: Vec<f64>,
 }
 
 impl Graph {
@@ -227,7 +331,8 @@ impl Graph {
             .collect();
         let dist: Vec<u16> = in_parallel(n, |range| distances_to(&ins, range)).concat();
         let steps = dist.iter().copied().max().unwrap_or(0) as usize;
-        Ok(Graph { n, ins, dist, steps, sigma, hetero: None })
+        let latency = (0..topo.links.len()).map(|l| crate::cost::route_latency(topo, &[l])).collect();
+        Ok(Graph { n, ins, dist, steps, sigma, hetero: None, latency })
     }
 
     fn row(&self, x: usize) -> &[u16] {
@@ -239,17 +344,23 @@ impl Graph {
 fn distances_to(ins: &[Vec<InLink>], range: Range<usize>) -> Vec<u16> {
     let n = ins.len();
     let mut out = vec![u16::MAX; range.len() * n];
-    let mut queue = VecDeque::with_capacity(n);
+    // Every node enters the queue once per BFS, so a flat array with a read index is the
+    // whole queue (no ring buffer).
+    let mut queue: Vec<u32> = Vec::with_capacity(n);
     for (i, x) in range.enumerate() {
         let row = &mut out[i * n..(i + 1) * n];
         row[x] = 0;
-        queue.push_back(x);
-        while let Some(y) = queue.pop_front() {
-            for inl in &ins[y] {
+        queue.clear();
+        queue.push(x as u32);
+        let mut head = 0;
+        while let Some(&y) = queue.get(head) {
+            head += 1;
+            let next = row[y as usize] + 1;
+            for inl in &ins[y as usize] {
                 let z = inl.from as usize;
                 if row[z] == u16::MAX {
-                    row[z] = row[y] + 1;
-                    queue.push_back(z);
+                    row[z] = next;
+                    queue.push(z as u32);
                 }
             }
         }
@@ -322,8 +433,14 @@ pub struct Plan {
     /// P chunks per shard, if chunked; then `fractional` holds the LP optima (else empty).
     chunks: Option<Cap>,
     fractional: Vec<Rat>,
+    /// `alphas[u * steps + t - 1]`: the largest latency (µs) of an in-link of u that carries
+    /// data at step t (0 without sources).
+    alphas: Vec<f64>,
+    /// Whether every delivery was recorded (`nodes`, `cuts`): only then can it be emitted.
+    recorded: bool,
     nodes: Vec<NodePlan>,
-    /// Per shard, the interior cut points (sorted, distinct) of the splits.
+    /// Per shard, the interior cut points (sorted, distinct) of the splits (empty when not
+    /// `recorded`).
     cuts: Vec<Vec<Rat>>,
     /// Largest and smallest total in-link bandwidth of a rank (GB/s).
     max_ingress: Rat,
@@ -351,18 +468,29 @@ pub fn plan(topo: &Topology) -> Result<Plan> {
 /// (u, t)'s time, [`Plan::time`], and the optima are the busiest link's load of those splits
 /// (what the schedule takes, like the chunked ones).
 fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Plan> {
+    plan_mode(topo, chunks, hetero, true)
+}
+
+/// [`plan_full`]; with `record` = false the deliveries are not recorded (no `nodes`, no
+/// `cuts`: the plan cannot be emitted), which skips handing every class's flow to its
+/// sources when no per-source rounding or load is needed. The optima and per-step
+/// latencies are the same either way (the links that carry data at (u, t) are the senders
+/// with flow, or with chunks / latencies the senders with a load).
+fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>, record: bool) -> Result<Plan> {
     let mut g = Graph::new(topo)?;
     if let Some(m) = hetero {
         let alpha = topo.links.iter().map(|l| hetero::latency_rat(l.latency)).collect::<Result<Vec<Rat>>>()?;
         g.hetero = Some((alpha, hetero::scale(g.sigma, m, g.n)));
     }
-    let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks));
+    let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks, record));
     let mut p = Plan {
         n: g.n,
         steps: g.steps,
         optima: Vec::with_capacity(g.n * g.steps),
         chunks,
         fractional: Vec::new(),
+        alphas: Vec::with_capacity(g.n * g.steps),
+        recorded: record,
         nodes: Vec::with_capacity(g.n),
         cuts: vec![Vec::new(); g.n],
         max_ingress: Rat::zero(),
@@ -378,6 +506,7 @@ fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Resul
         p.dropped.extend(out.dropped);
         p.optima.extend(out.optima);
         p.fractional.extend(out.fractional);
+        p.alphas.extend(out.alphas);
         p.nodes.extend(out.nodes);
         for (v, c) in out.cuts {
             p.cuts[v as usize].push(c);
@@ -401,6 +530,7 @@ struct RangeOut {
     optima: Vec<Rat>,
     /// The LP optima, only when chunked.
     fractional: Vec<Rat>,
+    alphas: Vec<f64>,
     cuts: Vec<(u32, Rat)>,
     /// With `hetero`: every (u, t)'s time U (µs) and its dropped links (u, t, link).
     times: Vec<Rat>,
@@ -409,10 +539,38 @@ struct RangeOut {
     solved: usize,
 }
 
+/// The cache's hasher: subproblem keys are short integer vectors hashed once per (u, t), and
+/// SipHash (the default, resistant to chosen keys, which these are not) cost a few percent of
+/// the whole plan. Multiply-rotate per word (FxHash's scheme).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Per-thread scratch space and the cache of solved subproblems.
 #[derive(Default)]
 struct Worker {
-    cache: HashMap<Problem, Solution>,
+    cache: HashMap<Problem, Solution, BuildHasherDefault<WordHasher>>,
     /// Sender bitmask of every source of the current node (`words` per source).
     masks: Vec<u64>,
     /// Sources of the current node ordered by (distance, mask, rank).
@@ -421,14 +579,17 @@ struct Worker {
     chunks: Option<Cap>,
     /// Subproblems solved outside the cache (hetero: latencies differ per node, so no reuse).
     uncached: usize,
+    /// Record every delivery (see [`plan_mode`]).
+    record: bool,
 }
 
-fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>) -> RangeOut {
-    let mut wk = Worker { chunks, ..Worker::default() };
+fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>, record: bool) -> RangeOut {
+    let mut wk = Worker { chunks, record, ..Worker::default() };
     let mut out = RangeOut {
         nodes: Vec::with_capacity(range.len()),
         optima: Vec::new(),
         fractional: Vec::new(),
+        alphas: Vec::new(),
         cuts: Vec::new(),
         times: Vec::new(),
         dropped: Vec::new(),
@@ -470,7 +631,6 @@ fn sender_masks(g: &Graph, u: usize, masks: &mut Vec<u64>) {
 /// distance starts (`starts[t - 1]..starts[t]`).
 fn order_sources(g: &Graph, u: usize, masks: &[u64], order: &mut Vec<u32>) -> Vec<usize> {
     let (n, row) = (g.n, g.row(u));
-    let words = mask_words(g.ins[u].len());
     let mut starts = vec![0usize; g.steps + 1];
     for &d in row.iter().filter(|&&d| d > 0) {
         starts[d as usize] += 1;
@@ -487,14 +647,26 @@ fn order_sources(g: &Graph, u: usize, masks: &[u64], order: &mut Vec<u32>) -> Ve
         fill[d as usize] += 1;
     }
     for t in 1..=g.steps {
-        sort_by_mask(&mut order[starts[t - 1]..starts[t]], masks, words);
+        sort_by_mask(&mut order[starts[t - 1]..starts[t]], masks, g.ins[u].len());
     }
     starts
 }
 
-/// Sort sources by (mask, rank). One-word masks (up to 64 in-links) sort as packed integers.
-fn sort_by_mask(sources: &mut [u32], masks: &[u64], words: usize) {
-    if words == 1 {
+/// Bits of a rank in a packed sort key: ranks are below [`MAX_RANKS`] = 2^14.
+const RANK_BITS: u32 = 14;
+
+/// Sort sources by (mask, rank), masks over `senders` in-links. One-word masks sort as packed
+/// integers: u64 when mask and rank fit (up to 50 in-links, half the bytes to move and
+/// compare), else u128.
+fn sort_by_mask(sources: &mut [u32], masks: &[u64], senders: usize) {
+    let words = mask_words(senders);
+    if senders as u32 + RANK_BITS <= u64::BITS {
+        let mut keys: Vec<u64> = sources.iter().map(|&v| masks[v as usize] << RANK_BITS | v as u64).collect();
+        keys.sort_unstable();
+        for (s, k) in sources.iter_mut().zip(keys) {
+            *s = (k & ((1 << RANK_BITS) - 1)) as u32;
+        }
+    } else if words == 1 {
         let mut keys: Vec<u128> = sources.iter().map(|&v| (masks[v as usize] as u128) << 32 | v as u128).collect();
         keys.sort_unstable();
         for (s, k) in sources.iter_mut().zip(keys) {
@@ -519,6 +691,7 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
         let chunked = wk.chunks.is_some();
         if sources.is_empty() {
             out.optima.push(Rat::zero());
+            out.alphas.push(0.0);
             if chunked {
                 out.fractional.push(Rat::zero());
             }
@@ -528,8 +701,9 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
             continue;
         }
         out.subproblems += 1;
-        let (taken, optimum) = plan_step(g, u, sources, words, wk, &mut node, &mut out.cuts);
+        let (taken, optimum, alpha) = plan_step(g, u, sources, words, wk, &mut node, &mut out.cuts);
         out.optima.push(taken * g.sigma);
+        out.alphas.push(alpha);
         if chunked {
             out.fractional.push(optimum * g.sigma);
         }
@@ -549,10 +723,12 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
 /// Classes of `sources` (sorted by mask): the runs of equal masks, as ranges.
 fn classes(sources: &[u32], masks: &[u64], words: usize) -> Vec<Range<usize>> {
     let mask = |v: u32| &masks[v as usize * words..(v as usize + 1) * words];
+    // One-word masks compare as integers (a slice comparison is a call to memcmp).
+    let same = |a: u32, b: u32| if words == 1 { masks[a as usize] == masks[b as usize] } else { mask(a) == mask(b) };
     let mut runs = Vec::new();
     let mut begin = 0;
     for i in 1..=sources.len() {
-        if i == sources.len() || mask(sources[i]) != mask(sources[begin]) {
+        if i == sources.len() || !same(sources[i], sources[begin]) {
             runs.push(begin..i);
             begin = i;
         }
@@ -560,10 +736,11 @@ fn classes(sources: &[u32], masks: &[u64], words: usize) -> Vec<Range<usize>> {
     runs
 }
 
-/// Solve (u, t) for `sources` (sorted by mask) and record every source's delivery; returns
-/// (the recorded splits' busiest link, U*) in shards per unit of scaled capacity: equal
-/// unless chunked, where each split is first rounded to whole chunks. With `hetero`, U* is
-/// LP (14)'s time (µs) instead and the first is the latency-aware split's busiest link.
+/// Solve (u, t) for `sources` (sorted by mask) and record every source's delivery (unless
+/// `wk.record` is off); returns (the recorded splits' busiest link, U*) in shards per unit
+/// of scaled capacity: equal unless chunked, where each split is first rounded to whole
+/// chunks. With `hetero`, U* is LP (14)'s time (µs) instead and the first is the
+/// latency-aware split's busiest link. Third: the largest latency of a link carrying data.
 fn plan_step(
     g: &Graph,
     u: usize,
@@ -572,7 +749,7 @@ fn plan_step(
     wk: &mut Worker,
     node: &mut NodePlan,
     cuts: &mut Vec<(u32, Rat)>,
-) -> (Rat, Rat) {
+) -> (Rat, Rat, f64) {
     let ins = &g.ins[u];
     let runs = classes(sources, &wk.masks, words);
     let mut problem = Problem {
@@ -594,19 +771,17 @@ fn plan_step(
             wk.uncached += 1;
             &owned
         }
-        None => {
-            if !wk.cache.contains_key(&problem) {
-                let sol = solve(&problem);
-                wk.cache.insert(problem.clone(), sol);
-            }
-            &wk.cache[&problem]
-        }
+        // One lookup (hash and key comparison) per (u, t); the key is not needed afterwards.
+        None => wk.cache.entry(problem).or_insert_with_key(solve),
     };
     // Chunked or hetero: per local sender, the chunks (units) it carries at this step; and one
     // source's rounding.
     let track = wk.chunks.is_some() || g.hetero.is_some();
     let mut loads: Vec<Cap> = vec![0; if track { ins.len() } else { 0 }];
     let mut rounded: Vec<(u32, Cap)> = Vec::new();
+    // Without recording, the split among a class's sources matters only for per-source
+    // rounding or loads.
+    let runs = if wk.record || track { &runs[..] } else { &[] };
     for (k, r) in runs.iter().enumerate() {
         let members = &sources[r.clone()];
         split_members(&sol.flows[k], members.len(), sol.unit, |i, parts| {
@@ -628,6 +803,9 @@ fn plan_step(
                     (&rounded[..], p)
                 }
             };
+            if !wk.record {
+                return;
+            }
             let via = if parts.len() == 1 {
                 let inl = ins[parts[0].0 as usize];
                 Via::Whole { link: inl.link, from: inl.from }
@@ -644,7 +822,13 @@ fn plan_step(
         None => sol.optimum,
         Some(p) => loads.iter().zip(ins).map(|(&y, inl)| Rat::new(y, p * inl.cap)).max().unwrap_or_default(),
     };
-    (taken, sol.optimum)
+    let carrying: Vec<usize> = if track {
+        (0..ins.len()).filter(|&w| loads[w] > 0).collect()
+    } else {
+        sol.flows.iter().flatten().map(|&(w, _)| w as usize).collect()
+    };
+    let alpha = carrying.into_iter().map(|w| g.latency[ins[w].link as usize]).fold(0.0f64, f64::max);
+    (taken, sol.optimum, alpha)
 }
 
 /// Record a split delivery of source v: consecutive intervals of lengths units / unit in
@@ -687,6 +871,12 @@ impl Plan {
     /// max_u U*_{u,t}: the time of step t is this times the shard size M / N.
     pub fn step_max(&self, t: usize) -> Rat {
         (0..self.n).map(|u| self.optimum(u, t)).max().unwrap_or_default()
+    }
+
+    /// The largest latency (µs) of a link that carries data at step t: what the step costs
+    /// in the analytic model besides its bandwidth term.
+    pub fn step_latency(&self, t: usize) -> f64 {
+        (0..self.n).map(|u| self.alphas[u * self.steps + t - 1]).fold(0.0f64, f64::max)
     }
 
     /// Sum over steps of [`Plan::step_max`]: T_B = (M / N) * this.
@@ -816,6 +1006,9 @@ impl Plan {
 /// the plan's own cuts). Guarantees: pieces tile every shard; each (u, v) delivery is one
 /// transfer per piece of shard v over one link into u, after the piece's arrival at the sender.
 fn emit(p: &Plan, cuts: &[Vec<Rat>]) -> Result<Schedule> {
+    if !p.recorded {
+        return Err(CollsynthError::internal("bfb: a plan without its deliveries cannot be emitted"));
+    }
     let n = p.n;
     let mut e = Emitter::new(n, cuts)?;
     for t in 1..=p.steps {

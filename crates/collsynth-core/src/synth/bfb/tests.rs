@@ -353,7 +353,7 @@ fn reduce_scatter_and_allreduce_by_transposition() {
 fn registered_and_refuses_switches() {
     let alg = synth::find("bfb").unwrap();
     assert_eq!(alg.collectives, &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce]);
-    assert_eq!(alg.options, &["chunks", "hetero"]);
+    assert_eq!(alg.options, &["chunks", "hetero", "bi-method"]);
     let s = synth::run(&topo("torus:3x3"), Collective::Allgather, "bfb", &Request::default()).unwrap();
     assert_eq!(s.provenance.algorithm, "bfb");
     assert_eq!(detail(&s, "bfb_steps"), "2");
