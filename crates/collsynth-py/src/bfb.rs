@@ -1,12 +1,11 @@
 //! Python entry points specific to bfb (registered by `lib.rs`).
 
-use crate::{collective_arg, guard, size_arg, PyTopology};
+use crate::{time_only_call, PyTopology};
 use collsynth_core::rational::{to_f64, to_fraction_string};
-use collsynth_core::synth::{self, bfb, Request};
+use collsynth_core::synth::bfb;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 /// `--time-only`: the BFB schedule's costs from its plans, without the IR, as a dict with the
 /// `synth --json` keys the full path reports for them (`N`, `steps`, `latency_steps`,
@@ -24,13 +23,10 @@ fn bfb_time<'py>(
     options: BTreeMap<String, String>,
     size: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let c = collective_arg(collective)?;
-    let m = size_arg(size)?;
-    let req = Request { root, options, size: Some(m) };
-    guard(|| synth::checked(&topo.inner, c, bfb::BFB.name, &req).map(|_| ()))?;
-    let start = Instant::now();
-    let t = py.detach(|| guard(|| bfb::time_only::time_only(&topo.inner, c, &req, m)))?;
-    let secs = start.elapsed().as_secs_f64();
+    let (t, secs, c, m) =
+        time_only_call(py, topo, (collective, bfb::BFB.name, true), root, options, size, |t, c, r, m| {
+            bfb::time_only::time_only(t, c, r, m)
+        })?;
     let d = PyDict::new(py);
     d.set_item("N", t.n_ranks)?;
     d.set_item("synthesis_seconds", secs)?;

@@ -293,6 +293,33 @@ fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bo
     Ok(d)
 }
 
+/// One `--time-only` call: parse the collective and size, refuse options that do not apply
+/// (as the full path would), then run `f` without the GIL. Returns its result, the seconds it
+/// took, the collective and the size; `sized` puts the size into the request (BFB) or not.
+pub(crate) fn time_only_call<T: Send>(
+    py: Python<'_>,
+    topo: &PyTopology,
+    (collective, algorithm, sized): (&str, &str, bool),
+    root: usize,
+    options: std::collections::BTreeMap<String, String>,
+    size: &str,
+    f: impl FnOnce(
+            &collsynth_core::topology::Topology,
+            Collective,
+            &collsynth_core::synth::Request,
+            Rat,
+        ) -> collsynth_core::Result<T>
+        + Send,
+) -> PyResult<(T, f64, Collective, Rat)> {
+    let c = collective_arg(collective)?;
+    let m = size_arg(size)?;
+    let req = collsynth_core::synth::Request { root, options, size: sized.then_some(m) };
+    guard(|| collsynth_core::synth::checked(&topo.inner, c, algorithm, &req).map(|_| ()))?;
+    let start = std::time::Instant::now();
+    let t = py.detach(|| guard(|| f(&topo.inner, c, &req, m)))?;
+    Ok((t, start.elapsed().as_secs_f64(), c, m))
+}
+
 pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
     guard(|| Collective::parse(name))
 }

@@ -1,13 +1,11 @@
 //! Python entry points specific to tacos (registered by `lib.rs`).
 
-use crate::{collective_arg, guard, size_arg, PySchedule, PyTopology};
+use crate::{guard, time_only_call, PySchedule, PyTopology};
 use collsynth_core::synth::tacos;
-use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::restrict::restrict_ranks;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 /// `--time-only`: the TACOS collective time without materializing the IR, as a dict
 /// (`time_us`, `N`, `synthesis_seconds`, `events`, `parts`: [(name, seed, time_us)]).
@@ -21,13 +19,10 @@ fn tacos_time<'py>(
     options: BTreeMap<String, String>,
     size: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let c = collective_arg(collective)?;
-    let m = size_arg(size)?;
-    let req = Request { root, options, size: None };
-    guard(|| synth::checked(&topo.inner, c, tacos::TACOS.name, &req).map(|_| ()))?;
-    let start = Instant::now();
-    let t = py.detach(|| guard(|| tacos::time_only(&topo.inner, c, &req, Some(m))))?;
-    let secs = start.elapsed().as_secs_f64();
+    let (t, secs, _, _) =
+        time_only_call(py, topo, (collective, tacos::TACOS.name, false), root, options, size, |t, c, r, m| {
+            tacos::time_only(t, c, r, Some(m))
+        })?;
     let d = PyDict::new(py);
     d.set_item("time_us", t.time_us)?;
     d.set_item("N", t.n_ranks)?;
