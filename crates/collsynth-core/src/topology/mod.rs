@@ -5,6 +5,7 @@
 //! smallest latency wins), links are kept sorted by (src, dst), and compute nodes keep their
 //! input order, which defines the ranks.
 
+pub mod automorphism;
 mod builder;
 pub mod json;
 pub mod metrics;

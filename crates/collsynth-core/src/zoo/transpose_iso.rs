@@ -34,20 +34,10 @@ pub struct TransposeMap {
 }
 
 /// Whether `map` is an isomorphism of `g` onto its transpose (see the module docs).
-/// Guarantees: true only for a permutation such that every link u -> v has a link
-/// g(v) -> g(u) of the same bandwidth and latency (then links correspond one to one).
+/// Guarantees: true only for a permutation such that the links u -> v correspond one to one
+/// with links g(v) -> g(u) of the same bandwidth and latency (parallel links included).
 pub fn is_transpose_isomorphism(g: &Topology, map: &[usize]) -> bool {
-    let n = g.n_nodes();
-    let mut seen = vec![false; n];
-    if map.len() != n || map.iter().any(|&x| x >= n || std::mem::replace(&mut seen[x], true)) {
-        return false;
-    }
-    g.links.iter().all(|l| {
-        g.link_between(map[l.dst], map[l.src]).is_some_and(|m| {
-            let m = &g.links[m];
-            m.bandwidth == l.bandwidth && m.latency.to_bits() == l.latency.to_bits()
-        })
-    })
+    crate::topology::automorphism::maps_links(g, &crate::topology::automorphism::link_pairs(g), map, true)
 }
 
 /// An isomorphism of `g` (built from `expr`, or any topology with `expr` = `None`) onto its
