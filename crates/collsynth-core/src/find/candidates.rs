@@ -5,7 +5,7 @@
 
 use super::Candidate;
 use crate::error::Result;
-use crate::synth::bfb;
+use crate::synth::bfb::{self, Symmetry};
 use crate::topology::metrics::bfs_hops;
 use crate::topology::Topology;
 use crate::zoo::{self, Expr};
@@ -265,9 +265,12 @@ pub fn evaluate(spec: &str, d: usize) -> Result<Option<Candidate>> {
     Ok(value)
 }
 
-/// The exact BFB candidate of a built topology of nominal degree `d`.
+/// The exact BFB candidate of a built topology of nominal degree `d`, `expr` the expression
+/// that built it. Where the zoo knows `expr` to be vertex-transitive, BFB solves one rank's
+/// subproblems only (`bfb::profile`: the same steps and tau as the full plan).
 pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
-    let plan = bfb::plan(topo)?;
+    let symmetry = if zoo::vertex_transitive(&expr) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
+    let profile = bfb::profile(topo, symmetry)?;
     let n = topo.n_ranks();
     let bw0 = topo.links.first().map(|l| l.bandwidth);
     let simple = topo.links.len() == n * d && topo.links.iter().all(|l| Some(l.bandwidth) == bw0);
@@ -275,7 +278,7 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     let girth = if symmetric {
         Some(2)
     } else if n <= GIRTH_MAX_NODES {
-        Some(max_girth(topo))
+        Some(max_girth(topo, symmetry))
     } else {
         None
     };
@@ -283,9 +286,9 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
         expr,
         n,
         degree: d,
-        steps: plan.steps(),
-        tau: plan.tau(),
-        diameter: plan.steps(),
+        steps: profile.steps,
+        tau: profile.tau,
+        diameter: profile.steps,
         simple,
         exact: true,
         symmetric,
@@ -294,9 +297,13 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
 }
 
 /// max over nodes u of the shortest directed cycle through u: the distance between two copies
-/// of u in a degree expansion.
-fn max_girth(t: &Topology) -> usize {
-    (0..t.n_nodes())
+/// of u in a degree expansion. Vertex-transitive: node 0's (every node has the same).
+fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
+    let nodes = match symmetry {
+        Symmetry::VertexTransitive => t.n_nodes().min(1),
+        Symmetry::Unknown => t.n_nodes(),
+    };
+    (0..nodes)
         .map(|u| {
             let d = bfs_hops(t, u);
             t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX)

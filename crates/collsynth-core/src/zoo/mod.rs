@@ -7,6 +7,7 @@
 
 pub mod expand;
 pub mod spec;
+pub mod symmetry;
 
 mod clusters;
 mod direct;
@@ -15,6 +16,7 @@ mod machines;
 mod rings;
 
 pub use spec::{Expr, LinkParams, Spec};
+pub use symmetry::vertex_transitive;
 
 use crate::error::{CollsynthError, Result};
 use crate::topology::Topology;
