@@ -63,6 +63,21 @@ pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> 
     Ok(out)
 }
 
+/// The members of [`bases`] that can be product factors (simple, exact, bandwidth-optimal),
+/// in the same order. A spec whose topology is not simple is built but not measured: that is
+/// what spares most BFB plans of the sizes and degrees only products ask for.
+pub fn product_ready_bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for spec in specs(n, d, bidirectional) {
+        if let Some(c) = evaluate_if(&spec, d, |topo| is_simple(topo, d))? {
+            if c.n == n && (c.symmetric || !bidirectional) && c.product_ready() {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The zoo specs of every family member with `n` nodes and degree `d`.
 fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
     let mut s = Vec::new();
@@ -156,18 +171,23 @@ pub fn best_circulants(n: usize, k: usize, directed: bool) -> Vec<Vec<usize>> {
     }
     // Among equal diameters prefer Thm 22's {m, m+1} (the paper's choice, so its names appear).
     let thm22 = boesch_wang(n).filter(|_| k == 2 && !directed);
-    let mut scored: Vec<(Score, Vec<usize>)> = generator_sets(top, k)
-        .into_iter()
-        .filter(|s| s.iter().fold(n, |g, &x| g.gcd(&x)) == 1)
-        .filter_map(|s| {
-            let (diameter, total) = circulant_distances(n, &s, directed)?;
-            let run = s.windows(2).all(|w| w[1] == w[0] + 1);
-            let paper = thm22.is_some_and(|m| s == [m, m + 1]);
-            Some(((diameter, !paper, total, !run), s))
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(CIRCULANTS_KEPT).map(|(_, s)| s).collect()
+    let mut bfs = CirculantBfs::new(n);
+    // The best so far, sorted: once there are enough, a set of larger diameter than the last
+    // kept cannot enter, so its BFS stops at that depth.
+    let mut best: Vec<(Score, Vec<usize>)> = Vec::with_capacity(CIRCULANTS_KEPT + 1);
+    for s in generator_sets(top, k).into_iter().filter(|s| s.iter().fold(n, |g, &x| g.gcd(&x)) == 1) {
+        let limit = if best.len() == CIRCULANTS_KEPT { best[CIRCULANTS_KEPT - 1].0 .0 } else { usize::MAX };
+        let Some((diameter, total)) = bfs.distances(&s, directed, limit) else { continue };
+        let run = s.windows(2).all(|w| w[1] == w[0] + 1);
+        let paper = thm22.is_some_and(|m| s == [m, m + 1]);
+        let entry = ((diameter, !paper, total, !run), s);
+        let at = best.partition_point(|b| *b < entry);
+        if at < CIRCULANTS_KEPT {
+            best.insert(at, entry);
+            best.truncate(CIRCULANTS_KEPT);
+        }
+    }
+    best.into_iter().map(|(_, s)| s).collect()
 }
 
 /// How a circulant ranks: (diameter, not Thm 22's set, total distance, not a run).
@@ -215,33 +235,54 @@ fn binomial(n: usize, k: usize) -> u128 {
     r
 }
 
-/// (diameter, sum of distances) from 0 in the circulant, or None if some node is unreachable.
-fn circulant_distances(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
-    let mut shifts = offsets.to_vec();
-    if !directed {
-        shifts.extend(offsets.iter().map(|&o| n - o));
+/// Breadth-first search from 0 in circulants on Z_n, with buffers reused across generator sets.
+struct CirculantBfs {
+    n: usize,
+    dist: Vec<u32>,
+    queue: Vec<u32>,
+    shifts: Vec<usize>,
+}
+
+impl CirculantBfs {
+    fn new(n: usize) -> CirculantBfs {
+        CirculantBfs { n, dist: vec![u32::MAX; n], queue: Vec::with_capacity(n), shifts: Vec::new() }
     }
-    let mut dist = vec![usize::MAX; n];
-    dist[0] = 0;
-    let mut frontier = vec![0usize];
-    let (mut depth, mut total, mut seen) = (0, 0, 1);
-    while !frontier.is_empty() {
-        depth += 1;
-        let mut next = Vec::new();
-        for &u in &frontier {
-            for &s in &shifts {
-                let v = (u + s) % n;
-                if dist[v] == usize::MAX {
-                    dist[v] = depth;
-                    total += depth;
-                    seen += 1;
-                    next.push(v);
+
+    /// (diameter, sum of distances) from 0 in the circulant with `offsets` (i -> i+o, and
+    /// i -> i-o unless `directed`); None if some node is unreachable or farther than `limit`
+    /// (the search stops there).
+    fn distances(&mut self, offsets: &[usize], directed: bool, limit: usize) -> Option<(usize, usize)> {
+        let n = self.n;
+        self.shifts.clear();
+        self.shifts.extend_from_slice(offsets);
+        if !directed {
+            self.shifts.extend(offsets.iter().map(|&o| n - o));
+        }
+        self.dist.fill(u32::MAX);
+        self.queue.clear();
+        self.dist[0] = 0;
+        self.queue.push(0);
+        let (mut head, mut total) = (0, 0);
+        while head < self.queue.len() {
+            let u = self.queue[head] as usize;
+            head += 1;
+            let next = self.dist[u] + 1;
+            if next as usize > limit && self.queue.len() < n {
+                return None;
+            }
+            for &s in &self.shifts {
+                // u + s < 2n: one subtraction instead of a division.
+                let v = if u + s >= n { u + s - n } else { u + s };
+                if self.dist[v] == u32::MAX {
+                    self.dist[v] = next;
+                    total += next as usize;
+                    self.queue.push(v as u32);
                 }
             }
         }
-        frontier = next;
+        let diameter = self.dist[*self.queue.last()? as usize] as usize;
+        (self.queue.len() == n).then_some((diameter, total))
     }
-    (seen == n).then_some((dist.iter().copied().max().unwrap_or(0), total))
 }
 
 /// The process-wide cache of base evaluations by spec (None: the spec did not build).
@@ -254,15 +295,28 @@ fn cache() -> &'static Mutex<HashMap<String, Option<Candidate>>> {
 /// paper's, counting a Kautz graph's self-loops that the zoo drops). A spec that does not
 /// build is None; an evaluation error is returned.
 pub fn evaluate(spec: &str, d: usize) -> Result<Option<Candidate>> {
+    evaluate_if(spec, d, |_| true)
+}
+
+/// [`evaluate`], except that a built topology failing `worth` is neither measured nor cached
+/// (None; a cached evaluation is returned whatever `worth` says).
+fn evaluate_if(spec: &str, d: usize, worth: impl Fn(&Topology) -> bool) -> Result<Option<Candidate>> {
     if let Some(hit) = cache().lock().expect("find cache").get(spec) {
         return Ok(hit.clone());
     }
     let value = match zoo::from_spec(spec) {
+        Ok(topo) if !worth(&topo) => return Ok(None),
         Ok(topo) => Some(measure(Expr::Spec(spec.to_string()), &topo, d)?),
         Err(_) => None,
     };
     cache().lock().expect("find cache").insert(spec.to_string(), value.clone());
     Ok(value)
+}
+
+/// One link per arc, all of one bandwidth, n d links: [`Candidate::simple`].
+fn is_simple(topo: &Topology, d: usize) -> bool {
+    let bw0 = topo.links.first().map(|l| l.bandwidth);
+    topo.links.len() == topo.n_ranks() * d && topo.links.iter().all(|l| Some(l.bandwidth) == bw0)
 }
 
 /// The exact BFB candidate of a built topology of nominal degree `d`, `expr` the expression
@@ -272,8 +326,7 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     let symmetry = if zoo::vertex_transitive(&expr) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
     let profile = bfb::profile(topo, symmetry)?;
     let n = topo.n_ranks();
-    let bw0 = topo.links.first().map(|l| l.bandwidth);
-    let simple = topo.links.len() == n * d && topo.links.iter().all(|l| Some(l.bandwidth) == bw0);
+    let simple = is_simple(topo, d);
     let symmetric = topo.is_bidirectional();
     let girth = if symmetric {
         Some(2)

@@ -29,6 +29,7 @@ pub mod expand;
 pub mod hetero;
 #[cfg(test)]
 mod hetero_tests;
+mod levels;
 pub mod profile;
 #[cfg(test)]
 mod profile_tests;
@@ -210,9 +211,12 @@ struct Graph {
 impl Graph {
     /// The graph of `topo` with every distance row.
     fn new(topo: &Topology) -> Result<Graph> {
-        let g = Graph::without_rows(topo)?;
-        let all: Vec<usize> = (0..g.n).collect();
-        Ok(g.with_rows(&all))
+        Ok(Graph::without_rows(topo)?.with_all_rows())
+    }
+
+    fn with_all_rows(self) -> Graph {
+        let all: Vec<usize> = (0..self.n).collect();
+        self.with_rows(&all)
     }
 
     /// The graph of `topo` with only the rows rank `u`'s subproblems read: u's own and its

@@ -8,7 +8,7 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
-use super::{bandwidth_factor, in_parallel, ingress_bounds, plan_range, Graph};
+use super::{bandwidth_factor, in_parallel, ingress_bounds, levels, plan_range, Graph};
 use crate::error::Result;
 use crate::rational::Rat;
 use crate::topology::Topology;
@@ -37,7 +37,16 @@ pub enum Symmetry {
 pub fn profile(topo: &Topology, symmetry: Symmetry) -> Result<Profile> {
     let (g, optima) = match symmetry {
         Symmetry::Unknown => {
-            let g = Graph::new(topo)?;
+            let g = Graph::without_rows(topo)?;
+            // The step maxima are the optima of one rank that is busiest at every step.
+            if let Some(maxima) = levels::step_maxima(&g) {
+                let (_, max_ingress) = ingress_bounds(topo);
+                return Ok(Profile {
+                    steps: maxima.len(),
+                    tau: bandwidth_factor(&maxima, maxima.len(), max_ingress, g.n),
+                });
+            }
+            let g = g.with_all_rows();
             let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
             let optima: Vec<Rat> = outs.into_iter().flat_map(|o| o.optima).collect();
             (g, optima)

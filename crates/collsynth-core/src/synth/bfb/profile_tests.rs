@@ -1,10 +1,14 @@
 //! Tests of [`profile`]: both symmetries give exactly `plan`'s steps and tau; on every
 //! topology the zoo calls vertex-transitive the full plan's optima are the same at every rank
 //! (what the rank-0 shortcut relies on), and on non-transitive ones they are not, so rank 0
-//! alone would be wrong there.
+//! alone would be wrong there. The general path's level sets (`levels`) against the plan on
+//! multi-word bitsets, random digraphs with random bandwidths, and its two fallbacks.
 
+use super::tests::arb_digraph;
 use super::*;
+use crate::topology::TopologyBuilder;
 use crate::zoo::{from_spec, vertex_transitive, Expr};
+use proptest::prelude::*;
 
 fn topo(spec: &str) -> Topology {
     from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
@@ -42,8 +46,26 @@ const TRANSITIVE: &[&str] = &[
 ];
 
 /// Not vertex-transitive (ranks differ): the shortcut must not be taken.
-const GENERAL: &[&str] =
-    &["kautz:2:12", "kautz:4:64", "debruijn:2:16", "mesh:3x3", "diamond", "line(circulant:7:1,2)", "drg:petersen"];
+/// Some need several bitset words (N > 64); `mesh:30x30` (diameter 58) and `bipartite:70,72`
+/// (72 in-links) take the plan's path instead of the level sets.
+const GENERAL: &[&str] = &[
+    "kautz:2:12",
+    "kautz:4:64",
+    "kautz:3:100",
+    "kautz:5:131",
+    "debruijn:2:16",
+    "debruijn:2:128",
+    "mesh:3x3",
+    "mesh:9x8",
+    "mesh:30x30",
+    "bipartite:70,72",
+    "diamond",
+    "line(circulant:7:1,2)",
+    "line^2(dcirculant:8:1,3)",
+    "drg:petersen",
+    "drg:doubled-odd4",
+    "product(kautz:2:6; ring:4)",
+];
 
 fn plan_profile(t: &Topology) -> Profile {
     let p = plan(t).unwrap();
@@ -79,6 +101,46 @@ fn general_path_equals_the_plan_where_ranks_differ() {
         assert!(!vertex_transitive(&Expr::parse(spec).unwrap()), "{spec}");
         let t = topo(spec);
         assert_eq!(profile(&t, Symmetry::Unknown).unwrap(), plan_profile(&t), "{spec}");
+    }
+}
+
+/// A strongly connected digraph on `n` ranks (a ring plus pseudo-random links, bandwidths 1
+/// to 3): several bitset words and uneven loads.
+fn scrambled(n: usize, extra: usize, seed: u64) -> Topology {
+    let mut x = seed;
+    let mut next = |m: usize| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) as usize % m
+    };
+    let mut b = TopologyBuilder::new("scrambled");
+    for i in 0..n {
+        b.compute(format!("v{i}"), None);
+    }
+    for i in 0..n {
+        b.link(i, (i + 1) % n, Rat::from_integer(1 + next(3) as i128), 1.0);
+    }
+    for _ in 0..extra {
+        let (u, v) = (next(n), next(n));
+        if u != v {
+            b.link(u, v, Rat::from_integer(1 + next(3) as i128), 1.0);
+        }
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn level_sets_equal_the_plan_on_scrambled_digraphs() {
+    for (n, extra, seed) in [(65, 200, 1), (130, 500, 2), (200, 1500, 3), (300, 600, 4)] {
+        let t = scrambled(n, extra, seed);
+        assert_eq!(profile(&t, Symmetry::Unknown).unwrap(), plan_profile(&t), "n {n} seed {seed}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn level_sets_equal_the_plan_on_random_digraphs(t in arb_digraph()) {
+        prop_assert_eq!(profile(&t, Symmetry::Unknown).unwrap(), plan_profile(&t));
     }
 }
 
