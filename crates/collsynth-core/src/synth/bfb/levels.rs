@@ -14,11 +14,10 @@
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
 use super::solve::{solve, Problem};
-use super::{in_parallel, Graph};
+use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 /// Beyond this many steps the level sets cost more than the plan's BFS.
@@ -130,29 +129,4 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
             b
         })
     })
-}
-
-type Fast = BuildHasherDefault<WordHasher>;
-
-/// A multiplicative hash (FxHash's) for sender masks and subproblems: SipHash's resistance to
-/// chosen keys buys nothing here and costs most of the counting.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
 }

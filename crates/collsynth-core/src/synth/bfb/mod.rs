@@ -49,6 +49,7 @@ use crate::topology::Topology;
 use num_traits::{One, Zero};
 use solve::{solve, split_members, Problem, Solution};
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 pub const BFB: Algorithm = Algorithm {
@@ -211,24 +212,27 @@ struct Graph {
 impl Graph {
     /// The graph of `topo` with every distance row.
     fn new(topo: &Topology) -> Result<Graph> {
-        Ok(Graph::without_rows(topo)?.with_all_rows())
+        let mut g = Graph::without_rows(topo)?;
+        g.all_rows();
+        Ok(g)
     }
 
-    fn with_all_rows(self) -> Graph {
+    fn all_rows(&mut self) {
         let all: Vec<usize> = (0..self.n).collect();
-        self.with_rows(&all)
+        self.rows(&all);
     }
 
     /// The graph of `topo` with only the rows rank `u`'s subproblems read: u's own and its
     /// in-neighbours' (so [`plan_node`] works for u alone).
     fn around(topo: &Topology, u: usize) -> Result<Graph> {
-        let g = Graph::without_rows(topo)?;
+        let mut g = Graph::without_rows(topo)?;
         let ins = g.ins.get(u).into_iter().flatten();
         let mut rows: Vec<usize> =
             std::iter::once(u).chain(ins.map(|i| i.from as usize)).filter(|&x| x < g.n).collect();
         rows.sort_unstable();
         rows.dedup();
-        Ok(g.with_rows(&rows))
+        g.rows(&rows);
+        Ok(g)
     }
 
     /// Everything but the distances (checked: no switches, at most [`MAX_RANKS`] ranks).
@@ -261,7 +265,7 @@ impl Graph {
     }
 
     /// Compute the distance rows of `targets` (sorted, distinct ranks) and the steps.
-    fn with_rows(mut self, targets: &[usize]) -> Graph {
+    fn rows(&mut self, targets: &[usize]) {
         let ins = &self.ins;
         self.dist = in_parallel(targets.len(), |range| distances_to(ins, &targets[range])).concat();
         self.steps = self.dist.iter().copied().max().unwrap_or(0) as usize;
@@ -269,7 +273,17 @@ impl Graph {
         for (i, &x) in targets.iter().enumerate() {
             self.slot[x] = i as u32;
         }
-        self
+    }
+
+    /// The smallest and largest total in-link bandwidth of a rank (GB/s; from the integer
+    /// capacities, one division each).
+    fn ingress_bounds(&self) -> (Rat, Rat) {
+        let sums = self.ins.iter().map(|ins| ins.iter().map(|i| i.cap).sum::<Cap>());
+        let (min, max) = sums.fold((Cap::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)));
+        if self.n == 0 {
+            return (Rat::zero(), Rat::zero());
+        }
+        (Rat::from_integer(min) / self.sigma, Rat::from_integer(max) / self.sigma)
     }
 
     /// Hops from every rank to `x`. Panics if x's row was not computed.
@@ -433,14 +447,8 @@ fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Resul
         c.sort_unstable();
         c.dedup();
     }
-    (p.min_ingress, p.max_ingress) = ingress_bounds(topo);
+    (p.min_ingress, p.max_ingress) = g.ingress_bounds();
     Ok(p)
-}
-
-/// The smallest and largest total in-link bandwidth of a rank (GB/s).
-fn ingress_bounds(topo: &Topology) -> (Rat, Rat) {
-    let ingress: Vec<Rat> = topo.ranks().iter().map(|&x| topo.ingress(x)).collect();
-    (ingress.iter().copied().min().unwrap_or_default(), ingress.iter().copied().max().unwrap_or_default())
 }
 
 /// What one thread produces for its range of nodes.
@@ -460,7 +468,7 @@ struct RangeOut {
 /// Per-thread scratch space and the cache of solved subproblems.
 #[derive(Default)]
 struct Worker {
-    cache: HashMap<Problem, Solution>,
+    cache: HashMap<Problem, Solution, Fast>,
     /// Sender bitmask of every source of the current node (`words` per source).
     masks: Vec<u64>,
     /// Sources of the current node ordered by (distance, mask, rank).
@@ -963,5 +971,33 @@ impl Emitter {
                 Some(t as u32 - 1),
             ));
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hashing
+
+type Fast = BuildHasherDefault<WordHasher>;
+
+/// A multiplicative hash (FxHash's) for sender masks and subproblems: SipHash's resistance to
+/// chosen keys buys nothing here (keys are ours) and costs as much as the lookups it serves.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }

@@ -8,7 +8,7 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
-use super::{bandwidth_factor, in_parallel, ingress_bounds, levels, plan_range, Graph};
+use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph};
 use crate::error::Result;
 use crate::rational::Rat;
 use crate::topology::Topology;
@@ -35,28 +35,28 @@ pub enum Symmetry {
 /// [`super::plan`]'s `steps()` and `tau()` — for [`Symmetry::VertexTransitive`] provided the
 /// topology is vertex-transitive, which is not checked.
 pub fn profile(topo: &Topology, symmetry: Symmetry) -> Result<Profile> {
-    let (g, optima) = match symmetry {
-        Symmetry::Unknown => {
-            let g = Graph::without_rows(topo)?;
-            // The step maxima are the optima of one rank that is busiest at every step.
-            if let Some(maxima) = levels::step_maxima(&g) {
-                let (_, max_ingress) = ingress_bounds(topo);
-                return Ok(Profile {
-                    steps: maxima.len(),
-                    tau: bandwidth_factor(&maxima, maxima.len(), max_ingress, g.n),
-                });
-            }
-            let g = g.with_all_rows();
-            let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
-            let optima: Vec<Rat> = outs.into_iter().flat_map(|o| o.optima).collect();
-            (g, optima)
-        }
+    // The optima of some ranks, `steps` per rank: tau only needs each step's maximum.
+    let (g, steps, optima) = match symmetry {
         Symmetry::VertexTransitive => {
             let g = Graph::around(topo, 0)?;
             let optima = plan_range(&g, 0..g.n.min(1), None, false).optima;
-            (g, optima)
+            let steps = g.steps;
+            (g, steps, optima)
+        }
+        Symmetry::Unknown => {
+            let mut g = Graph::without_rows(topo)?;
+            match levels::step_maxima(&g) {
+                // One row of step maxima: as if one rank were the busiest at every step.
+                Some(maxima) => (g, maxima.len(), maxima),
+                None => {
+                    g.all_rows();
+                    let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
+                    let steps = g.steps;
+                    (g, steps, outs.into_iter().flat_map(|o| o.optima).collect())
+                }
+            }
         }
     };
-    let (_, max_ingress) = ingress_bounds(topo);
-    Ok(Profile { steps: g.steps, tau: bandwidth_factor(&optima, g.steps, max_ingress, g.n) })
+    let (_, max_ingress) = g.ingress_bounds();
+    Ok(Profile { steps, tau: bandwidth_factor(&optima, steps, max_ingress, g.n) })
 }
