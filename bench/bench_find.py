@@ -2,9 +2,9 @@
 cache, with the workload (all-to-all) evaluation; then a sweep over d in {2, 4, 8, 16} and N up
 to 2000 of the frontier search alone, sharing the process-wide caches of base evaluations and
 per-size pools as the paper's "under a minute for all d = 2, 4, 8, 16 and N up to 2000" run
-would. The default sweep takes every 37th N plus the powers of two (each N pays a BFB plan of
-its own generalized Kautz graph and circulants, 0.1-0.6 s at N ~ 2000);
-COLLSYNTH_FIND_SWEEP=full sweeps every N. Run by `make bench`; `python bench/run.py find` alone."""
+would. The default sweep takes every 37th N plus the powers of two (64 sizes, about 18 s on
+2 cores); COLLSYNTH_FIND_SWEEP=full sweeps every N (about 6 minutes, so not by default; see
+docs/find.md "Performance"). Run by `make bench`; `python bench/run.py find` alone."""
 
 from __future__ import annotations
 

@@ -5,13 +5,13 @@
 
 use super::Candidate;
 use crate::error::Result;
-use crate::synth::bfb;
+use crate::synth::bfb::{self, Symmetry};
 use crate::topology::metrics::bfs_hops;
 use crate::topology::Topology;
 use crate::zoo::{self, Expr};
 use num_integer::Integer;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The distance-regular graphs of the zoo's `drg` catalogue: (name, N, degree).
 pub const DRG_CATALOGUE: &[(&str, usize, usize)] = &[
@@ -63,6 +63,21 @@ pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> 
     Ok(out)
 }
 
+/// The members of [`bases`] that can be product factors (simple, exact, bandwidth-optimal),
+/// in the same order. A spec whose topology is not simple is built but not measured: that is
+/// what spares most BFB plans of the sizes and degrees only products ask for.
+pub fn product_ready_bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for spec in specs(n, d, bidirectional) {
+        if let Some(c) = evaluate_if(&spec, d, |topo| is_simple(topo, d))? {
+            if c.n == n && (c.symmetric || !bidirectional) && c.product_ready() {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The zoo specs of every family member with `n` nodes and degree `d`.
 fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
     let mut s = Vec::new();
@@ -93,7 +108,7 @@ fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
         s.extend(directed_specs(n, d));
     }
     if d.is_multiple_of(2) && d >= 4 && n > d + 1 {
-        s.extend(best_circulants(n, d / 2, false).into_iter().map(|o| format!("circulant:{n}:{}", join(&o))));
+        s.extend(kept_circulants(n, d / 2, false).iter().map(|o| format!("circulant:{n}:{}", join(o))));
     }
     s
 }
@@ -113,7 +128,7 @@ fn directed_specs(n: usize, d: usize) -> Vec<String> {
     }
     s.extend(DBJMOD.iter().filter(|&&(b, k)| b.pow(k as u32) == n && b == d).map(|(b, k)| format!("dbjmod:{b}:{k}")));
     if d >= 2 && n > d + 1 {
-        s.extend(best_circulants(n, d, true).into_iter().map(|o| format!("dcirculant:{n}:{}", join(&o))));
+        s.extend(kept_circulants(n, d, true).iter().map(|o| format!("dcirculant:{n}:{}", join(o))));
     }
     s
 }
@@ -154,20 +169,46 @@ pub fn best_circulants(n: usize, k: usize, directed: bool) -> Vec<Vec<usize>> {
     if k == 0 || k > top {
         return Vec::new();
     }
+    let sets: Vec<Vec<usize>> =
+        generator_sets(top, k).into_iter().filter(|s| s.iter().fold(n, |g, &x| g.gcd(&x)) == 1).collect();
+    best_within(&mut CirculantBfs::new(n), &sets, directed, usize::MAX)
+}
+
+/// The best [`CIRCULANTS_KEPT`] of `sets` (at most) among those of diameter <= `limit`.
+fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limit: usize) -> Vec<Vec<usize>> {
+    let n = bfs.n;
     // Among equal diameters prefer Thm 22's {m, m+1} (the paper's choice, so its names appear).
-    let thm22 = boesch_wang(n).filter(|_| k == 2 && !directed);
-    let mut scored: Vec<(Score, Vec<usize>)> = generator_sets(top, k)
-        .into_iter()
-        .filter(|s| s.iter().fold(n, |g, &x| g.gcd(&x)) == 1)
-        .filter_map(|s| {
-            let (diameter, total) = circulant_distances(n, &s, directed)?;
-            let run = s.windows(2).all(|w| w[1] == w[0] + 1);
-            let paper = thm22.is_some_and(|m| s == [m, m + 1]);
-            Some(((diameter, !paper, total, !run), s))
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(CIRCULANTS_KEPT).map(|(_, s)| s).collect()
+    let thm22 = boesch_wang(n).filter(|_| sets.first().is_some_and(|s| s.len() == 2) && !directed);
+    // The best so far, sorted: once there are enough, a set of larger diameter than the last
+    // kept cannot enter, so its BFS stops at that depth.
+    let mut best: Vec<(Score, &Vec<usize>)> = Vec::with_capacity(CIRCULANTS_KEPT + 1);
+    for s in sets {
+        let bound = if best.len() == CIRCULANTS_KEPT { best[CIRCULANTS_KEPT - 1].0 .0 } else { limit };
+        let Some((diameter, total)) = bfs.distances(s, directed, bound.min(limit)) else { continue };
+        let run = s.windows(2).all(|w| w[1] == w[0] + 1);
+        let paper = thm22.is_some_and(|m| s[..] == [m, m + 1]);
+        let entry = ((diameter, !paper, total, !run), s);
+        let at = best.partition_point(|b| *b < entry);
+        if at < CIRCULANTS_KEPT {
+            best.insert(at, entry);
+            best.truncate(CIRCULANTS_KEPT);
+        }
+    }
+    best.into_iter().map(|(_, s)| s.clone()).collect()
+}
+
+/// [`best_circulants`], cached for the life of the process: a size's bases are listed for its
+/// pool, for its best product factor and for both directions.
+fn kept_circulants(n: usize, k: usize, directed: bool) -> Arc<Vec<Vec<usize>>> {
+    type Kept = Mutex<HashMap<(usize, usize, bool), Arc<Vec<Vec<usize>>>>>;
+    static KEPT: OnceLock<Kept> = OnceLock::new();
+    let kept = KEPT.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(hit) = kept.lock().expect("find circulants").get(&(n, k, directed)) {
+        return hit.clone();
+    }
+    let sets = Arc::new(best_circulants(n, k, directed));
+    kept.lock().expect("find circulants").insert((n, k, directed), sets.clone());
+    sets
 }
 
 /// How a circulant ranks: (diameter, not Thm 22's set, total distance, not a run).
@@ -215,33 +256,103 @@ fn binomial(n: usize, k: usize) -> u128 {
     r
 }
 
-/// (diameter, sum of distances) from 0 in the circulant, or None if some node is unreachable.
-fn circulant_distances(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
-    let mut shifts = offsets.to_vec();
-    if !directed {
-        shifts.extend(offsets.iter().map(|&o| n - o));
+/// Breadth-first search from 0 in circulants on Z_n, level by level as n-bit sets: the next
+/// level is the current one rotated by every shift, one pass over n/64 words per shift, so a
+/// search costs D k n / 64 word operations (D levels, k shifts) rather than a queue's k n.
+/// Buffers are reused across generator sets.
+struct CirculantBfs {
+    n: usize,
+    /// Words of an n-bit set.
+    words: usize,
+    /// The current level twice over (bits 0..2n), so that its rotation by s is the n bits
+    /// starting at bit n - s.
+    twice: Vec<u64>,
+    level: Vec<u64>,
+    seen: Vec<u64>,
+    shifts: Vec<usize>,
+}
+
+impl CirculantBfs {
+    fn new(n: usize) -> CirculantBfs {
+        let words = n.div_ceil(64);
+        let z = vec![0u64; words];
+        CirculantBfs { n, words, twice: vec![0; 2 * words + 2], level: z.clone(), seen: z, shifts: Vec::new() }
     }
-    let mut dist = vec![usize::MAX; n];
-    dist[0] = 0;
-    let mut frontier = vec![0usize];
-    let (mut depth, mut total, mut seen) = (0, 0, 1);
-    while !frontier.is_empty() {
-        depth += 1;
-        let mut next = Vec::new();
-        for &u in &frontier {
-            for &s in &shifts {
-                let v = (u + s) % n;
-                if dist[v] == usize::MAX {
-                    dist[v] = depth;
-                    total += depth;
-                    seen += 1;
-                    next.push(v);
-                }
+
+    /// (diameter, sum of distances) from 0 in the circulant with `offsets` (i -> i+o, and
+    /// i -> i-o unless `directed`); None if some node is unreachable or farther than `limit`
+    /// (the search stops there).
+    fn distances(&mut self, offsets: &[usize], directed: bool, limit: usize) -> Option<(usize, usize)> {
+        let n = self.n;
+        self.shifts.clear();
+        self.shifts.extend(offsets.iter().map(|&o| o % n));
+        if !directed {
+            self.shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
+        }
+        self.level.fill(0);
+        self.level[0] = 1;
+        self.seen.copy_from_slice(&self.level);
+        let (mut depth, mut total, mut count) = (0, 0, 1);
+        while count < n {
+            depth += 1;
+            if depth > limit {
+                return None;
+            }
+            self.fill_twice();
+            let mut next = vec![0u64; self.words];
+            for &s in &self.shifts {
+                self.or_rotated(&mut next, s);
+            }
+            let mut found = 0;
+            for (j, (w, seen)) in next.iter_mut().zip(self.seen.iter_mut()).enumerate() {
+                *w &= !*seen & low_bits(n - 64 * j);
+                *seen |= *w;
+                found += w.count_ones() as usize;
+            }
+            if found == 0 {
+                return None;
+            }
+            count += found;
+            total += found * depth;
+            self.level = next;
+        }
+        Some((depth, total))
+    }
+
+    /// `twice` = the current level at bits 0..n and again at n..2n.
+    fn fill_twice(&mut self) {
+        self.twice.fill(0);
+        self.twice[..self.words].copy_from_slice(&self.level);
+        let (w0, b) = (self.n / 64, self.n % 64);
+        for (j, &x) in self.level.iter().enumerate() {
+            self.twice[w0 + j] |= x << b;
+            if b > 0 {
+                self.twice[w0 + j + 1] |= x >> (64 - b);
             }
         }
-        frontier = next;
     }
-    (seen == n).then_some((dist.iter().copied().max().unwrap_or(0), total))
+
+    /// `next` |= the current level rotated by `s` (v -> v + s mod n): the n bits of `twice`
+    /// from bit n - s.
+    fn or_rotated(&self, next: &mut [u64], s: usize) {
+        let start = (self.n - s) % self.n;
+        let (w, b) = (start / 64, start % 64);
+        let src = &self.twice[w..w + self.words + 1];
+        if b == 0 {
+            next.iter_mut().zip(src).for_each(|(x, &y)| *x |= y);
+        } else {
+            next.iter_mut().zip(src.windows(2)).for_each(|(x, y)| *x |= y[0] >> b | y[1] << (64 - b));
+        }
+    }
+}
+
+/// A word with its lowest min(bits, 64) bits set.
+fn low_bits(bits: usize) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 /// The process-wide cache of base evaluations by spec (None: the spec did not build).
@@ -254,10 +365,17 @@ fn cache() -> &'static Mutex<HashMap<String, Option<Candidate>>> {
 /// paper's, counting a Kautz graph's self-loops that the zoo drops). A spec that does not
 /// build is None; an evaluation error is returned.
 pub fn evaluate(spec: &str, d: usize) -> Result<Option<Candidate>> {
+    evaluate_if(spec, d, |_| true)
+}
+
+/// [`evaluate`], except that a built topology failing `worth` is neither measured nor cached
+/// (None; a cached evaluation is returned whatever `worth` says).
+fn evaluate_if(spec: &str, d: usize, worth: impl Fn(&Topology) -> bool) -> Result<Option<Candidate>> {
     if let Some(hit) = cache().lock().expect("find cache").get(spec) {
         return Ok(hit.clone());
     }
     let value = match zoo::from_spec(spec) {
+        Ok(topo) if !worth(&topo) => return Ok(None),
         Ok(topo) => Some(measure(Expr::Spec(spec.to_string()), &topo, d)?),
         Err(_) => None,
     };
@@ -265,17 +383,25 @@ pub fn evaluate(spec: &str, d: usize) -> Result<Option<Candidate>> {
     Ok(value)
 }
 
-/// The exact BFB candidate of a built topology of nominal degree `d`.
-pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
-    let plan = bfb::plan(topo)?;
-    let n = topo.n_ranks();
+/// One link per arc, all of one bandwidth, n d links: [`Candidate::simple`].
+fn is_simple(topo: &Topology, d: usize) -> bool {
     let bw0 = topo.links.first().map(|l| l.bandwidth);
-    let simple = topo.links.len() == n * d && topo.links.iter().all(|l| Some(l.bandwidth) == bw0);
+    topo.links.len() == topo.n_ranks() * d && topo.links.iter().all(|l| Some(l.bandwidth) == bw0)
+}
+
+/// The exact BFB candidate of a built topology of nominal degree `d`, `expr` the expression
+/// that built it. Where the zoo knows `expr` to be vertex-transitive, BFB solves one rank's
+/// subproblems only (`bfb::profile`: the same steps and tau as the full plan).
+pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
+    let symmetry = if zoo::vertex_transitive(&expr) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
+    let profile = bfb::profile(topo, symmetry)?;
+    let n = topo.n_ranks();
+    let simple = is_simple(topo, d);
     let symmetric = topo.is_bidirectional();
     let girth = if symmetric {
         Some(2)
     } else if n <= GIRTH_MAX_NODES {
-        Some(max_girth(topo))
+        Some(max_girth(topo, symmetry))
     } else {
         None
     };
@@ -283,9 +409,9 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
         expr,
         n,
         degree: d,
-        steps: plan.steps(),
-        tau: plan.tau(),
-        diameter: plan.steps(),
+        steps: profile.steps,
+        tau: profile.tau,
+        diameter: profile.steps,
         simple,
         exact: true,
         symmetric,
@@ -294,13 +420,66 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
 }
 
 /// max over nodes u of the shortest directed cycle through u: the distance between two copies
-/// of u in a degree expansion.
-fn max_girth(t: &Topology) -> usize {
-    (0..t.n_nodes())
+/// of u in a degree expansion. Vertex-transitive: node 0's (every node has the same).
+fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
+    let nodes = match symmetry {
+        Symmetry::VertexTransitive => t.n_nodes().min(1),
+        Symmetry::Unknown => t.n_nodes(),
+    };
+    (0..nodes)
         .map(|u| {
             let d = bfs_hops(t, u);
             t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX)
         })
         .max()
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (diameter, total distance) from 0 by a plain queue; None if disconnected.
+    fn queue_bfs(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
+        let mut shifts = offsets.to_vec();
+        if !directed {
+            shifts.extend(offsets.iter().map(|&o| n - o));
+        }
+        let mut dist = vec![usize::MAX; n];
+        dist[0] = 0;
+        let mut queue = std::collections::VecDeque::from([0]);
+        while let Some(u) = queue.pop_front() {
+            for &s in &shifts {
+                let v = (u + s) % n;
+                if dist[v] == usize::MAX {
+                    dist[v] = dist[u] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        dist.iter().all(|&d| d != usize::MAX).then(|| (*dist.iter().max().unwrap(), dist.iter().sum()))
+    }
+
+    #[test]
+    fn level_bitsets_match_a_queue_bfs() {
+        for n in [2, 3, 7, 63, 64, 65, 127, 128, 129, 200, 331] {
+            let mut bfs = CirculantBfs::new(n);
+            for k in 1..=4.min(n - 1) {
+                for directed in [true, false] {
+                    let top = if directed { n - 1 } else { n / 2 };
+                    for set in generator_sets(top, k).into_iter().take(40) {
+                        let expected = queue_bfs(n, &set, directed);
+                        assert_eq!(bfs.distances(&set, directed, usize::MAX), expected, "{n} {set:?} {directed}");
+                        if let Some((d, _)) = expected {
+                            // The limit cuts exactly the searches that would go deeper.
+                            assert_eq!(bfs.distances(&set, directed, d), expected);
+                            if d > 0 {
+                                assert_eq!(bfs.distances(&set, directed, d - 1), None);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

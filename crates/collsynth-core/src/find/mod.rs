@@ -49,6 +49,11 @@ impl Candidate {
     pub fn bw_optimal(&self) -> bool {
         self.tau == predict::optimal_tau(self.n)
     }
+
+    /// Usable as a factor of a product (Thm 13): simple, exact and bandwidth-optimal.
+    pub fn product_ready(&self) -> bool {
+        self.simple && self.exact && self.bw_optimal()
+    }
 }
 
 /// Check the target: 2 <= n <= [`MAX_NODES`], 1 <= d <= [`MAX_DEGREE`]; BadInput otherwise.

@@ -7,7 +7,7 @@
 //! predicted (see [`unions`]). Pools are cached process-wide: every size of a sweep reuses
 //! the pools of its divisors.
 
-use super::candidates::{bases, measure};
+use super::candidates::{bases, measure, product_ready_bases};
 use super::predict;
 use super::Candidate;
 use crate::error::Result;
@@ -119,14 +119,45 @@ fn products(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
     Ok(out)
 }
 
-/// The product-ready member (simple, exact, bandwidth-optimal) of lowest diameter, ties to the
-/// shortest expression.
-fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
-    let p = pool(n, d, bidirectional)?;
-    Ok(p.iter()
-        .filter(|c| c.simple && c.exact && c.bw_optimal())
-        .min_by_key(|c| (c.diameter, c.expr.to_string().len()))
-        .cloned())
+fn factors() -> &'static Mutex<HashMap<Key, Option<Candidate>>> {
+    static FACTORS: OnceLock<Mutex<HashMap<Key, Option<Candidate>>>> = OnceLock::new();
+    FACTORS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The product-ready member ([`Candidate::product_ready`]) of `pool(n, d, bidirectional)` of
+/// lowest diameter, ties to the shortest expression (cached, like pools).
+///
+/// Computed without that pool, from the only candidates that can be product-ready: a
+/// candidate that dominates a product-ready one is itself product-ready (as simple, as exact,
+/// tau at most (N-1)/N, which no BFB tau goes below), so pruning never loses the best, and
+/// the pool's order makes it the first by (diameter, girth unknown, expression length) in
+/// the order the pool is assembled. Line graphs (tau(G) + 1/N >= 1) and degree expansions
+/// (not exact) never are; a power is (Thm 13) only of a product-ready base, of which the
+/// least diameter gives the least; products always are. So: the product-ready bases (only
+/// simple ones are measured), unions, powers of the best factor of each root, products.
+/// Products ask this for every divisor and every degree below d, mostly sizes no target
+/// needs a pool of.
+pub fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
+    let key = (n, d, bidirectional);
+    if let Some(f) = factors().lock().expect("find factors").get(&key) {
+        return Ok(f.clone());
+    }
+    let mut ready = product_ready_bases(n, d, bidirectional)?;
+    if bidirectional {
+        ready.extend(unions(n, d)?.into_iter().filter(Candidate::product_ready));
+    }
+    for m in (2..=d).filter(|m| d.is_multiple_of(*m)) {
+        if let Some(r) = exact_root(n, m) {
+            ready.extend(best_factor(r, d / m, bidirectional)?.and_then(|c| predict::power(&c, m)));
+        }
+    }
+    ready.extend(products(n, d, bidirectional)?);
+    let best = ready
+        .into_iter()
+        .filter(Candidate::product_ready)
+        .min_by_key(|c| (c.diameter, c.girth.is_none(), c.expr.to_string().len()));
+    factors().lock().expect("find factors").insert(key, best.clone());
+    Ok(best)
 }
 
 /// The candidates no other one dominates, sorted by T_L then tau. With `capabilities`, a

@@ -149,3 +149,23 @@ fn bidirectional_frontiers_convert_unidirectional_candidates() {
         }
     }
 }
+
+#[test]
+fn best_factor_is_the_pools_best_product_factor() {
+    // `best_factor` skips the pool; it must pick what the pool's product-ready members give.
+    let from_pool = |n, d, bidirectional| {
+        let p = search::pool(n, d, bidirectional).unwrap();
+        p.iter().filter(|c| c.product_ready()).min_by_key(|c| (c.diameter, c.expr.to_string().len())).cloned()
+    };
+    let mut targets: Vec<(usize, usize)> = (1..=6).flat_map(|d| (2..=72).map(move |n| (n, d))).collect();
+    targets.extend([(96, 8), (128, 8), (144, 8), (256, 4), (1024, 4), (240, 12)]);
+    let mut products = 0;
+    for bidirectional in [false, true] {
+        for &(n, d) in &targets {
+            let best = search::best_factor(n, d, bidirectional).unwrap();
+            assert_eq!(best, from_pool(n, d, bidirectional), "({n}, {d}, {bidirectional})");
+            products += best.is_some_and(|c| matches!(c.expr, Expr::Product(_))) as usize;
+        }
+    }
+    assert!(products > 50, "only {products} best factors are products");
+}

@@ -280,15 +280,21 @@ pub fn integer_capacities(topo: &crate::topology::Topology) -> crate::error::Res
     use num_integer::Integer;
     let overflow = || crate::error::CollsynthError::internal("integer overflow while scaling bandwidths");
     let mut l: i128 = 1;
+    // The `!=` tests skip i128 divisions for the common equal values (most topologies have
+    // one or two bandwidths).
     for link in &topo.links {
         let d = *link.bandwidth.denom();
-        l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
+        if d != 1 && l % d != 0 {
+            l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
+        }
     }
     let mut ints = Vec::with_capacity(topo.links.len());
     let mut g: i128 = 0;
     for link in &topo.links {
         let v = (l / link.bandwidth.denom()).checked_mul(*link.bandwidth.numer()).ok_or_else(overflow)?;
-        g = g.gcd(&v);
+        if v != g {
+            g = g.gcd(&v);
+        }
         ints.push(v);
     }
     let g = g.max(1);

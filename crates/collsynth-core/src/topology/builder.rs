@@ -4,15 +4,16 @@
 use super::{validate, Link, Node, NodeKind, Topology};
 use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 #[derive(Debug, Default)]
 pub struct TopologyBuilder {
     name: String,
     nodes: Vec<Node>,
     index: HashMap<String, usize>,
-    /// Raw links in insertion order (before merging), with a label for error messages.
-    raw: Vec<(usize, usize, Rat, f64, String)>,
+    /// Raw links in insertion order (before merging), with a label for error messages (None:
+    /// "link SRC -> DST", written only if needed: most topologies never report one).
+    raw: Vec<(usize, usize, Rat, f64, Option<String>)>,
     first_error: Option<CollsynthError>,
 }
 
@@ -57,13 +58,12 @@ impl TopologyBuilder {
 
     /// Add the directed link `src -> dst`; `label` locates it in error messages.
     pub fn link_labeled(&mut self, src: usize, dst: usize, bw: Rat, lat: f64, label: String) {
-        self.raw.push((src, dst, bw, lat, label));
+        self.raw.push((src, dst, bw, lat, Some(label)));
     }
 
     /// Add the directed link `src -> dst`.
     pub fn link(&mut self, src: usize, dst: usize, bw: Rat, lat: f64) {
-        let label = format!("link {} -> {}", self.name_of(src), self.name_of(dst));
-        self.link_labeled(src, dst, bw, lat, label);
+        self.raw.push((src, dst, bw, lat, None));
     }
 
     /// Add links both ways, each with the full bandwidth.
@@ -86,21 +86,25 @@ impl TopologyBuilder {
         if let Some(e) = self.first_error {
             return Err(e);
         }
-        let mut merged: BTreeMap<(usize, usize), (Rat, f64)> = BTreeMap::new();
         for (src, dst, bw, lat, label) in &self.raw {
-            validate::link(&self.nodes, *src, *dst, bw, *lat).map_err(|e| e.context(label))?;
-            merged
-                .entry((*src, *dst))
-                .and_modify(|(b, l)| {
-                    *b += *bw;
-                    *l = l.min(*lat);
-                })
-                .or_insert((*bw, *lat));
+            validate::link(&self.nodes, *src, *dst, bw, *lat).map_err(|e| match label {
+                Some(label) => e.context(label),
+                None => e.context(&format!("link {} -> {}", self.name_of(*src), self.name_of(*dst))),
+            })?;
         }
-        let links: Vec<Link> = merged
-            .into_iter()
-            .map(|((src, dst), (bandwidth, latency))| Link { src, dst, bandwidth, latency })
-            .collect();
+        // Sorted by (src, dst), parallel links merged: bandwidths add, the least latency stays.
+        let mut raw = self.raw;
+        raw.sort_by_key(|l| (l.0, l.1));
+        let mut links: Vec<Link> = Vec::with_capacity(raw.len());
+        for (src, dst, bw, lat, _) in raw {
+            match links.last_mut() {
+                Some(l) if (l.src, l.dst) == (src, dst) => {
+                    l.bandwidth += bw;
+                    l.latency = l.latency.min(lat);
+                }
+                _ => links.push(Link { src, dst, bandwidth: bw, latency: lat }),
+            }
+        }
         let topo = assemble(self.name, self.nodes, links);
         validate::topology(&topo)?;
         Ok(topo)

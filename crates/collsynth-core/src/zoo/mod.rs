@@ -17,6 +17,7 @@ mod machines;
 mod rings;
 
 pub use spec::{Expr, LinkParams, Spec};
+pub use symmetry::vertex_transitive;
 
 use crate::error::{CollsynthError, Result};
 use crate::topology::Topology;

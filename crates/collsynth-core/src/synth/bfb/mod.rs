@@ -35,12 +35,18 @@ pub mod expand;
 pub mod hetero;
 #[cfg(test)]
 mod hetero_tests;
+mod levels;
+pub mod profile;
+#[cfg(test)]
+mod profile_tests;
 pub mod solve;
 #[cfg(test)]
 mod tests;
 pub mod time_only;
 #[cfg(test)]
 mod time_only_tests;
+
+pub use profile::{profile, Profile, Symmetry};
 
 use super::{Algorithm, Request};
 use crate::error::{CollsynthError, Result};
@@ -291,9 +297,12 @@ struct Graph {
     n: usize,
     /// In-links of each rank, by source node.
     ins: Vec<Vec<InLink>>,
-    /// `dist[x * n + v]` = hops from v to x (every rank reaches every rank: validated).
+    /// `dist[slot[x] * n + v]` = hops from v to x (every rank reaches every rank: validated)
+    /// for the ranks x whose row was computed ([`Graph::new`]: all, in rank order).
     dist: Vec<u16>,
-    /// Diameter D: the number of steps.
+    slot: Vec<u32>,
+    /// The largest distance in the computed rows: the diameter D, the number of steps, when
+    /// every row is computed or the graph is vertex-transitive.
     steps: usize,
     /// Bandwidth = capacity / sigma.
     sigma: Rat,
@@ -304,7 +313,33 @@ struct Graph {
 }
 
 impl Graph {
+    /// The graph of `topo` with every distance row.
     fn new(topo: &Topology) -> Result<Graph> {
+        let mut g = Graph::without_rows(topo)?;
+        g.all_rows();
+        Ok(g)
+    }
+
+    fn all_rows(&mut self) {
+        let all: Vec<usize> = (0..self.n).collect();
+        self.rows(&all);
+    }
+
+    /// The graph of `topo` with only the rows rank `u`'s subproblems read: u's own and its
+    /// in-neighbours' (so [`plan_node`] works for u alone).
+    fn around(topo: &Topology, u: usize) -> Result<Graph> {
+        let mut g = Graph::without_rows(topo)?;
+        let ins = g.ins.get(u).into_iter().flatten();
+        let mut rows: Vec<usize> =
+            std::iter::once(u).chain(ins.map(|i| i.from as usize)).filter(|&x| x < g.n).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        g.rows(&rows);
+        Ok(g)
+    }
+
+    /// Everything but the distances (checked: no switches, at most [`MAX_RANKS`] ranks).
+    fn without_rows(topo: &Topology) -> Result<Graph> {
         if topo.n_switches() > 0 {
             return Err(CollsynthError::bad(format!(
                 "bfb needs a direct-connect topology (no switches); '{}' has {} switch(es)",
@@ -329,25 +364,47 @@ impl Graph {
                     .collect()
             })
             .collect();
-        let dist: Vec<u16> = in_parallel(n, |range| distances_to(&ins, range)).concat();
-        let steps = dist.iter().copied().max().unwrap_or(0) as usize;
         let latency = (0..topo.links.len()).map(|l| crate::cost::route_latency(topo, &[l])).collect();
-        Ok(Graph { n, ins, dist, steps, sigma, hetero: None, latency })
+        Ok(Graph { n, ins, dist: Vec::new(), slot: Vec::new(), steps: 0, sigma, hetero: None, latency })
     }
 
+    /// Compute the distance rows of `targets` (sorted, distinct ranks) and the steps.
+    fn rows(&mut self, targets: &[usize]) {
+        let ins = &self.ins;
+        self.dist = in_parallel(targets.len(), |range| distances_to(ins, &targets[range])).concat();
+        self.steps = self.dist.iter().copied().max().unwrap_or(0) as usize;
+        self.slot = vec![u32::MAX; self.n];
+        for (i, &x) in targets.iter().enumerate() {
+            self.slot[x] = i as u32;
+        }
+    }
+
+    /// The smallest and largest total in-link bandwidth of a rank (GB/s; from the integer
+    /// capacities, one division each).
+    fn ingress_bounds(&self) -> (Rat, Rat) {
+        let sums = self.ins.iter().map(|ins| ins.iter().map(|i| i.cap).sum::<Cap>());
+        let (min, max) = sums.fold((Cap::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)));
+        if self.n == 0 {
+            return (Rat::zero(), Rat::zero());
+        }
+        (Rat::from_integer(min) / self.sigma, Rat::from_integer(max) / self.sigma)
+    }
+
+    /// Hops from every rank to `x`. Panics if x's row was not computed.
     fn row(&self, x: usize) -> &[u16] {
-        &self.dist[x * self.n..(x + 1) * self.n]
+        let i = self.slot[x] as usize;
+        &self.dist[i * self.n..(i + 1) * self.n]
     }
 }
 
-/// Rows `range` of the distance matrix: BFS backwards over in-links from each x.
-fn distances_to(ins: &[Vec<InLink>], range: Range<usize>) -> Vec<u16> {
+/// The distance rows of `targets`: BFS backwards over in-links from each x.
+fn distances_to(ins: &[Vec<InLink>], targets: &[usize]) -> Vec<u16> {
     let n = ins.len();
-    let mut out = vec![u16::MAX; range.len() * n];
+    let mut out = vec![u16::MAX; targets.len() * n];
     // Every node enters the queue once per BFS, so a flat array with a read index is the
     // whole queue (no ring buffer).
     let mut queue: Vec<u32> = Vec::with_capacity(n);
-    for (i, x) in range.enumerate() {
+    for (i, &x) in targets.iter().enumerate() {
         let row = &mut out[i * n..(i + 1) * n];
         row[x] = 0;
         queue.clear();
@@ -518,9 +575,7 @@ fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>, record: 
         c.sort_unstable();
         c.dedup();
     }
-    let ingress: Vec<Rat> = topo.ranks().iter().map(|&x| topo.ingress(x)).collect();
-    p.max_ingress = ingress.iter().copied().max().unwrap_or_default();
-    p.min_ingress = ingress.iter().copied().min().unwrap_or_default();
+    (p.min_ingress, p.max_ingress) = g.ingress_bounds();
     Ok(p)
 }
 
@@ -544,6 +599,8 @@ struct RangeOut {
 /// the whole plan. Multiply-rotate per word (FxHash's scheme).
 #[derive(Default)]
 struct WordHasher(u64);
+
+type Fast = BuildHasherDefault<WordHasher>;
 
 impl Hasher for WordHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -570,7 +627,7 @@ impl Hasher for WordHasher {
 /// Per-thread scratch space and the cache of solved subproblems.
 #[derive(Default)]
 struct Worker {
-    cache: HashMap<Problem, Solution, BuildHasherDefault<WordHasher>>,
+    cache: HashMap<Problem, Solution, Fast>,
     /// Sender bitmask of every source of the current node (`words` per source).
     masks: Vec<u64>,
     /// Sources of the current node ordered by (distance, mask, rank).
@@ -598,7 +655,9 @@ fn plan_range(g: &Graph, range: Range<usize>, chunks: Option<Cap>, record: bool)
     };
     for u in range {
         let node = plan_node(g, u, &mut wk, &mut out);
-        out.nodes.push(node);
+        if record {
+            out.nodes.push(node);
+        }
     }
     out.solved = wk.cache.len() + wk.uncached;
     out
@@ -684,7 +743,9 @@ fn plan_node(g: &Graph, u: usize, wk: &mut Worker, out: &mut RangeOut) -> NodePl
     let mut order = std::mem::take(&mut wk.order);
     let starts = order_sources(g, u, &wk.masks, &mut order);
     let mut node = NodePlan { step_start: Vec::with_capacity(g.steps + 1), ..Default::default() };
-    node.deliveries.reserve(order.len());
+    if wk.record {
+        node.deliveries.reserve(order.len());
+    }
     for t in 1..=g.steps {
         node.step_start.push(node.deliveries.len() as u32);
         let sources = &order[starts[t - 1]..starts[t]];
@@ -905,14 +966,9 @@ impl Plan {
         self.chunks
     }
 
-    /// sum_t max_u `optima` * B / N (see [`Plan::tau`]).
+    /// [`bandwidth_factor`] of `optima` (see [`Plan::tau`]).
     fn factor(&self, optima: &[Rat]) -> Rat {
-        if self.n <= 1 {
-            return Rat::zero();
-        }
-        let step_max = |t: usize| (0..self.n).map(|u| optima[u * self.steps + t - 1]).max().unwrap_or_default();
-        let sum: Rat = (1..=self.steps).map(step_max).sum();
-        sum * self.max_ingress / Rat::from_integer(self.n as i128)
+        bandwidth_factor(optima, self.steps, self.max_ingress, self.n)
     }
 
     /// Theorem 17's BW-optimality: tau = (N - 1) / N, i.e. T_B = (N - 1)/N * M / B. Needs
@@ -997,6 +1053,18 @@ impl Plan {
     fn chunk_details(&self) -> Vec<(String, String)> {
         self.chunks.map(|p| ("chunks".to_string(), p.to_string())).into_iter().collect()
     }
+}
+
+/// sum_t max_u `optima[u * steps + t - 1]` * B / N over the ranks u whose optima are given
+/// (all of them in a [`Plan`]), with B = `max_ingress` and N = `n` ranks: the bandwidth
+/// factor tau (0 for a single rank).
+fn bandwidth_factor(optima: &[Rat], steps: usize, max_ingress: Rat, n: usize) -> Rat {
+    if n <= 1 || steps == 0 {
+        return Rat::zero();
+    }
+    let step_max = |t: usize| optima.chunks(steps).map(|row| row[t - 1]).max().unwrap_or_default();
+    let sum: Rat = (1..=steps).map(step_max).sum();
+    sum * max_ingress / Rat::from_integer(n as i128)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -397,7 +397,7 @@ fn hall_ratio(t: &Topology, u: usize, step: usize) -> Rat {
 
 /// Random strongly connected switch-free digraphs: a directed ring through all nodes plus
 /// random links (sometimes both ways), bandwidths in {1/2, 1, 2, 3}.
-fn arb_digraph() -> impl Strategy<Value = Topology> {
+pub(super) fn arb_digraph() -> impl Strategy<Value = Topology> {
     let bw = (0usize..4).prop_map(|i| [r(1, 2), r(1, 1), r(2, 1), r(3, 1)][i]);
     (2usize..=10, any::<bool>()).prop_flat_map(move |(n, both)| {
         let ring = proptest::collection::vec(bw.clone(), n);
