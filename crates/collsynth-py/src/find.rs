@@ -47,11 +47,7 @@ fn find_topologies<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (w, report) = py.detach(|| {
         guard(|| {
-            let w = Workload {
-                alpha_us: parse_latency(alpha)?,
-                node_bw_gbps: parse_bandwidth(node_bw)?,
-                size_bytes: parse_size(size)?,
-            };
+            let w = workload(alpha, node_bw, size)?;
             let report = find::find(clamp(nodes), clamp(degree), bidirectional, &w)?;
             Ok((w, report))
         })
@@ -83,6 +79,61 @@ fn find_frontier(py: Python<'_>, nodes: i64, degree: i64, bidirectional: bool) -
     Ok(list)
 }
 
+/// Every frontier up to `max_nodes` for each degree (`find --sweep`): a list of dicts `N`,
+/// `degree`, `frontier` (candidate dicts with `allreduce_us` for the workload), `recommended`
+/// (index of the least allreduce time), ordered by N then degree; targets with no known
+/// topology are absent. Runs on every core without the GIL; poll [`find_sweep_progress`].
+#[pyfunction]
+#[pyo3(signature = (max_nodes, degrees, bidirectional=false, alpha="10us", node_bw="100Gbps", size="1MiB"))]
+fn find_sweep<'py>(
+    py: Python<'py>,
+    max_nodes: i64,
+    degrees: Vec<i64>,
+    bidirectional: bool,
+    alpha: &str,
+    node_bw: &str,
+    size: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let degrees: Vec<usize> = degrees.into_iter().map(clamp).collect();
+    let (w, rows) = py.detach(|| {
+        guard(|| {
+            let w = workload(alpha, node_bw, size)?;
+            find::check_workload(&w)?;
+            Ok((w, find::sweep::sweep(clamp(max_nodes), &degrees, bidirectional)?))
+        })
+    })?;
+    let list = PyList::empty(py);
+    for r in &rows {
+        let d = PyDict::new(py);
+        d.set_item("N", r.n)?;
+        d.set_item("degree", r.degree)?;
+        let members = PyList::empty(py);
+        for c in &r.frontier {
+            let m = candidate_dict(py, c)?;
+            m.set_item("allreduce_us", w.allreduce_us(c))?;
+            members.append(m)?;
+        }
+        d.set_item("frontier", members)?;
+        d.set_item("recommended", find::recommend(&r.frontier, &w))?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+fn workload(alpha: &str, node_bw: &str, size: &str) -> collsynth_core::error::Result<Workload> {
+    Ok(Workload {
+        alpha_us: parse_latency(alpha)?,
+        node_bw_gbps: parse_bandwidth(node_bw)?,
+        size_bytes: parse_size(size)?,
+    })
+}
+
+/// `(done, total)` targets of the running [`find_sweep`].
+#[pyfunction]
+fn find_sweep_progress() -> (u64, u64) {
+    find::sweep::progress::get()
+}
+
 /// Negative counts become 0 so that the core's range check reports them (BadInput).
 fn clamp(v: i64) -> usize {
     usize::try_from(v).unwrap_or(0)
@@ -91,5 +142,7 @@ fn clamp(v: i64) -> usize {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_topologies, m)?)?;
     m.add_function(wrap_pyfunction!(find_frontier, m)?)?;
+    m.add_function(wrap_pyfunction!(find_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(find_sweep_progress, m)?)?;
     Ok(())
 }

@@ -1,19 +1,31 @@
-"""`collsynth find --nodes N --degree D [--bidirectional] [--alpha A --node-bw B --size M] [--json]`.
+"""`collsynth find --nodes N --degree D [--bidirectional] [--alpha A --node-bw B --size M] [--json]`
+and `collsynth find --sweep MAX_N [--degrees 2,4,8,16] [...]`.
 
 The direct-connect paper's topology finder: the Pareto frontier of topologies (and their BFB
-schedules) on total-hop latency vs bandwidth runtime, judged by one workload.
+schedules) on total-hop latency vs bandwidth runtime, judged by one workload; or, with
+`--sweep`, the frontier and recommendation of every N up to MAX_N for each degree (the paper
+runs its finder once for all N and d and keeps the results).
 """
 
 from __future__ import annotations
 
-from collsynth._core import find_topologies
+from collsynth import _core
+from collsynth._core import BadInput, find_sweep, find_topologies
 from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.progress import run_with_progress
 
 
 def register(sub) -> None:
     p = sub.add_parser("find", help="Pareto frontier of direct-connect topologies for N nodes of degree D")
-    p.add_argument("--nodes", type=int, required=True, metavar="N", help="number of nodes (>= 2)")
-    p.add_argument("--degree", type=int, required=True, metavar="D", help="links per node (>= 1)")
+    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (>= 2)")
+    p.add_argument("--degree", type=int, metavar="D", help="links per node (>= 1)")
+    p.add_argument(
+        "--sweep",
+        type=int,
+        metavar="MAX_N",
+        help="instead of one target: every N up to MAX_N for each of --degrees (no all-to-all figures)",
+    )
+    p.add_argument("--degrees", metavar="LIST", help="degrees of a --sweep, comma-separated (default 2,4,8,16)")
     p.add_argument(
         "--bidirectional", action="store_true", help="only topologies whose every link has its reverse"
     )
@@ -26,6 +38,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     """Print the frontier as a table (or JSON) and the recommended topology."""
+    if args.sweep is not None:
+        return run_sweep(args)
+    if args.degrees is not None:
+        raise BadInput("--degrees applies to --sweep only (one target takes --degree)")
+    missing = [flag for flag, v in (("--nodes", args.nodes), ("--degree", args.degree)) if v is None]
+    if missing:
+        raise BadInput(f"find needs {' and '.join(missing)} (or --sweep MAX_N)")
     res = find_topologies(args.nodes, args.degree, args.bidirectional, args.alpha, args.node_bw, args.size)
     rec = res["recommended"]
     if args.json:
@@ -62,4 +81,56 @@ def run(args) -> int:
         f"recommended (least allreduce time): {rec['topology']}  "
         f"({rec['allreduce_us']:.1f} us allreduce, {rec['alltoall_us']:.1f} us all-to-all)"
     )
+    return 0
+
+
+def _degrees(text: str | None) -> list[int]:
+    if text is None:
+        return [2, 4, 8, 16]
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise BadInput(f"--degrees: expected comma-separated integers, got {text!r}") from None
+
+
+def run_sweep(args) -> int:
+    """Every (N, d) of the sweep: its recommended member per row (JSON: every frontier)."""
+    given = [flag for flag, v in (("--nodes", args.nodes), ("--degree", args.degree)) if v is not None]
+    if given:
+        verb = "does" if len(given) == 1 else "do"
+        raise BadInput(f"{' and '.join(given)} {verb} not apply with --sweep (it covers every N up to MAX_N)")
+    degrees = _degrees(args.degrees)
+    rows = run_with_progress(
+        lambda: find_sweep(args.sweep, degrees, args.bidirectional, args.alpha, args.node_bw, args.size),
+        f"finder sweep: N <= {args.sweep}, d in {','.join(map(str, degrees))}",
+        poll=_core.find_sweep_progress,
+    )
+    if args.json:
+        emit_json(with_version(f"sweep:{args.sweep}", {"max_nodes": args.sweep, "degrees": degrees, "rows": rows}))
+        return 0
+    out = []
+    for r in rows:
+        rec = r["frontier"][r["recommended"]]
+        out.append(
+            [
+                r["N"],
+                r["degree"],
+                len(r["frontier"]),
+                rec["topology"],
+                rec["latency_steps"],
+                f"{rec['bandwidth_factor_value']:.4f}",
+                f"{rec['allreduce_us']:.1f}",
+            ]
+        )
+    kind = "bidirectional " if args.bidirectional else ""
+    columns = [
+        ("N", "right"),
+        ("d", "right"),
+        ("frontier", "right"),
+        ("recommended", "left"),
+        ("T_L/alpha", "right"),
+        ("T_B/(M/B)", "right"),
+        ("allreduce us", "right"),
+    ]
+    console.print(table(f"{kind}finder sweep, alpha={args.alpha}, B={args.node_bw}, M={args.size}", columns, out))
     return 0

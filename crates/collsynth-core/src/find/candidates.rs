@@ -3,7 +3,7 @@
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.
 
-use super::Candidate;
+use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};
 use crate::topology::metrics::bfs_hops;
@@ -41,6 +41,9 @@ const ENUMERATE_LIMIT: u128 = 600;
 /// Longest run of structured generator sets tried per family.
 const STRUCTURED_STARTS: usize = 256;
 
+/// Every this many generator sets, one is searched first to seed the depth bound.
+const SEED_STRIDE: usize = 16;
+
 /// Circulant generator sets kept (the best by diameter, then total distance) and measured.
 const CIRCULANTS_KEPT: usize = 3;
 
@@ -54,7 +57,7 @@ const GIRTH_MAX_NODES: usize = 512;
 pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for spec in specs(n, d, bidirectional) {
-        if let Some(c) = evaluate(&spec, d)? {
+        if let Some(c) = evaluate(&spec.text, d)? {
             if c.n == n && (c.symmetric || !bidirectional) {
                 out.push(c);
             }
@@ -63,23 +66,68 @@ pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> 
     Ok(out)
 }
 
-/// The members of [`bases`] that can be product factors (simple, exact, bandwidth-optimal),
-/// in the same order. A spec whose topology is not simple is built but not measured: that is
-/// what spares most BFB plans of the sizes and degrees only products ask for.
-pub fn product_ready_bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
-    let mut out = Vec::new();
-    for spec in specs(n, d, bidirectional) {
-        if let Some(c) = evaluate_if(&spec, d, |topo| is_simple(topo, d))? {
-            if c.n == n && (c.symmetric || !bidirectional) && c.product_ready() {
-                out.push(c);
-            }
-        }
-    }
-    Ok(out)
+/// A base's zoo spec, with what is known of its candidate before it is built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseSpec {
+    pub text: String,
+    /// Its [`Candidate::factor_key`], where the generator search already measured the
+    /// diameter (circulants; they are vertex-transitive, so one BFS gives it).
+    pub key: Option<FactorKey>,
+    /// Known by construction not to be [`Candidate::simple`] (a Kautz graph's dropped loops).
+    pub not_simple: bool,
 }
 
-/// The zoo specs of every family member with `n` nodes and degree `d`.
-fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
+impl BaseSpec {
+    fn plain(text: String) -> BaseSpec {
+        BaseSpec { text, key: None, not_simple: false }
+    }
+}
+
+/// The zoo specs of every base with `n` nodes and degree `d`, in the finder's preference
+/// order (which breaks ties between equal candidates).
+pub fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<BaseSpec> {
+    let mut s: Vec<BaseSpec> = plain_specs(n, d, bidirectional).into_iter().map(BaseSpec::plain).collect();
+    if !bidirectional {
+        s.extend(directed_specs(n, d));
+    }
+    if d.is_multiple_of(2) && d >= 4 && n > d + 1 {
+        s.extend(kept_circulants(n, d / 2, false).iter().map(|c| circulant_spec(n, c, false)));
+    }
+    s
+}
+
+/// The product-ready candidate ([`Candidate::product_ready`]) of `spec`, if it is one with
+/// `n` nodes (and symmetric when `bidirectional`). A spec known not to be simple is not
+/// built; a built topology that is not simple is not measured: that spares most BFB plans
+/// of the sizes and degrees only products ask for.
+pub fn ready_base(spec: &BaseSpec, n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
+    if spec.not_simple {
+        return Ok(None);
+    }
+    let c = evaluate_if(&spec.text, d, |topo| is_simple(topo, d))?;
+    Ok(c.filter(|c| c.n == n && (c.symmetric || !bidirectional) && c.product_ready()))
+}
+
+/// The spec of a kept circulant, with its key: diameter from the search, girth known when
+/// symmetric (every undirected one; a directed one whose offsets are closed under negation)
+/// or small enough to compute (see [`measure`]).
+fn circulant_spec(n: usize, kept: &KeptCirculant, directed: bool) -> BaseSpec {
+    let (offsets, diameter) = kept;
+    let text = format!("{}:{n}:{}", if directed { "dcirculant" } else { "circulant" }, join(offsets));
+    let symmetric = !directed || {
+        let mut neg: Vec<usize> = offsets.iter().map(|&o| (n - o % n) % n).collect();
+        let mut own: Vec<usize> = offsets.iter().map(|&o| o % n).collect();
+        neg.sort_unstable();
+        own.sort_unstable();
+        neg == own
+    };
+    let key = (*diameter, !symmetric && n > GIRTH_MAX_NODES, text.len());
+    BaseSpec { text, key: Some(key), not_simple: false }
+}
+
+/// The specs of the families with no search: complete, complete bipartite, rings, hypercube,
+/// Hamming, twisted torus and the distance-regular catalogue.
+fn plain_specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
     let mut s = Vec::new();
     if n == d + 1 {
         s.push(format!("complete:{n}"));
@@ -104,31 +152,31 @@ fn specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
         }
     }
     s.extend(DRG_CATALOGUE.iter().filter(|g| (g.1, g.2) == (n, d)).map(|g| format!("drg:{}", g.0)));
-    if !bidirectional {
-        s.extend(directed_specs(n, d));
-    }
-    if d.is_multiple_of(2) && d >= 4 && n > d + 1 {
-        s.extend(kept_circulants(n, d / 2, false).iter().map(|o| format!("circulant:{n}:{}", join(o))));
-    }
     s
 }
 
 /// The unidirectional families: generalized Kautz (any N), de Bruijn (N = d^k), Diamond,
 /// DBJMod and directed circulants.
-fn directed_specs(n: usize, d: usize) -> Vec<String> {
+fn directed_specs(n: usize, d: usize) -> Vec<BaseSpec> {
     let mut s = Vec::new();
     if d >= 2 && n > d + 1 {
-        s.push(format!("kautz:{d}:{n}"));
+        let kautz = BaseSpec { not_simple: zoo::kautz_drops_loops(d, n), ..BaseSpec::plain(format!("kautz:{d}:{n}")) };
+        s.push(kautz);
         if is_power_of(n, d) {
-            s.push(format!("debruijn:{d}:{n}"));
+            s.push(BaseSpec::plain(format!("debruijn:{d}:{n}")));
         }
     }
     if (n, d) == (8, 2) {
-        s.push("diamond".to_string());
+        s.push(BaseSpec::plain("diamond".to_string()));
     }
-    s.extend(DBJMOD.iter().filter(|&&(b, k)| b.pow(k as u32) == n && b == d).map(|(b, k)| format!("dbjmod:{b}:{k}")));
+    s.extend(
+        DBJMOD
+            .iter()
+            .filter(|&&(b, k)| b.pow(k as u32) == n && b == d)
+            .map(|(b, k)| BaseSpec::plain(format!("dbjmod:{b}:{k}"))),
+    );
     if d >= 2 && n > d + 1 {
-        s.extend(kept_circulants(n, d, true).iter().map(|o| format!("dcirculant:{n}:{}", join(o))));
+        s.extend(kept_circulants(n, d, true).iter().map(|c| circulant_spec(n, c, true)));
     }
     s
 }
@@ -164,7 +212,7 @@ fn join(v: &[usize]) -> String {
 /// one BFS each, the graph being vertex-transitive. All sets when there are few (the paper's
 /// F.4 choice, Boesch-Wang's {m, m+1}, is among them), else runs {a, a+1, ..} and
 /// {1, a, a+1, ..} (which contain it as well).
-pub fn best_circulants(n: usize, k: usize, directed: bool) -> Vec<Vec<usize>> {
+pub fn best_circulants(n: usize, k: usize, directed: bool) -> Vec<KeptCirculant> {
     let top = if directed { n - 1 } else { n / 2 };
     if k == 0 || k > top {
         return Vec::new();
@@ -174,15 +222,23 @@ pub fn best_circulants(n: usize, k: usize, directed: bool) -> Vec<Vec<usize>> {
     best_within(&mut CirculantBfs::new(n), &sets, directed, usize::MAX)
 }
 
+/// Offsets of a kept circulant and its diameter.
+pub type KeptCirculant = (Vec<usize>, usize);
+
 /// The best [`CIRCULANTS_KEPT`] of `sets` (at most) among those of diameter <= `limit`.
-fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limit: usize) -> Vec<Vec<usize>> {
+fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limit: usize) -> Vec<KeptCirculant> {
     let n = bfs.n;
     // Among equal diameters prefer Thm 22's {m, m+1} (the paper's choice, so its names appear).
     let thm22 = boesch_wang(n).filter(|_| sets.first().is_some_and(|s| s.len() == 2) && !directed);
     // The best so far, sorted: once there are enough, a set of larger diameter than the last
     // kept cannot enter, so its BFS stops at that depth.
     let mut best: Vec<(Score, &Vec<usize>)> = Vec::with_capacity(CIRCULANTS_KEPT + 1);
-    for s in sets {
+    // The kept sets are the least by (score, set) whatever the order they are met in, so a
+    // first pass over every SEED_STRIDE-th set finds a good bound early: most of the others'
+    // searches then stop at its depth instead of running to their (often large) diameter.
+    let seeds = sets.iter().step_by(SEED_STRIDE);
+    let rest = sets.iter().enumerate().filter(|(i, _)| i % SEED_STRIDE != 0).map(|(_, s)| s);
+    for s in seeds.chain(rest) {
         let bound = if best.len() == CIRCULANTS_KEPT { best[CIRCULANTS_KEPT - 1].0 .0 } else { limit };
         let Some((diameter, total)) = bfs.distances(s, directed, bound.min(limit)) else { continue };
         let run = s.windows(2).all(|w| w[1] == w[0] + 1);
@@ -194,13 +250,13 @@ fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limi
             best.truncate(CIRCULANTS_KEPT);
         }
     }
-    best.into_iter().map(|(_, s)| s.clone()).collect()
+    best.into_iter().map(|((diameter, ..), s)| (s.clone(), diameter)).collect()
 }
 
 /// [`best_circulants`], cached for the life of the process: a size's bases are listed for its
 /// pool, for its best product factor and for both directions.
-fn kept_circulants(n: usize, k: usize, directed: bool) -> Arc<Vec<Vec<usize>>> {
-    type Kept = Mutex<HashMap<(usize, usize, bool), Arc<Vec<Vec<usize>>>>>;
+fn kept_circulants(n: usize, k: usize, directed: bool) -> Arc<Vec<KeptCirculant>> {
+    type Kept = Mutex<HashMap<(usize, usize, bool), Arc<Vec<KeptCirculant>>>>;
     static KEPT: OnceLock<Kept> = OnceLock::new();
     let kept = KEPT.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(hit) = kept.lock().expect("find circulants").get(&(n, k, directed)) {
@@ -268,6 +324,8 @@ struct CirculantBfs {
     /// starting at bit n - s.
     twice: Vec<u64>,
     level: Vec<u64>,
+    /// The next level's buffer (swapped with `level`, so no allocation per level).
+    next: Vec<u64>,
     seen: Vec<u64>,
     shifts: Vec<usize>,
 }
@@ -276,7 +334,15 @@ impl CirculantBfs {
     fn new(n: usize) -> CirculantBfs {
         let words = n.div_ceil(64);
         let z = vec![0u64; words];
-        CirculantBfs { n, words, twice: vec![0; 2 * words + 2], level: z.clone(), seen: z, shifts: Vec::new() }
+        CirculantBfs {
+            n,
+            words,
+            twice: vec![0; 2 * words + 2],
+            level: z.clone(),
+            next: z.clone(),
+            seen: z,
+            shifts: Vec::new(),
+        }
     }
 
     /// (diameter, sum of distances) from 0 in the circulant with `offsets` (i -> i+o, and
@@ -299,7 +365,9 @@ impl CirculantBfs {
                 return None;
             }
             self.fill_twice();
-            let mut next = vec![0u64; self.words];
+            let mut next = std::mem::take(&mut self.next);
+            next.clear();
+            next.resize(self.words, 0);
             for &s in &self.shifts {
                 self.or_rotated(&mut next, s);
             }
@@ -314,7 +382,7 @@ impl CirculantBfs {
             }
             count += found;
             total += found * depth;
-            self.level = next;
+            self.next = std::mem::replace(&mut self.level, next);
         }
         Some((depth, total))
     }

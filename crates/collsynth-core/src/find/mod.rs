@@ -9,6 +9,7 @@
 pub mod candidates;
 pub mod predict;
 pub mod search;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -16,6 +17,9 @@ use crate::bound::alltoall::alltoall;
 use crate::error::{CollsynthError, Result};
 use crate::rational::{to_f64, Rat};
 use crate::zoo::{self, spec::DEFAULT_BW, Expr};
+
+/// See [`Candidate::factor_key`].
+pub type FactorKey = (usize, bool, usize);
 
 /// Largest N the finder accepts (BFB's own limit).
 pub const MAX_NODES: usize = crate::synth::bfb::MAX_RANKS;
@@ -53,6 +57,11 @@ impl Candidate {
     /// Usable as a factor of a product (Thm 13): simple, exact and bandwidth-optimal.
     pub fn product_ready(&self) -> bool {
         self.simple && self.exact && self.bw_optimal()
+    }
+
+    /// How product factors rank, least first: (diameter, girth unknown, expression length).
+    pub fn factor_key(&self) -> FactorKey {
+        (self.diameter, self.girth.is_none(), self.expr.to_string().len())
     }
 }
 
@@ -151,12 +160,18 @@ pub fn find(n: usize, d: usize, bidirectional: bool, w: &Workload) -> Result<Rep
             candidate: c,
         });
     }
-    let recommended =
-        (0..members.len()).min_by(|&a, &b| members[a].allreduce_us.total_cmp(&members[b].allreduce_us)).unwrap_or(0);
+    let recommended = recommend(&members.iter().map(|m| m.candidate.clone()).collect::<Vec<_>>(), w);
     Ok(Report { frontier: members, recommended })
 }
 
-fn check_workload(w: &Workload) -> Result<()> {
+/// The index of the member of `frontier` with the least allreduce time for `w` (ties: the
+/// first, i.e. the lower T_L); 0 for an empty frontier.
+pub fn recommend(frontier: &[Candidate], w: &Workload) -> usize {
+    let time: Vec<f64> = frontier.iter().map(|c| w.allreduce_us(c)).collect();
+    (0..time.len()).min_by(|&a, &b| time[a].total_cmp(&time[b])).unwrap_or(0)
+}
+
+pub fn check_workload(w: &Workload) -> Result<()> {
     if !(w.alpha_us.is_finite() && w.alpha_us >= 0.0) {
         return Err(CollsynthError::bad("--alpha must be >= 0"));
     }

@@ -7,10 +7,12 @@
 //! predicted (see [`unions`]). Pools are cached process-wide: every size of a sweep reuses
 //! the pools of its divisors.
 
-use super::candidates::{bases, measure, product_ready_bases};
+use super::candidates::{bases, measure, ready_base, specs};
 use super::predict;
-use super::Candidate;
+use super::{Candidate, FactorKey};
 use crate::error::Result;
+use crate::synth::bfb::bi::prefer_split;
+use crate::zoo::transpose_iso::transpose_isomorphism;
 use crate::zoo::{self, Expr};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -39,7 +41,11 @@ pub fn pool(n: usize, d: usize, bidirectional: bool) -> Result<Arc<Vec<Candidate
     }
     all.extend(degree_expansions(n, d, bidirectional)?);
     all.extend(powers(n, d, bidirectional)?);
-    all.extend(products(n, d, bidirectional)?);
+    // A product (simple, exact, bandwidth-optimal, T_L = diameter) is strictly dominated by a
+    // candidate with those capabilities, a known girth and a smaller T_L and diameter.
+    let dominator = |c: &Candidate| c.simple && c.exact && c.girth.is_some() && c.tau <= predict::optimal_tau(n);
+    let bound = all.iter().filter(|c| dominator(c)).map(|c| c.steps.max(c.diameter)).min();
+    all.extend(products(n, d, bidirectional, bound, dominator)?);
     let pruned = Arc::new(pareto(all, true));
     pools().lock().expect("find pools").insert(key, pruned.clone());
     Ok(pruned)
@@ -55,13 +61,12 @@ fn lines(n: usize, d: usize) -> Result<Vec<Candidate>> {
 
 /// Appendix A.6 (notes 1.9): `bi(G)` = G ∪ G^T for every unidirectional (not symmetric) G of
 /// (n, d/2), so that line graphs and the other directed constructions reach bidirectional
-/// frontiers. Each is built and measured by BFB here, not predicted: A.6 only promises G's
-/// (T_L, tau) for its split schedule (half of every shard on G, half on G^T), and BFB on the
-/// union is a different schedule that can trade one for the other (`bi(dcirculant:6:1,2,3,4)`
-/// gets T_L 1 but tau 4/3 where the base has 2 and 5/6; see the zoo's expand tests), so G's
-/// values as a prediction could prune better candidates before the frontier re-measures.
-/// d/2 = 1 is skipped: the only unidirectional degree-1 candidate is `ring:n`, whose union
-/// is the base `biring:n` already in the pool.
+/// frontiers. Each is valued as `synth --algorithm bfb` schedules it (`--bi-method auto`, see
+/// [`with_split`]): BFB on the union, built and measured here, which can trade T_L for tau
+/// (`bi(dcirculant:6:1,2,3,4)` gets T_L 1 but tau 4/3 where the base has 2 and 5/6; see the
+/// zoo's expand tests), or A.6's split schedule with G's own values. d/2 = 1 is skipped: the
+/// only unidirectional degree-1 candidate is `ring:n`, whose union is the base `biring:n`
+/// already in the pool.
 fn unions(n: usize, d: usize) -> Result<Vec<Candidate>> {
     if d < 4 || !d.is_multiple_of(2) {
         return Ok(Vec::new());
@@ -70,9 +75,26 @@ fn unions(n: usize, d: usize) -> Result<Vec<Candidate>> {
     for c in pool(n, d / 2, false)?.iter().filter(|c| !c.symmetric) {
         let expr = Expr::Bi(Box::new(c.expr.clone()));
         let topo = zoo::from_spec(&expr.to_string())?;
-        out.push(measure(expr, &topo, d)?);
+        out.push(with_split(measure(expr, &topo, d)?, c)?);
     }
     Ok(out)
+}
+
+/// `union` (BFB measured on bi(G)) with the values `synth`'s `--bi-method auto` gets: A.6's
+/// split schedule (half of every shard on G, half on its image under an isomorphism
+/// G -> G^T) has exactly G's T_L and tau (tested in `synth::bfb::bi`), and auto keeps it
+/// when [`prefer_split`] says so. Only for a G whose values are exact (a degree expansion's
+/// prediction is not) and that has such an isomorphism (the zoo's search, which the cheap
+/// comparison spares for most candidates).
+fn with_split(union: Candidate, g: &Candidate) -> Result<Candidate> {
+    if !g.exact || !prefer_split((g.steps, g.tau), (union.steps, union.tau)) {
+        return Ok(union);
+    }
+    let topo = zoo::from_spec(&g.expr.to_string())?;
+    if transpose_isomorphism(&topo, Some(&g.expr)).is_err() {
+        return Ok(union);
+    }
+    Ok(Candidate { steps: g.steps, tau: g.tau, ..union })
 }
 
 /// G * m for every m >= 2 dividing both n and d.
@@ -103,20 +125,68 @@ fn exact_root(n: usize, m: usize) -> Option<usize> {
 
 /// A x B over sizes n1 <= n2 with n1 n2 = n and degrees adding to d, each factor the
 /// lowest-diameter bandwidth-optimal simple BFB member of its pool (Thm 13 makes every such
-/// product bandwidth-optimal with T_L = D1 + D2, so only the diameter matters).
-fn products(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
-    let mut out = Vec::new();
+/// product bandwidth-optimal with T_L = sum of diameters, so only the diameter matters).
+///
+/// Pruned without changing the result: a split whose Moore floor (the least diameter any
+/// graph of the factors' sizes and degrees can have, summed) exceeds `bound`, or the diameter
+/// of a product found earlier that satisfies `tightens`, is not looked at, since the caller
+/// keeps nothing of larger diameter than those. Splits are visited by ascending floor, so
+/// most of the factor searches of a sweep (every divisor, every degree below d) never run;
+/// the products come back in the order of the full enumeration.
+fn products(
+    n: usize,
+    d: usize,
+    bidirectional: bool,
+    bound: Option<usize>,
+    tightens: impl Fn(&Candidate) -> bool,
+) -> Result<Vec<Candidate>> {
+    let mut splits = Vec::new();
     for n1 in (2..).take_while(|x| x * x <= n).filter(|x| n.is_multiple_of(*x)) {
-        let n2 = n / n1;
         for d1 in 1..d {
-            let (Some(a), Some(b)) = (best_factor(n1, d1, bidirectional)?, best_factor(n2, d - d1, bidirectional)?)
-            else {
-                continue;
-            };
-            out.extend(predict::product(&[&a, &b]));
+            let (n2, d2) = (n / n1, d - d1);
+            let floor = diameter_floor(n1, d1, bidirectional).saturating_add(diameter_floor(n2, d2, bidirectional));
+            splits.push((floor, splits.len(), n1, d1));
         }
     }
-    Ok(out)
+    splits.sort_unstable();
+    let mut bound = bound.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    for (floor, order, n1, d1) in splits {
+        if floor > bound {
+            break;
+        }
+        let (Some(a), Some(b)) = (best_factor(n1, d1, bidirectional)?, best_factor(n / n1, d - d1, bidirectional)?)
+        else {
+            continue;
+        };
+        if let Some(p) = predict::product(&[&a, &b]) {
+            if tightens(&p) {
+                bound = bound.min(p.diameter);
+            }
+            out.push((order, p));
+        }
+    }
+    out.sort_unstable_by_key(|(order, _)| *order);
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The Moore bound on the diameter of an `n`-node graph of degree `d`: directed out-degree d,
+/// or (`bidirectional`) undirected degree d, 1 + d + d(d - 1) + .. nodes within each radius.
+/// `usize::MAX` where no such graph exists (an undirected degree-1 graph has 2 nodes).
+fn diameter_floor(n: usize, d: usize, bidirectional: bool) -> usize {
+    if !bidirectional || n <= 2 {
+        return crate::bound::latency::moore_steps(n, d);
+    }
+    if d <= 1 {
+        return usize::MAX;
+    }
+    let (mut reached, mut layer, mut k) = (1usize, d, 0usize);
+    while reached < n {
+        reached = reached.saturating_add(layer);
+        layer = layer.saturating_mul(d - 1);
+        k += 1;
+    }
+    k
 }
 
 fn factors() -> &'static Mutex<HashMap<Key, Option<Candidate>>> {
@@ -125,39 +195,87 @@ fn factors() -> &'static Mutex<HashMap<Key, Option<Candidate>>> {
 }
 
 /// The product-ready member ([`Candidate::product_ready`]) of `pool(n, d, bidirectional)` of
-/// lowest diameter, ties to the shortest expression (cached, like pools).
+/// least [`Candidate::factor_key`] (lowest diameter first), the first of the pool's order on
+/// ties (cached, like pools).
 ///
 /// Computed without that pool, from the only candidates that can be product-ready: a
 /// candidate that dominates a product-ready one is itself product-ready (as simple, as exact,
-/// tau at most (N-1)/N, which no BFB tau goes below), so pruning never loses the best, and
-/// the pool's order makes it the first by (diameter, girth unknown, expression length) in
-/// the order the pool is assembled. Line graphs (tau(G) + 1/N >= 1) and degree expansions
-/// (not exact) never are; a power is (Thm 13) only of a product-ready base, of which the
-/// least diameter gives the least; products always are. So: the product-ready bases (only
-/// simple ones are measured), unions, powers of the best factor of each root, products.
-/// Products ask this for every divisor and every degree below d, mostly sizes no target
-/// needs a pool of.
+/// tau at most (N-1)/N, which no BFB tau goes below), so pruning never loses the best. Line
+/// graphs (tau(G) + 1/N >= 1) and degree expansions (not exact) never are; a power is (Thm
+/// 13) only of a product-ready base, of which the least diameter gives the least; products
+/// always are. So: the product-ready bases, unions, powers of the best factor of each root,
+/// products. Products ask this for every divisor and every degree below d, mostly sizes no
+/// target needs a pool of, so the work is cut where the answer cannot change: circulants,
+/// whose key the generator search already knows, are measured in key order only until one
+/// is product-ready or the best so far ranks before the next; then that best bounds the
+/// products' search (see [`products`]).
 pub fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
     let key = (n, d, bidirectional);
     if let Some(f) = factors().lock().expect("find factors").get(&key) {
         return Ok(f.clone());
     }
-    let mut ready = product_ready_bases(n, d, bidirectional)?;
+    // Positions in the pool's order (bases, unions, powers, products) break key ties.
+    let mut best = Best::default();
+    let specs = specs(n, d, bidirectional);
+    for (at, spec) in specs.iter().enumerate().filter(|(_, s)| s.key.is_none()) {
+        best.offer(at, ready_base(spec, n, d, bidirectional)?);
+    }
+    let mut at = specs.len();
     if bidirectional {
-        ready.extend(unions(n, d)?.into_iter().filter(Candidate::product_ready));
+        for c in unions(n, d)? {
+            best.offer(at, Some(c));
+            at += 1;
+        }
     }
     for m in (2..=d).filter(|m| d.is_multiple_of(*m)) {
         if let Some(r) = exact_root(n, m) {
-            ready.extend(best_factor(r, d / m, bidirectional)?.and_then(|c| predict::power(&c, m)));
+            best.offer(at, best_factor(r, d / m, bidirectional)?.and_then(|c| predict::power(&c, m)));
+            at += 1;
         }
     }
-    ready.extend(products(n, d, bidirectional)?);
-    let best = ready
-        .into_iter()
-        .filter(Candidate::product_ready)
-        .min_by_key(|c| (c.diameter, c.girth.is_none(), c.expr.to_string().len()));
+    let mut keyed: Vec<(FactorKey, usize)> =
+        specs.iter().enumerate().filter_map(|(at, s)| s.key.map(|k| (k, at))).collect();
+    keyed.sort_unstable();
+    for (k, i) in keyed {
+        if !best.beaten_by(k, i) {
+            break;
+        }
+        let c = ready_base(&specs[i], n, d, bidirectional)?;
+        debug_assert!(c.as_ref().is_none_or(|c| c.factor_key() == k), "{}: key {k:?}", specs[i].text);
+        if c.is_some() {
+            best.offer(i, c);
+            break;
+        }
+    }
+    let bound = best.found.as_ref().map(|(_, _, c)| c.diameter);
+    for c in products(n, d, bidirectional, bound, |_| true)? {
+        best.offer(at, Some(c));
+        at += 1;
+    }
+    let best = best.found.map(|(_, _, c)| c);
     factors().lock().expect("find factors").insert(key, best.clone());
     Ok(best)
+}
+
+/// The least product-ready candidate offered, by (key, position).
+#[derive(Default)]
+struct Best {
+    found: Option<(FactorKey, usize, Candidate)>,
+}
+
+impl Best {
+    fn beaten_by(&self, key: FactorKey, at: usize) -> bool {
+        self.found.as_ref().is_none_or(|(k, a, _)| (key, at) < (*k, *a))
+    }
+
+    fn offer(&mut self, at: usize, c: Option<Candidate>) {
+        if let Some(c) = c.filter(Candidate::product_ready) {
+            let key = c.factor_key();
+            if self.beaten_by(key, at) {
+                self.found = Some((key, at, c));
+            }
+        }
+    }
 }
 
 /// The candidates no other one dominates, sorted by T_L then tau. With `capabilities`, a
@@ -188,4 +306,77 @@ fn dominates(a: &Candidate, b: &Candidate, capabilities: bool) -> bool {
         && (a.exact || !b.exact)
         && (a.girth.is_some() || b.girth.is_none())
         && a.diameter <= b.diameter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::find::candidates::specs;
+
+    /// Moore floors by hand: Petersen (10, 3) and the Kautz sizes meet them.
+    #[test]
+    fn diameter_floors() {
+        assert_eq!(diameter_floor(10, 3, true), 2);
+        assert_eq!(diameter_floor(11, 3, true), 3);
+        assert_eq!(diameter_floor(13, 3, false), 2);
+        assert_eq!(diameter_floor(14, 3, false), 3);
+        assert_eq!(diameter_floor(5, 2, true), 2);
+        assert_eq!(diameter_floor(6, 2, true), 3);
+        assert_eq!(diameter_floor(2, 1, true), 1);
+        assert_eq!(diameter_floor(3, 1, true), usize::MAX);
+        assert_eq!(diameter_floor(7, 1, false), 6);
+        // Every measured base is at or above its floor.
+        for (n, d) in [(12, 4), (16, 4), (30, 6), (64, 6), (100, 8)] {
+            for bidi in [false, true] {
+                for c in bases(n, d, bidi).unwrap() {
+                    assert!(c.diameter >= diameter_floor(n, d, bidi), "{}", c.expr);
+                }
+            }
+        }
+    }
+
+    /// The pruned products change no pool: adding every product of every split back and
+    /// pruning again gives the same pool.
+    #[test]
+    fn pruned_products_lose_nothing() {
+        for (n, d) in [(12, 4), (36, 4), (64, 6), (60, 8), (96, 6), (128, 8), (144, 16)] {
+            for bidi in [false, true] {
+                let kept = pool(n, d, bidi).unwrap();
+                let mut all = kept.to_vec();
+                all.extend(products(n, d, bidi, None, |_| false).unwrap());
+                assert_eq!(pareto(all, true), *kept, "({n}, {d}, {bidi})");
+            }
+        }
+    }
+
+    /// The lazy best factor equals the first least key over everything measured eagerly, in
+    /// the pool's order (bases, unions, powers, unpruned products).
+    #[test]
+    fn best_factor_equals_the_eager_minimum() {
+        for n in [6, 8, 9, 12, 16, 20, 25, 27, 30, 36, 49, 64, 81, 100] {
+            for d in 1..=6 {
+                for bidi in [false, true] {
+                    let mut ready: Vec<Candidate> = Vec::new();
+                    for s in specs(n, d, bidi) {
+                        if let Some(c) = crate::find::candidates::evaluate(&s.text, d).unwrap() {
+                            if c.n == n && (c.symmetric || !bidi) {
+                                ready.push(c);
+                            }
+                        }
+                    }
+                    if bidi {
+                        ready.extend(unions(n, d).unwrap());
+                    }
+                    for m in (2..=d).filter(|m| d.is_multiple_of(*m)) {
+                        if let Some(r) = exact_root(n, m) {
+                            ready.extend(best_factor(r, d / m, bidi).unwrap().and_then(|c| predict::power(&c, m)));
+                        }
+                    }
+                    ready.extend(products(n, d, bidi, None, |_| false).unwrap());
+                    let eager = ready.into_iter().filter(Candidate::product_ready).min_by_key(Candidate::factor_key);
+                    assert_eq!(best_factor(n, d, bidi).unwrap(), eager, "({n}, {d}, {bidi})");
+                }
+            }
+        }
+    }
 }

@@ -42,6 +42,41 @@ pub struct FlowNetwork {
     path: Vec<usize>,
 }
 
+/// Arc pairs (forward edge, its capacity, the backward one's) and each edge's (pair, is
+/// backward): every edge its own pair, for networks without antiparallel edges.
+type Pairing = (Vec<(usize, usize, Cap, Cap)>, Vec<(usize, bool)>);
+
+fn unpaired(edges: &[(usize, usize, Cap)]) -> Pairing {
+    (edges.iter().map(|&(u, v, c)| (u, v, c, 0)).collect(), (0..edges.len()).map(|e| (e, false)).collect())
+}
+
+/// Whether some edge (u, v) has an edge (v, u): one sort of the unordered pairs, no hashing
+/// (most networks, BFB's subproblems among them, have none, and pairing them by a hash map
+/// cost more than their flows).
+fn has_antiparallel(edges: &[(usize, usize, Cap)]) -> bool {
+    let mut keys: Vec<(usize, usize, bool)> = edges.iter().map(|&(u, v, _)| (u.min(v), u.max(v), u > v)).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1) && w[0].2 != w[1].2)
+}
+
+/// Each edge (u, v) shares an arc pair with the latest still unpaired (v, u) before it.
+fn pair_antiparallel(edges: &[(usize, usize, Cap)]) -> Pairing {
+    let mut pairs: Vec<(usize, usize, Cap, Cap)> = Vec::with_capacity(edges.len());
+    let mut edge_side: Vec<(usize, bool)> = vec![(0, false); edges.len()];
+    let mut open: std::collections::HashMap<(usize, usize), Vec<usize>> = std::collections::HashMap::new();
+    for (e, &(u, v, c)) in edges.iter().enumerate() {
+        if let Some(k) = open.get_mut(&(v, u)).and_then(|list| list.pop()) {
+            pairs[k].3 = c;
+            edge_side[e] = (k, true);
+        } else {
+            edge_side[e] = (pairs.len(), false);
+            open.entry((u, v)).or_default().push(pairs.len());
+            pairs.push((u, v, c, 0));
+        }
+    }
+    (pairs, edge_side)
+}
+
 impl FlowNetwork {
     /// A network on nodes `0..n` with the directed `edges` `(src, dst, capacity)`; edge ids are
     /// positions in `edges`. Panics on an endpoint out of range, a self-loop or a negative
@@ -49,22 +84,12 @@ impl FlowNetwork {
     pub fn new(n: usize, edges: &[(usize, usize, Cap)]) -> Self {
         assert!(n < UNSET as usize && 2 * edges.len() < UNSET as usize, "flow network too large");
         // Pair antiparallel edges: arc pair k = (forward edge, optional backward edge).
-        let mut pairs: Vec<(usize, usize, Cap, Cap)> = Vec::with_capacity(edges.len());
-        let mut edge_side: Vec<(usize, bool)> = vec![(0, false); edges.len()];
-        let mut open: std::collections::HashMap<(usize, usize), Vec<usize>> = std::collections::HashMap::new();
         for (e, &(u, v, c)) in edges.iter().enumerate() {
             assert!(u < n && v < n, "edge {e} endpoint out of range");
             assert!(u != v, "edge {e} is a self-loop");
             assert!(c >= 0, "edge {e} has a negative capacity");
-            if let Some(k) = open.get_mut(&(v, u)).and_then(|list| list.pop()) {
-                pairs[k].3 = c;
-                edge_side[e] = (k, true);
-            } else {
-                edge_side[e] = (pairs.len(), false);
-                open.entry((u, v)).or_default().push(pairs.len());
-                pairs.push((u, v, c, 0));
-            }
         }
+        let (pairs, edge_side) = if has_antiparallel(edges) { pair_antiparallel(edges) } else { unpaired(edges) };
         let mut degree = vec![0usize; n + 1];
         for &(u, v, _, _) in &pairs {
             degree[u] += 1;

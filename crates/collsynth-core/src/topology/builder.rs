@@ -94,7 +94,10 @@ impl TopologyBuilder {
         }
         // Sorted by (src, dst), parallel links merged: bandwidths add, the least latency stays.
         let mut raw = self.raw;
-        raw.sort_by_key(|l| (l.0, l.1));
+        // Most families add links in order already; checking is cheaper than moving them.
+        if !raw.is_sorted_by_key(|l| (l.0, l.1)) {
+            raw.sort_by_key(|l| (l.0, l.1));
+        }
         let mut links: Vec<Link> = Vec::with_capacity(raw.len());
         for (src, dst, bw, lat, _) in raw {
             match links.last_mut() {

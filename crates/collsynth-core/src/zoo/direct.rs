@@ -228,6 +228,14 @@ fn kautz(s: &Spec) -> Result<Topology> {
     from_arcs(s, n, arcs_by_digit(n, 1..d + 1, |x, a| (n - (d * x + a) % n) % n))
 }
 
+/// Whether `kautz:D:N` (N > D) drops self-loops, i.e. has fewer than D N links: x is a loop
+/// of digit a iff (D + 1) x = -a (mod N), solvable for some a in 1..=D iff
+/// gcd(D + 1, N) <= D, i.e. unless D + 1 divides N. (Heads of one node are distinct, so
+/// no arcs merge.) Lets the finder skip building Kautz graphs that cannot be simple.
+pub fn kautz_drops_loops(d: usize, n: usize) -> bool {
+    !n.is_multiple_of(d + 1)
+}
+
 /// Arcs of the generalized de Bruijn digraph on Z_n: x -> (dx + a) mod n, a = 0..d-1.
 fn debruijn_arcs(d: usize, n: usize) -> Vec<(usize, usize)> {
     arcs_by_digit(n, 0..d, |x, a| (d * x + a) % n)
@@ -536,6 +544,16 @@ mod tests {
         assert_eq!(heads, [1, 2, 3, 5, 9, 17]);
         let heads: Vec<usize> = t.out_links(20).map(|i| t.links[i].dst).collect();
         assert_eq!(heads, [4, 21, 22, 23, 25, 29]);
+    }
+
+    #[test]
+    fn kautz_loops_are_predicted() {
+        for d in 2..=6 {
+            for n in d + 1..=60 {
+                let t = from_spec(&format!("kautz:{d}:{n}")).unwrap();
+                assert_eq!(t.links.len() < d * n, kautz_drops_loops(d, n), "kautz:{d}:{n}");
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod drg;
 mod machines;
 mod rings;
 
+pub use direct::kautz_drops_loops;
 pub use spec::{Expr, LinkParams, Spec};
 pub use symmetry::vertex_transitive;
 

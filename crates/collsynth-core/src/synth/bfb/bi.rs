@@ -83,6 +83,13 @@ pub fn method_for(topo: &Topology, req: &Request, plain_options: bool) -> Result
     }
 }
 
+/// `auto`'s rule, given the allgather's (T_L, tau) of the split and of BFB on the union:
+/// the split iff its (tau, T_L) is lexicographically smaller (ties: the union). Public so
+/// that a caller predicting `synth`'s values (the finder) applies the same rule.
+pub fn prefer_split(split: (usize, Rat), union: (usize, Rat)) -> bool {
+    (split.1, split.0) < (union.1, union.0)
+}
+
 /// The `bi_method` detail.
 pub fn method_detail(method: &str) -> (String, String) {
     ("bi_method".to_string(), format!("\"{method}\""))
@@ -125,7 +132,7 @@ pub fn schedule(
             p.steps(),
             to_fraction_string(&p.tau())
         );
-        if (c.bandwidth_factor, c.latency_steps) >= (p.tau(), p.steps()) {
+        if !prefer_split((c.latency_steps, c.bandwidth_factor), (p.steps(), p.tau())) {
             return union(Some(("bi_candidates".to_string(), candidates)));
         }
         let mut s = split.for_collective(topo, collective)?;

@@ -57,7 +57,7 @@ struct Level {
 fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
     let row = |x: usize| &prev[x * words..(x + 1) * words];
     let mut rows = Vec::with_capacity(range.len() * words);
-    let mut wk = Scratch { mask: vec![0; g.n], ..Scratch::default() };
+    let mut wk = Scratch::default();
     let mut max: Option<Rat> = None;
     for u in range {
         let start = rows.len();
@@ -82,6 +82,10 @@ struct Scratch {
     /// Sender mask of each rank as a source of the current (u, t); zero between uses.
     mask: Vec<u64>,
     counts: HashMap<u64, Cap, Fast>,
+    /// The parts of the refinement, `words` each, and their sender masks.
+    parts: Vec<u64>,
+    part_masks: Vec<u64>,
+    classes: Vec<(u64, Cap)>,
     cache: HashMap<Problem, Rat, Fast>,
 }
 
@@ -90,7 +94,79 @@ impl Scratch {
     /// k-th in-neighbour.
     fn optimum<'a>(&mut self, g: &Graph, u: usize, fresh: &[u64], sent: impl Fn(usize) -> &'a [u64]) -> Rat {
         let ins = &g.ins[u];
-        for k in 0..ins.len() {
+        self.classes.clear();
+        let sources = fresh.iter().map(|w| w.count_ones() as usize).sum();
+        if !self.refine(fresh, ins.len(), &sent, sources) {
+            self.per_source(fresh, ins.len(), &sent);
+        }
+        self.classes.sort_unstable();
+        let problem = Problem {
+            caps: ins.iter().map(|i| i.cap).collect(),
+            words: 1,
+            masks: self.classes.iter().map(|c| c.0).collect(),
+            counts: self.classes.iter().map(|c| c.1).collect(),
+        };
+        if let Some(&hit) = self.cache.get(&problem) {
+            return hit;
+        }
+        let optimum = solve(&problem).optimum;
+        self.cache.insert(problem, optimum);
+        optimum
+    }
+
+    /// The classes (sender mask, count) by refining the partition {fresh} with each sender's
+    /// set: word operations only, `parts x words` per sender, no work per source. Gives up
+    /// (false) once the parts cost more than a pass over the sources would (many distinct
+    /// masks: more than `budget` words per sender, the number of sources being a pass's cost),
+    /// leaving the classes to [`Scratch::per_source`].
+    fn refine<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64], budget: usize) -> bool {
+        let words = fresh.len();
+        self.parts.clear();
+        self.parts.extend_from_slice(fresh);
+        self.part_masks.clear();
+        self.part_masks.push(0);
+        for k in 0..senders {
+            let s = sent(k);
+            for p in 0..self.part_masks.len() {
+                let part = &self.parts[p * words..(p + 1) * words];
+                let (mut inside, mut outside) = (false, false);
+                for (&x, &y) in part.iter().zip(s) {
+                    inside |= x & y != 0;
+                    outside |= x & !y != 0;
+                }
+                match (inside, outside) {
+                    (false, _) => {}
+                    (true, false) => self.part_masks[p] |= 1 << k,
+                    (true, true) => {
+                        // Split: the part keeps the sources k cannot send, a new one has the rest.
+                        for (w, &y) in s.iter().enumerate().take(words) {
+                            let x = self.parts[p * words + w];
+                            self.parts[p * words + w] = x & !y;
+                            self.parts.push(x & y);
+                        }
+                        self.part_masks.push(self.part_masks[p] | 1 << k);
+                    }
+                }
+            }
+            if self.part_masks.len() * words > budget {
+                return false;
+            }
+        }
+        for (p, &mask) in self.part_masks.iter().enumerate() {
+            let count: usize = self.parts[p * words..(p + 1) * words].iter().map(|w| w.count_ones() as usize).sum();
+            if count > 0 {
+                self.classes.push((mask, count as Cap));
+            }
+        }
+        true
+    }
+
+    /// The classes by one sender mask per source, counted in a hash map.
+    fn per_source<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64]) {
+        if self.mask.is_empty() {
+            self.mask = vec![0; fresh.len() * 64];
+        }
+        for k in 0..senders {
             for (i, (&f, &s)) in fresh.iter().zip(sent(k)).enumerate() {
                 for v in bits(f & s) {
                     self.mask[i * 64 + v] |= 1 << k;
@@ -103,20 +179,7 @@ impl Scratch {
                 *self.counts.entry(std::mem::take(&mut self.mask[i * 64 + v])).or_default() += 1;
             }
         }
-        let mut classes: Vec<(u64, Cap)> = self.counts.iter().map(|(&m, &c)| (m, c)).collect();
-        classes.sort_unstable();
-        let problem = Problem {
-            caps: ins.iter().map(|i| i.cap).collect(),
-            words: 1,
-            masks: classes.iter().map(|c| c.0).collect(),
-            counts: classes.iter().map(|c| c.1).collect(),
-        };
-        if let Some(&hit) = self.cache.get(&problem) {
-            return hit;
-        }
-        let optimum = solve(&problem).optimum;
-        self.cache.insert(problem, optimum);
-        optimum
+        self.classes.extend(self.counts.iter().map(|(&m, &c)| (m, c)));
     }
 }
 
@@ -129,4 +192,34 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
             b
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scratch;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The refinement's classes equal the per-source count's, on random bitsets.
+        #[test]
+        fn refinement_equals_the_per_source_count(
+            words in 1usize..4,
+            seed in proptest::collection::vec(any::<u64>(), 40),
+            senders in 1usize..10,
+        ) {
+            let at = |i: usize| seed[i % seed.len()].rotate_left(i as u32);
+            let sent: Vec<Vec<u64>> = (0..senders).map(|k| (0..words).map(|w| at(k * 7 + w) | at(k + w + 3)).collect()).collect();
+            // Only sources some sender has (as in a level: every fresh source has one).
+            let fresh: Vec<u64> = (0..words)
+                .map(|w| at(w + 11) & sent.iter().fold(0, |acc, s| acc | s[w]))
+                .collect();
+            let mut a = Scratch::default();
+            prop_assert!(a.refine(&fresh, senders, &|k| &sent[k][..], usize::MAX));
+            a.classes.sort_unstable();
+            let mut b = Scratch::default();
+            b.per_source(&fresh, senders, &|k| &sent[k][..]);
+            b.classes.sort_unstable();
+            prop_assert_eq!(a.classes, b.classes);
+        }
+    }
 }

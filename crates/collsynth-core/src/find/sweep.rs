@@ -1,0 +1,83 @@
+//! `find --sweep`: the frontier of every (N, d) up to a size, in one process, as the paper runs
+//! its finder "once for all Ns and ds" and saves the results. Targets run on every core,
+//! smallest N first, sharing the process-wide caches of [`super::search`] and
+//! [`super::candidates`] (a cache entry is the same whoever computes it first, so the result
+//! does not depend on the schedule of the threads).
+
+use super::{frontier, Candidate};
+use crate::error::{CollsynthError, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One target of a sweep and its frontier (as [`frontier`] gives it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    pub n: usize,
+    pub degree: usize,
+    pub frontier: Vec<Candidate>,
+}
+
+/// Progress of the running sweep, for a bar polled from another thread (relaxed atomics; one
+/// global pair): targets done, out of all.
+pub mod progress {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    pub static DONE: AtomicU64 = AtomicU64::new(0);
+    pub static TOTAL: AtomicU64 = AtomicU64::new(0);
+
+    /// `(done, total)`; total 0 when nothing has started.
+    pub fn get() -> (u64, u64) {
+        (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed))
+    }
+}
+
+/// The frontier of every (N, d) with d in `degrees` and d < N <= `max_nodes`, ordered by N
+/// then d. A target with no known topology (e.g. an odd bidirectional degree with no
+/// symmetric family member) has no row. Guarantees: each row equals `frontier(N, d,
+/// bidirectional)`. BadInput on an empty or out-of-range degree list or size.
+pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result<Vec<SweepRow>> {
+    if !(2..=super::MAX_NODES).contains(&max_nodes) {
+        return Err(CollsynthError::bad(format!(
+            "--sweep must be between 2 and {}, got {max_nodes}",
+            super::MAX_NODES
+        )));
+    }
+    if degrees.is_empty() {
+        return Err(CollsynthError::bad("--degrees: no degree given"));
+    }
+    if let Some(&d) = degrees.iter().find(|&&d| !(1..=super::MAX_DEGREE).contains(&d)) {
+        return Err(CollsynthError::bad(format!(
+            "--degrees: each must be between 1 and {}, got {d}",
+            super::MAX_DEGREE
+        )));
+    }
+    let mut degrees = degrees.to_vec();
+    degrees.sort_unstable();
+    degrees.dedup();
+    let targets: Vec<(usize, usize)> =
+        (2..=max_nodes).flat_map(|n| degrees.iter().filter(move |&&d| d < n).map(move |&d| (n, d))).collect();
+    progress::DONE.store(0, Ordering::Relaxed);
+    progress::TOTAL.store(targets.len() as u64, Ordering::Relaxed);
+    let rows: Vec<Mutex<Option<Result<Vec<Candidate>>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(n, d)) = targets.get(i) else { break };
+                *rows[i].lock().expect("sweep row") = Some(frontier(n, d, bidirectional));
+                progress::DONE.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(targets.len());
+    for (&(n, degree), row) in targets.iter().zip(rows) {
+        match row.into_inner().expect("sweep row").expect("every target ran") {
+            Ok(frontier) => out.push(SweepRow { n, degree, frontier }),
+            // "No topology is known": the target has no row.
+            Err(CollsynthError::BadInput(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
