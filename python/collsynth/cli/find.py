@@ -25,7 +25,9 @@ def register(sub) -> None:
         metavar="MAX_N",
         help="instead of one target: every N up to MAX_N for each of --degrees (no all-to-all figures)",
     )
-    p.add_argument("--degrees", metavar="LIST", help="degrees of a --sweep, comma-separated (default 2,4,8,16)")
+    p.add_argument(
+        "--degrees", metavar="LIST", help="degrees of a --sweep, comma-separated (default 2,4,8,16)"
+    )
     p.add_argument(
         "--bidirectional", action="store_true", help="only topologies whose every link has its reverse"
     )
@@ -106,7 +108,8 @@ def run_sweep(args) -> int:
         poll=_core.find_sweep_progress,
     )
     if args.json:
-        emit_json(with_version(f"sweep:{args.sweep}", {"max_nodes": args.sweep, "degrees": degrees, "rows": rows}))
+        fields = {"max_nodes": args.sweep, "degrees": degrees, "rows": rows}
+        emit_json(with_version(f"sweep:{args.sweep}", fields))
         return 0
     out = []
     for r in rows:
@@ -132,5 +135,6 @@ def run_sweep(args) -> int:
         ("T_B/(M/B)", "right"),
         ("allreduce us", "right"),
     ]
-    console.print(table(f"{kind}finder sweep, alpha={args.alpha}, B={args.node_bw}, M={args.size}", columns, out))
+    title = f"{kind}finder sweep, alpha={args.alpha}, B={args.node_bw}, M={args.size}"
+    console.print(table(title, columns, out))
     return 0
