@@ -131,7 +131,7 @@ fn workload(alpha: &str, node_bw: &str, size: &str) -> collsynth_core::error::Re
 /// `(done, total)` targets of the running [`find_sweep`].
 #[pyfunction]
 fn find_sweep_progress() -> (u64, u64) {
-    find::sweep::progress::get()
+    find::sweep::PROGRESS.get()
 }
 
 /// Negative counts become 0 so that the core's range check reports them (BadInput).

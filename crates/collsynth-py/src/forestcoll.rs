@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 /// needs the synthesis call to release the GIL.
 #[pyfunction]
 fn forestcoll_progress() -> (u64, u64) {
-    collsynth_core::synth::forestcoll::progress::get()
+    collsynth_core::synth::forestcoll::PROGRESS.get()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -160,14 +160,14 @@ pub fn find(n: usize, d: usize, bidirectional: bool, w: &Workload) -> Result<Rep
             candidate: c,
         });
     }
-    let recommended = recommend(&members.iter().map(|m| m.candidate.clone()).collect::<Vec<_>>(), w);
+    let recommended = recommend(members.iter().map(|m| &m.candidate), w);
     Ok(Report { frontier: members, recommended })
 }
 
 /// The index of the member of `frontier` with the least allreduce time for `w` (ties: the
 /// first, i.e. the lower T_L); 0 for an empty frontier.
-pub fn recommend(frontier: &[Candidate], w: &Workload) -> usize {
-    let time: Vec<f64> = frontier.iter().map(|c| w.allreduce_us(c)).collect();
+pub fn recommend<'a>(frontier: impl IntoIterator<Item = &'a Candidate>, w: &Workload) -> usize {
+    let time: Vec<f64> = frontier.into_iter().map(|c| w.allreduce_us(c)).collect();
     (0..time.len()).min_by(|&a, &b| time[a].total_cmp(&time[b])).unwrap_or(0)
 }
 

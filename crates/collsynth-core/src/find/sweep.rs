@@ -6,6 +6,7 @@
 
 use super::{frontier, Candidate};
 use crate::error::{CollsynthError, Result};
+use crate::progress::Progress;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -17,18 +18,8 @@ pub struct SweepRow {
     pub frontier: Vec<Candidate>,
 }
 
-/// Progress of the running sweep, for a bar polled from another thread (relaxed atomics; one
-/// global pair): targets done, out of all.
-pub mod progress {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    pub static DONE: AtomicU64 = AtomicU64::new(0);
-    pub static TOTAL: AtomicU64 = AtomicU64::new(0);
-
-    /// `(done, total)`; total 0 when nothing has started.
-    pub fn get() -> (u64, u64) {
-        (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed))
-    }
-}
+/// Progress of the running sweep, for a progress bar: targets done, out of all.
+pub static PROGRESS: Progress = Progress::new();
 
 /// The frontier of every (N, d) with d in `degrees` and d < N <= `max_nodes`, ordered by N
 /// then d. A target with no known topology (e.g. an odd bidirectional degree with no
@@ -55,8 +46,7 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
     degrees.dedup();
     let targets: Vec<(usize, usize)> =
         (2..=max_nodes).flat_map(|n| degrees.iter().filter(move |&&d| d < n).map(move |&d| (n, d))).collect();
-    progress::DONE.store(0, Ordering::Relaxed);
-    progress::TOTAL.store(targets.len() as u64, Ordering::Relaxed);
+    PROGRESS.start(targets.len() as u64);
     let rows: Vec<Mutex<Option<Result<Vec<Candidate>>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(targets.len().max(1));
@@ -66,7 +56,7 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(n, d)) = targets.get(i) else { break };
                 *rows[i].lock().expect("sweep row") = Some(frontier(n, d, bidirectional));
-                progress::DONE.fetch_add(1, Ordering::Relaxed);
+                PROGRESS.add(1);
             });
         }
     });

@@ -189,7 +189,7 @@ fn sweep_rows_are_the_frontiers() {
     for r in &rows {
         assert_eq!(r.frontier, frontier(r.n, r.degree, false).unwrap(), "({}, {})", r.n, r.degree);
     }
-    assert_eq!(super::sweep::progress::get(), (targets.len() as u64, targets.len() as u64));
+    assert_eq!(super::sweep::PROGRESS.get(), (targets.len() as u64, targets.len() as u64));
     // Bidirectional degree 3: only the sizes some symmetric family has.
     let rows = super::sweep::sweep(12, &[3], true).unwrap();
     assert!(rows.iter().any(|r| r.n == 10), "Petersen");

@@ -49,29 +49,9 @@ pub static FORESTCOLL: Algorithm = Algorithm {
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&FORESTCOLL];
 
-/// Progress of the running `forest` call, for a progress bar polled from another thread
-/// (relaxed atomics; one global pair, so concurrent calls mix their counts). Units: switches
-/// removed plus tree edges packed (an edge taken by μ trees counts μ), out of
-/// `switches + N k (N - 1)`.
-pub mod progress {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    pub static DONE: AtomicU64 = AtomicU64::new(0);
-    pub static TOTAL: AtomicU64 = AtomicU64::new(0);
-
-    /// `(done, total)`; total 0 when nothing has started.
-    pub fn get() -> (u64, u64) {
-        (DONE.load(Ordering::Relaxed), TOTAL.load(Ordering::Relaxed))
-    }
-
-    pub(crate) fn start(total: u64) {
-        DONE.store(0, Ordering::Relaxed);
-        TOTAL.store(total, Ordering::Relaxed);
-    }
-
-    pub(crate) fn add(amount: u64) {
-        DONE.fetch_add(amount, Ordering::Relaxed);
-    }
-}
+/// Progress of the running `forest` call, for a progress bar. Units: switches removed plus
+/// tree edges packed (an edge taken by μ trees counts μ), out of `switches + N k (N - 1)`.
+pub static PROGRESS: crate::progress::Progress = crate::progress::Progress::new();
 
 /// An allgather forest on one topology, with how it was obtained.
 #[derive(Debug, Clone)]
@@ -135,13 +115,13 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
     };
     lap("fixed_k");
     let total = topo.n_switches() as i128 + n as i128 * k * (n as i128 - 1);
-    progress::start(u64::try_from(total).unwrap_or(u64::MAX));
+    PROGRESS.start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
     let sym = if try_symmetric { symmetric_forest(topo, k, &caps) } else { None };
     lap("symmetric");
     if let Some((group, trees)) = sym {
-        progress::add(u64::try_from(total).unwrap_or(u64::MAX));
+        PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
         let (split_stats, packing_stats) = Default::default();
         let batches = trees.len();
         let symmetry = Some(group);

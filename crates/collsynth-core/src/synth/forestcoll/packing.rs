@@ -89,7 +89,7 @@ pub fn pack(n: usize, g: &mut [Vec<Cap>], k: Cap) -> Result<(Vec<Batch>, Stats)>
             wb.order.push(y);
             wb.inside[y] = true;
             g[x][y] -= mu;
-            super::progress::add(u64::try_from(mu).unwrap_or(0));
+            super::PROGRESS.add(u64::try_from(mu).unwrap_or(0));
             if let Some(d) = net.as_mut() {
                 d.net.set_capacity(d.edge[x * n + y], g[x][y]);
             }

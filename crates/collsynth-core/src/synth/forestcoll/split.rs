@@ -180,7 +180,7 @@ pub fn remove_switches(topo: &Topology, g: &mut Logical, k: Cap) -> Result<Stats
         if g.edges.keys().any(|&(a, b)| a == w || b == w) {
             return Err(CollsynthError::internal(format!("switch {} not isolated", topo.nodes[w].name)));
         }
-        super::progress::add(1);
+        super::PROGRESS.add(1);
     }
     Ok(stats)
 }
