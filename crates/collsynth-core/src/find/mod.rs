@@ -83,17 +83,22 @@ fn check_target(n: usize, d: usize) -> Result<()> {
 /// candidate exists.
 pub fn frontier(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
     check_target(n, d)?;
-    let predicted = search::pareto(search::pool(n, d, bidirectional)?.to_vec(), false);
-    let mut measured = Vec::with_capacity(predicted.len());
-    for c in predicted {
-        measured.push(if c.exact { c } else { remeasure(c)? });
-    }
-    let out = search::pareto(measured, false);
+    let out = members(n, d, bidirectional)?;
     if out.is_empty() {
         let kind = if bidirectional { "bidirectional " } else { "" };
         return Err(CollsynthError::bad(format!("no {kind}topology with {n} nodes and degree {d} is known")));
     }
     Ok(out)
+}
+
+/// [`frontier`] of a checked target, empty when no topology is known.
+pub(crate) fn members(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
+    let predicted = search::pareto(search::pool(n, d, bidirectional)?.to_vec(), false);
+    let mut measured = Vec::with_capacity(predicted.len());
+    for c in predicted {
+        measured.push(if c.exact { c } else { remeasure(c)? });
+    }
+    Ok(search::pareto(measured, false))
 }
 
 /// Build `c` and replace its predicted values with BFB's.

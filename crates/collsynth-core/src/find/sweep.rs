@@ -4,13 +4,13 @@
 //! [`super::candidates`] (a cache entry is the same whoever computes it first, so the result
 //! does not depend on the schedule of the threads).
 
-use super::{frontier, Candidate};
+use super::{members, Candidate};
 use crate::error::{CollsynthError, Result};
 use crate::progress::Progress;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// One target of a sweep and its frontier (as [`frontier`] gives it).
+/// One target of a sweep and its frontier (as [`super::frontier`] gives it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRow {
     pub n: usize,
@@ -55,18 +55,16 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&(n, d)) = targets.get(i) else { break };
-                *rows[i].lock().expect("sweep row") = Some(frontier(n, d, bidirectional));
+                *rows[i].lock().expect("sweep row") = Some(members(n, d, bidirectional));
                 PROGRESS.add(1);
             });
         }
     });
     let mut out = Vec::with_capacity(targets.len());
     for (&(n, degree), row) in targets.iter().zip(rows) {
-        match row.into_inner().expect("sweep row").expect("every target ran") {
-            Ok(frontier) => out.push(SweepRow { n, degree, frontier }),
-            // "No topology is known": the target has no row.
-            Err(CollsynthError::BadInput(_)) => {}
-            Err(e) => return Err(e),
+        let frontier = row.into_inner().expect("sweep row").expect("every target ran")?;
+        if !frontier.is_empty() {
+            out.push(SweepRow { n, degree, frontier });
         }
     }
     Ok(out)
