@@ -15,6 +15,9 @@
 //! (or uses the allreduce LP of [`lp`] when asked and better), broadcast / reduce come from
 //! [`rooted`].
 
+pub mod boxes;
+#[cfg(test)]
+mod boxes_tests;
 pub mod emit;
 pub mod fixed_k;
 pub mod lp;
@@ -75,7 +78,8 @@ pub struct Forest {
     /// Wall-clock seconds per stage: optimality, fixed_k, symmetric, split, packing, map_back
     /// (the last three absent when the symmetric fast path built the forest).
     pub seconds: Vec<(&'static str, f64)>,
-    /// The translation group whose fast path built the forest (`Z_32 x Z_32`), if any.
+    /// The symmetry whose fast path built the forest (`Z_32 x Z_32`, `|G| = 16, 1 rank
+    /// orbit`, `8 boxes x 16 ranks, one switch`), if any.
     pub symmetry: Option<String>,
 }
 
@@ -120,9 +124,9 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
     let sym = if try_symmetric { symmetric_forest(topo, k, &caps) } else { None };
     lap("symmetric");
-    if let Some((group, trees)) = sym {
+    if let Some((group, trees, packing_stats)) = sym {
         PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
-        let (split_stats, packing_stats) = Default::default();
+        let split_stats = Default::default();
         let batches = trees.len();
         let symmetry = Some(group);
         return Ok(Forest {
@@ -160,13 +164,21 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
 }
 
 /// The symmetric fast paths (translations of a switch-free topology, then a group acting
-/// freely on a switched one): the group's description and the trees, or None.
-fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap]) -> Option<(String, Vec<Tree>)> {
+/// freely on a switched one, then identical boxes on one switch): the symmetry's
+/// description, the trees and the packing counters (flows of a box packing), or None.
+fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap]) -> Option<(String, Vec<Tree>, packing::Stats)> {
+    let none = packing::Stats::default();
     if let Some(c) = symmetric::Cayley::detect(topo) {
-        return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?));
+        return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none));
     }
-    let g = symmetric_switched::Group::detect(topo)?;
-    Some((g.describe(), symmetric_switched::trees(topo, &g, k, caps)?))
+    if let Some(g) = symmetric_switched::Group::detect(topo) {
+        if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps) {
+            return Some((g.describe(), trees, none));
+        }
+    }
+    let b = boxes::Boxes::detect(topo, caps)?;
+    let (trees, stats) = boxes::trees(topo, &b, k, caps)?;
+    Some((b.describe(), trees, stats))
 }
 
 fn max_trees(req: &Request) -> Result<Option<usize>> {
