@@ -92,6 +92,18 @@ pub(super) fn optimal(t: &Topology) -> Forest {
     f
 }
 
+/// How many of `cases` topologies drawn (deterministically) from `strategy` give a forest
+/// with `taken`: property tests over a fast path only mean something if it is taken.
+pub(super) fn count_taken(
+    strategy: impl proptest::strategy::Strategy<Value = Topology>,
+    cases: usize,
+    taken: impl Fn(&Forest) -> bool,
+) -> usize {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..cases).filter(|_| taken(&forest(&strategy.new_tree(&mut runner).unwrap().current(), None).unwrap())).count()
+}
+
 pub(super) fn detail(s: &Schedule, key: &str) -> String {
     s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
 }
