@@ -1,7 +1,7 @@
 //! The boxes-on-one-switch fast path (boxes.rs) against the general packing: same optimum,
 //! every invariant of notes §7.2, and a clean fallback where it does not apply.
 
-use super::tests::{check_forest, check_schedule, count_taken, optimal, topo};
+use super::tests::{check_forest, check_schedule, count_taken, optimal, topo, with_slower_cable};
 use super::*;
 use crate::topology::TopologyBuilder;
 use proptest::prelude::*;
@@ -43,17 +43,7 @@ fn mi250_small_clusters_fall_back() {
 fn unequal_boxes_are_not_boxes() {
     // mi250:2,gcds=4 with one xGMI cable of box 1 slower (both ways): boxes no longer match.
     let good = topo("mi250:2,gcds=4");
-    let mut tb = TopologyBuilder::new("odd");
-    for v in &good.nodes {
-        tb.node(v.name.clone(), v.kind, v.group.as_deref());
-    }
-    let (a, b) = (good.node_index("box1.gpu0").unwrap(), good.node_index("box1.gpu1").unwrap());
-    let slow = [good.link_between(a, b).unwrap(), good.link_between(b, a).unwrap()];
-    for (i, l) in good.links.iter().enumerate() {
-        let bw = if slow.contains(&i) { l.bandwidth / Rat::from_integer(2) } else { l.bandwidth };
-        tb.link(l.src, l.dst, bw, 1.0);
-    }
-    let odd = tb.build().unwrap();
+    let odd = with_slower_cable(&good, "odd", "box1.gpu0", "box1.gpu1", 2);
     let caps = |t: &Topology| optimality::tree_capacities(t, Rat::from_integer(1));
     assert!(boxes::Boxes::detect(&good, &caps(&good)).is_some());
     assert!(boxes::Boxes::detect(&odd, &caps(&odd)).is_none());

@@ -1,7 +1,7 @@
 //! The symmetric fast path (symmetric.rs) against the general packing: same optimum, every
 //! invariant of notes §7.2, and a clean fallback where it does not apply.
 
-use super::tests::{check_forest, check_schedule, count_taken, detail, optimal, topo};
+use super::tests::{check_forest, check_schedule, count_taken, detail, optimal, topo, with_slower_cable};
 use super::*;
 use crate::topology::TopologyBuilder;
 use proptest::prelude::*;
@@ -200,17 +200,7 @@ fn greedy_shortfall_and_wrong_groups_fall_back() {
     // A file reusing the name dgx-a100:2 with one NIC-rail cable slower (both ways): the GPU
     // shift is no automorphism any more, nor is the box shift.
     let good = topo("dgx-a100:2");
-    let mut tb = TopologyBuilder::new("dgx-a100:2");
-    for v in &good.nodes {
-        tb.node(v.name.clone(), v.kind, v.group.as_deref());
-    }
-    let (nic, ib) = (good.node_index("box1.nic2").unwrap(), good.node_index("ib0").unwrap());
-    let slow = [good.link_between(nic, ib).unwrap(), good.link_between(ib, nic).unwrap()];
-    for (i, l) in good.links.iter().enumerate() {
-        let bw = if slow.contains(&i) { l.bandwidth / Rat::from_integer(5) } else { l.bandwidth };
-        tb.link(l.src, l.dst, bw, 1.0);
-    }
-    let odd = tb.build().unwrap();
+    let odd = with_slower_cable(&good, "dgx-a100:2", "box1.nic2", "ib0", 5);
     assert!(symmetric_switched::Group::detect(&good).is_some());
     assert!(symmetric_switched::Group::detect(&odd).is_none());
     assert_eq!(optimal(&odd).symmetry, None);

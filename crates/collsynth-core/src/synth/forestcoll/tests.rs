@@ -104,6 +104,22 @@ pub(super) fn count_taken(
     (0..cases).filter(|_| taken(&forest(&strategy.new_tree(&mut runner).unwrap().current(), None).unwrap())).count()
 }
 
+/// `good` rebuilt under `name` with the cable between nodes `a` and `b` (both ways) `slower`
+/// times slower: a topology file that reuses a zoo name with one cable changed.
+pub(super) fn with_slower_cable(good: &Topology, name: &str, a: &str, b: &str, slower: i128) -> Topology {
+    let mut tb = TopologyBuilder::new(name);
+    for v in &good.nodes {
+        tb.node(v.name.clone(), v.kind, v.group.as_deref());
+    }
+    let (a, b) = (good.node_index(a).unwrap(), good.node_index(b).unwrap());
+    let slow = [good.link_between(a, b).unwrap(), good.link_between(b, a).unwrap()];
+    for (i, l) in good.links.iter().enumerate() {
+        let bw = if slow.contains(&i) { l.bandwidth / Rat::from_integer(slower) } else { l.bandwidth };
+        tb.link(l.src, l.dst, bw, 1.0);
+    }
+    tb.build().unwrap()
+}
+
 pub(super) fn detail(s: &Schedule, key: &str) -> String {
     s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
 }
