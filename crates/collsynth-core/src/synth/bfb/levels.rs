@@ -99,6 +99,9 @@ impl Scratch {
         if !self.refine(fresh, ins.len(), &sent, sources) {
             self.per_source(fresh, ins.len(), &sent);
         }
+        if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
+            return optimum;
+        }
         self.classes.sort_unstable();
         let problem = Problem {
             caps: ins.iter().map(|i| i.cap).collect(),
@@ -183,6 +186,29 @@ impl Scratch {
     }
 }
 
+/// The optimum of classes whose sender sets are pairwise disjoint (most subproblems of a level:
+/// sources with one shortest-path sender each), without the solver: max_k count_k / c(mask_k).
+/// Exactly the solver's `max_J |J| / c(f(J))`: f(J) is then the disjoint union of its classes'
+/// sets, so each ratio is a mediant of the classes' own and never exceeds the largest. None when
+/// two sets meet (or one is empty), for the solver.
+fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Cap) -> Option<Rat> {
+    let mut union = 0u64;
+    // The best ratio so far, as (count, capacity).
+    let mut best: Option<(Cap, Cap)> = None;
+    for &(mask, count) in classes {
+        if mask == 0 || mask & union != 0 {
+            return None;
+        }
+        union |= mask;
+        let c: Cap = bits(mask).map(&cap).sum();
+        // count / c > best count / best c, compared by cross-multiplying (c > 0).
+        if best.is_none_or(|(bn, bc)| count * bc > bn * c) {
+            best = Some((count, c));
+        }
+    }
+    best.map(|(n, c)| Rat::new(n, c))
+}
+
 /// The positions of the set bits of `word`, ascending.
 fn bits(mut word: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -196,7 +222,9 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::Scratch;
+    use super::{disjoint_optimum, Scratch};
+    use crate::flow::Cap;
+    use crate::synth::bfb::solve::{brute_force, solve, Problem};
     use proptest::prelude::*;
 
     proptest! {
@@ -220,6 +248,34 @@ mod tests {
             b.per_source(&fresh, senders, &|k| &sent[k][..]);
             b.classes.sort_unstable();
             prop_assert_eq!(a.classes, b.classes);
+        }
+
+        /// The closed form of disjoint classes equals the solver (and brute force) wherever it
+        /// answers, and answers exactly when the sender sets are pairwise disjoint.
+        #[test]
+        fn disjoint_classes_match_the_solver(
+            caps in proptest::collection::vec(1i128..6, 1..12),
+            owners in proptest::collection::vec(0usize..6, 12),
+            counts in proptest::collection::vec(1i128..9, 6),
+            meet in any::<bool>(),
+        ) {
+            // Class j: the senders j owns (disjoint), plus sender 0 in every class if `meet`.
+            let classes: Vec<(u64, Cap)> = (0..6)
+                .map(|j| {
+                    let own = (0..caps.len()).filter(|&k| owners[k] == j).fold(0u64, |m, k| m | 1 << k);
+                    (if meet && own != 0 { own | 1 } else { own }, counts[j])
+                })
+                .filter(|&(m, _)| m != 0)
+                .collect();
+            let union = classes.iter().fold(0, |u, c| u | c.0);
+            let disjoint = classes.iter().map(|c| c.0.count_ones()).sum::<u32>() == union.count_ones();
+            let got = disjoint_optimum(&classes, |k| caps[k]);
+            prop_assert_eq!(got.is_some(), disjoint);
+            if let Some(optimum) = got {
+                let p = Problem { caps: caps.clone(), words: 1, masks: classes.iter().map(|c| c.0).collect(), counts: classes.iter().map(|c| c.1).collect() };
+                prop_assert_eq!(optimum, solve(&p).optimum);
+                prop_assert_eq!(optimum, brute_force(&p));
+            }
         }
     }
 }
