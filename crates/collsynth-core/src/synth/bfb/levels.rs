@@ -13,7 +13,7 @@
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
-use super::solve::{solve, Problem};
+use super::solve::{optimum_above, solve, Problem};
 use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
@@ -69,8 +69,10 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
         }
         let fresh: Vec<u64> = rows[start..].iter().zip(row(u)).map(|(r, p)| r & !p).collect();
         if fresh.iter().any(|&w| w != 0) {
-            let optimum = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize));
-            max = Some(max.map_or(optimum, |m| m.max(optimum)));
+            // Only an optimum above the range's largest so far can change its maximum.
+            if let Some(optimum) = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize), max) {
+                max = Some(max.map_or(optimum, |m| m.max(optimum)));
+            }
         }
     }
     Level { rows, max }
@@ -86,13 +88,29 @@ struct Scratch {
     parts: Vec<u64>,
     part_masks: Vec<u64>,
     classes: Vec<(u64, Cap)>,
-    cache: HashMap<Problem, Rat, Fast>,
+    cache: HashMap<Problem, Known, Fast>,
+}
+
+/// What is known of a solved subproblem's optimum.
+#[derive(Clone, Copy)]
+enum Known {
+    Exact(Rat),
+    /// At most this (a floor it did not exceed).
+    AtMost(Rat),
 }
 
 impl Scratch {
     /// U*_{u,t} for the sources `fresh` of u, `sent(k)` the ranks within t - 1 hops of u's
-    /// k-th in-neighbour.
-    fn optimum<'a>(&mut self, g: &Graph, u: usize, fresh: &[u64], sent: impl Fn(usize) -> &'a [u64]) -> Rat {
+    /// k-th in-neighbour; None when it is known to be at most `floor` (then it is not
+    /// computed exactly: the caller wants only the largest).
+    fn optimum<'a>(
+        &mut self,
+        g: &Graph,
+        u: usize,
+        fresh: &[u64],
+        sent: impl Fn(usize) -> &'a [u64],
+        floor: Option<Rat>,
+    ) -> Option<Rat> {
         let ins = &g.ins[u];
         self.classes.clear();
         let sources = fresh.iter().map(|w| w.count_ones() as usize).sum();
@@ -100,7 +118,7 @@ impl Scratch {
             self.per_source(fresh, ins.len(), &sent);
         }
         if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
-            return optimum;
+            return Some(optimum);
         }
         self.classes.sort_unstable();
         let problem = Problem {
@@ -109,12 +127,17 @@ impl Scratch {
             masks: self.classes.iter().map(|c| c.0).collect(),
             counts: self.classes.iter().map(|c| c.1).collect(),
         };
-        if let Some(&hit) = self.cache.get(&problem) {
-            return hit;
+        let known = match (self.cache.get(&problem), floor) {
+            (Some(&Known::Exact(optimum)), _) => return Some(optimum),
+            (Some(&Known::AtMost(bound)), Some(floor)) if bound <= floor => return None,
+            (_, None) => Known::Exact(solve(&problem).optimum),
+            (_, Some(floor)) => optimum_above(&problem, floor).map_or(Known::AtMost(floor), Known::Exact),
+        };
+        self.cache.insert(problem, known);
+        match known {
+            Known::Exact(optimum) => Some(optimum),
+            Known::AtMost(_) => None,
         }
-        let optimum = solve(&problem).optimum;
-        self.cache.insert(problem, optimum);
-        optimum
     }
 
     /// The classes (sender mask, count) by refining the partition {fresh} with each sender's
