@@ -425,11 +425,18 @@ fn distances_to(ins: &[Vec<InLink>], targets: &[usize]) -> Vec<u16> {
     out
 }
 
+/// `available_parallelism`, asked once: on Linux every call reads the cgroup's CPU quota
+/// from files, which cost more than the small profiles a finder sweep runs by thousands.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
 /// `f` on contiguous ranges covering `0..n`, on up to `available_parallelism` scoped threads
 /// (one thread for small n); results in range order, so the output never depends on the
 /// number of threads as long as `f` is a function of its range's items.
 fn in_parallel<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = cores();
     let threads = cores.min(n / MIN_NODES_PER_THREAD).max(1);
     if threads == 1 {
         return vec![f(0..n)];
