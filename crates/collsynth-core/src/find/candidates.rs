@@ -57,7 +57,7 @@ const GIRTH_MAX_NODES: usize = 512;
 pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for spec in specs(n, d, bidirectional) {
-        if let Some(c) = evaluate(&spec.text, d)? {
+        if let Some(c) = evaluate_base(&spec, d, |_| true)? {
             if c.n == n && (c.symmetric || !bidirectional) {
                 out.push(c);
             }
@@ -75,11 +75,13 @@ pub struct BaseSpec {
     pub key: Option<FactorKey>,
     /// Known by construction not to be [`Candidate::simple`] (a Kautz graph's dropped loops).
     pub not_simple: bool,
+    /// A circulant's N and shifts (arcs i -> i + s): measured without being built.
+    pub circulant: Option<(usize, Vec<usize>)>,
 }
 
 impl BaseSpec {
     fn plain(text: String) -> BaseSpec {
-        BaseSpec { text, key: None, not_simple: false }
+        BaseSpec { text, key: None, not_simple: false, circulant: None }
     }
 }
 
@@ -104,7 +106,7 @@ pub fn ready_base(spec: &BaseSpec, n: usize, d: usize, bidirectional: bool) -> R
     if spec.not_simple {
         return Ok(None);
     }
-    let c = evaluate_if(&spec.text, d, |topo| is_simple(topo, d))?;
+    let c = evaluate_base(spec, d, |topo| is_simple(topo, d))?;
     Ok(c.filter(|c| c.n == n && (c.symmetric || !bidirectional) && c.product_ready()))
 }
 
@@ -122,7 +124,11 @@ fn circulant_spec(n: usize, kept: &KeptCirculant, directed: bool) -> BaseSpec {
         neg == own
     };
     let key = (*diameter, !symmetric && n > GIRTH_MAX_NODES, text.len());
-    BaseSpec { text, key: Some(key), not_simple: false }
+    let mut shifts = offsets.clone();
+    if !directed {
+        shifts.extend(offsets.iter().map(|&o| n - o));
+    }
+    BaseSpec { text, key: Some(key), not_simple: false, circulant: Some((n, shifts)) }
 }
 
 /// The specs of the families with no search: complete, complete bipartite, rings, hypercube,
@@ -451,6 +457,59 @@ fn evaluate_if(spec: &str, d: usize, worth: impl Fn(&Topology) -> bool) -> Resul
     Ok(value)
 }
 
+/// [`evaluate_if`] of a base: a circulant is measured from its shifts without being built
+/// ([`measure_circulant`], the same candidate; cached alike, whatever `worth` says, as it
+/// costs next to nothing).
+fn evaluate_base(spec: &BaseSpec, d: usize, worth: impl Fn(&Topology) -> bool) -> Result<Option<Candidate>> {
+    let Some((n, shifts)) = &spec.circulant else {
+        return evaluate_if(&spec.text, d, worth);
+    };
+    if let Some(hit) = cache().lock().expect("find cache").get(&spec.text) {
+        return Ok(hit.clone());
+    }
+    let Some(c) = measure_circulant(&spec.text, *n, shifts, d) else {
+        return evaluate_if(&spec.text, d, worth);
+    };
+    cache().lock().expect("find cache").insert(spec.text.clone(), Some(c.clone()));
+    Ok(Some(c))
+}
+
+/// [`measure`] of the circulant `spec` on Z_n with arcs i -> i + s for the `shifts` (as the
+/// zoo builds it: a repeated arc is one link of the summed bandwidth), from one BFS and rank
+/// 0's subproblems (`bfb::profile::circulant`) instead of a built topology. Guarantees: the
+/// candidate `measure` gives on `zoo::from_spec(spec)`; None where that profile is None.
+pub fn measure_circulant(spec: &str, n: usize, shifts: &[usize], d: usize) -> Option<Candidate> {
+    let profile = bfb::profile::circulant(n, shifts)?;
+    let mut arcs: Vec<usize> = shifts.iter().map(|&s| s % n).collect();
+    arcs.sort_unstable();
+    let runs: Vec<usize> = arcs.chunk_by(|a, b| a == b).map(<[usize]>::len).collect();
+    arcs.dedup();
+    // One link per distinct shift and node; all of one bandwidth iff the multiplicities agree.
+    let simple = arcs.len() == d && runs.iter().all(|&r| r == runs[0]);
+    let symmetric = arcs.iter().all(|&s| arcs.binary_search(&(n - s)).is_ok());
+    let girth = if symmetric {
+        Some(2)
+    } else if n <= GIRTH_MAX_NODES {
+        // Vertex-transitive: node 0's shortest cycle, through an in-neighbour -s.
+        let dist = bfb::profile::circulant_distances(n, arcs.iter().copied())?;
+        arcs.iter().map(|&s| dist[n - s] as usize + 1).min()
+    } else {
+        None
+    };
+    Some(Candidate {
+        expr: Expr::Spec(spec.to_string()),
+        n,
+        degree: d,
+        steps: profile.steps,
+        tau: profile.tau,
+        diameter: profile.steps,
+        simple,
+        exact: true,
+        symmetric,
+        girth,
+    })
+}
+
 /// One link per arc, all of one bandwidth, n d links: [`Candidate::simple`].
 fn is_simple(topo: &Topology, d: usize) -> bool {
     let bw0 = topo.links.first().map(|l| l.bandwidth);
@@ -526,6 +585,37 @@ mod tests {
             }
         }
         dist.iter().all(|&d| d != usize::MAX).then(|| (*dist.iter().max().unwrap(), dist.iter().sum()))
+    }
+
+    /// A circulant measured from its shifts is the candidate measured on the built topology:
+    /// directed and undirected, symmetric or not, multi-edges (N/2, o = -o'), girth computed
+    /// (N <= 512) or not, and the finder's kept sets of a few sizes and degrees.
+    #[test]
+    fn circulants_measured_without_building_them() {
+        let mut cases: Vec<(usize, Vec<usize>, bool)> = vec![
+            (8, vec![1, 4], false),
+            (8, vec![3, 5], false),
+            (6, vec![1, 2, 3, 4], true),
+            (10, vec![1, 9], true),
+            (12, vec![1, 5, 7, 11], true),
+            (600, vec![1, 2, 3], true),
+            (600, vec![1, 300], false),
+            (1000, vec![7, 8, 9], true),
+            (1000, vec![7, 993], true),
+        ];
+        for n in [9, 16, 31, 64, 100, 257, 513, 700] {
+            for (k, directed) in [(1, false), (2, false), (2, true), (3, true), (4, true), (4, false), (8, true)] {
+                cases.extend(best_circulants(n, k, directed).into_iter().map(|(o, _)| (n, o, directed)));
+            }
+        }
+        for (n, offsets, directed) in cases {
+            let spec = circulant_spec(n, &(offsets.clone(), 0), directed);
+            let (_, shifts) = spec.circulant.clone().expect("a circulant");
+            let d = shifts.len();
+            let topo = zoo::from_spec(&spec.text).unwrap();
+            let built = measure(Expr::Spec(spec.text.clone()), &topo, d).unwrap();
+            assert_eq!(measure_circulant(&spec.text, n, &shifts, d), Some(built), "{}", spec.text);
+        }
     }
 
     #[test]

@@ -175,6 +175,49 @@ fn exact_values() {
     }
 }
 
+/// The circulant profile without a topology equals the shortcut on the built one: every
+/// directed and undirected generator set of up to 3 offsets on small N (multi-edges at
+/// N/2 among them), larger sets, larger N, and the disconnected sets it refuses.
+#[test]
+fn circulant_without_a_topology_equals_the_built_one() {
+    let check = |n: usize, offsets: &[usize], directed: bool| {
+        let family = if directed { "dcirculant" } else { "circulant" };
+        let list: Vec<String> = offsets.iter().map(usize::to_string).collect();
+        let spec = format!("{family}:{n}:{}", list.join(","));
+        let mut shifts = offsets.to_vec();
+        if !directed {
+            shifts.extend(offsets.iter().map(|&o| n - o));
+        }
+        let fast = super::profile::circulant(n, &shifts);
+        match from_spec(&spec) {
+            Ok(t) => assert_eq!(fast, Some(profile(&t, Symmetry::VertexTransitive).unwrap()), "{spec}"),
+            Err(_) => assert_eq!(fast, None, "{spec} does not build"),
+        }
+    };
+    for n in 2..=24 {
+        for a in 1..n {
+            for directed in [true, false] {
+                check(n, &[a], directed);
+                for b in a + 1..n {
+                    check(n, &[a, b], directed);
+                    for c in (b + 1..n).step_by(3) {
+                        check(n, &[a, b, c], directed);
+                    }
+                }
+            }
+        }
+    }
+    for (n, offsets) in [
+        (100, &[1, 10, 11, 12][..]),
+        (128, &[3, 4, 50, 64]),
+        (331, &[1, 7, 19, 40, 41, 42, 43, 100]),
+        (1000, &[5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]),
+    ] {
+        check(n, offsets, true);
+        check(n, offsets, false);
+    }
+}
+
 #[test]
 fn switches_are_refused() {
     let t = topo("switch:4");
