@@ -518,11 +518,16 @@ fn is_simple(topo: &Topology, d: usize) -> bool {
 
 /// The exact BFB candidate of a built topology of nominal degree `d`, `expr` the expression
 /// that built it. Where the zoo knows `expr` to be vertex-transitive, BFB solves one rank's
-/// subproblems only (`bfb::profile`: the same steps and tau as the full plan).
+/// subproblems only (`bfb::profile`: the same steps and tau as the full plan); where it knows
+/// an automorphism, one rank's per orbit (`bfb::profile_with_automorphism`).
 pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     let symmetry = if zoo::vertex_transitive(&expr) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
-    let profile = bfb::profile(topo, symmetry)?;
     let n = topo.n_ranks();
+    let profile = match zoo::symmetry::rank_automorphism(&expr, n) {
+        // Kautz and de Bruijn graphs: half the ranks' subproblems.
+        Some(sigma) if symmetry == Symmetry::Unknown => bfb::profile_with_automorphism(topo, &sigma)?,
+        _ => bfb::profile(topo, symmetry)?,
+    };
     let simple = is_simple(topo, d);
     let symmetric = topo.is_bidirectional();
     let girth = if symmetric {

@@ -25,7 +25,9 @@ const MAX_LEVELS: usize = 48;
 
 /// `max_u U*_{u,t}` (in the plan's units, times sigma) for t = 1..=D, D the diameter; None
 /// when some rank has more than 64 in-links (masks are one word here) or D > [`MAX_LEVELS`].
-pub(super) fn step_maxima(g: &Graph) -> Option<Vec<Rat>> {
+/// With `solved`, only the ranks it marks are solved: the caller guarantees every rank's
+/// optima equal some marked rank's (an automorphism's orbit representatives).
+pub(super) fn step_maxima(g: &Graph, solved: Option<&[bool]>) -> Option<Vec<Rat>> {
     if g.ins.iter().any(|i| i.len() > 64) {
         return None;
     }
@@ -37,7 +39,7 @@ pub(super) fn step_maxima(g: &Graph) -> Option<Vec<Rat>> {
     }
     let mut maxima = Vec::new();
     for _ in 1..=MAX_LEVELS {
-        let parts = in_parallel(g.n, |range| level(g, &prev, words, range));
+        let parts = in_parallel(g.n, |range| level(g, &prev, words, range, solved));
         if parts.iter().all(|p| p.max.is_none()) {
             return Some(maxima);
         }
@@ -54,7 +56,7 @@ struct Level {
     max: Option<Rat>,
 }
 
-fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
+fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Option<&[bool]>) -> Level {
     let row = |x: usize| &prev[x * words..(x + 1) * words];
     let mut rows = Vec::with_capacity(range.len() * words);
     let mut wk = Scratch::default();
@@ -68,7 +70,7 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
             }
         }
         let fresh: Vec<u64> = rows[start..].iter().zip(row(u)).map(|(r, p)| r & !p).collect();
-        if fresh.iter().any(|&w| w != 0) {
+        if fresh.iter().any(|&w| w != 0) && solved.is_none_or(|s| s[u]) {
             // Only an optimum above the range's largest so far can change its maximum.
             if let Some(optimum) = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize), max) {
                 max = Some(max.map_or(optimum, |m| m.max(optimum)));
@@ -81,12 +83,10 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
 /// Per-thread buffers and the cache of solved subproblems (optimum only).
 #[derive(Default)]
 struct Scratch {
-    /// Sender mask of each rank as a source of the current (u, t); zero between uses.
-    mask: Vec<u64>,
-    counts: HashMap<u64, Cap, Fast>,
-    /// The parts of the refinement, `words` each, and their sender masks.
-    parts: Vec<u64>,
-    part_masks: Vec<u64>,
+    /// The parts of one word's refinement: (sources, sender mask).
+    parts: Vec<(u64, u64)>,
+    /// Sources per sender mask of the current (u, t), then sorted into `classes`.
+    tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
     cache: HashMap<Problem, Known, Fast>,
 }
@@ -112,15 +112,11 @@ impl Scratch {
         floor: Option<Rat>,
     ) -> Option<Rat> {
         let ins = &g.ins[u];
-        self.classes.clear();
-        let sources = fresh.iter().map(|w| w.count_ones() as usize).sum();
-        if !self.refine(fresh, ins.len(), &sent, sources) {
-            self.per_source(fresh, ins.len(), &sent);
-        }
+        let rows: Vec<&[u64]> = (0..ins.len()).map(sent).collect();
+        self.classes_of(fresh, &rows);
         if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
             return Some(optimum);
         }
-        self.classes.sort_unstable();
         let problem = Problem {
             caps: ins.iter().map(|i| i.cap).collect(),
             words: 1,
@@ -140,72 +136,38 @@ impl Scratch {
         }
     }
 
-    /// The classes (sender mask, count) by refining the partition {fresh} with each sender's
-    /// set: word operations only, `parts x words` per sender, no work per source. Gives up
-    /// (false) once the parts cost more than a pass over the sources would (many distinct
-    /// masks: more than `budget` words per sender, the number of sources being a pass's cost),
-    /// leaving the classes to [`Scratch::per_source`].
-    fn refine<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64], budget: usize) -> bool {
-        let words = fresh.len();
-        self.parts.clear();
-        self.parts.extend_from_slice(fresh);
-        self.part_masks.clear();
-        self.part_masks.push(0);
-        for k in 0..senders {
-            let s = sent(k);
-            for p in 0..self.part_masks.len() {
-                let part = &self.parts[p * words..(p + 1) * words];
-                let (mut inside, mut outside) = (false, false);
-                for (&x, &y) in part.iter().zip(s) {
-                    inside |= x & y != 0;
-                    outside |= x & !y != 0;
+    /// `classes` = the (sender mask, count) of the sources `fresh`, sorted by mask: the
+    /// partition of each word of sources refined by each sender's word (a part splits into
+    /// the sources the sender can and cannot send), then equal masks merged. Word operations
+    /// only, on the words that hold sources: senders x parts of the word per word.
+    fn classes_of(&mut self, fresh: &[u64], sent: &[&[u64]]) {
+        self.tally.clear();
+        for (i, &f) in fresh.iter().enumerate().filter(|(_, &f)| f != 0) {
+            self.parts.clear();
+            self.parts.push((f, 0));
+            for (k, row) in sent.iter().enumerate() {
+                let s = row[i];
+                if s & f == 0 {
+                    continue;
                 }
-                match (inside, outside) {
-                    (false, _) => {}
-                    (true, false) => self.part_masks[p] |= 1 << k,
-                    (true, true) => {
-                        // Split: the part keeps the sources k cannot send, a new one has the rest.
-                        for (w, &y) in s.iter().enumerate().take(words) {
-                            let x = self.parts[p * words + w];
-                            self.parts[p * words + w] = x & !y;
-                            self.parts.push(x & y);
-                        }
-                        self.part_masks.push(self.part_masks[p] | 1 << k);
+                for p in 0..self.parts.len() {
+                    let (part, mask) = self.parts[p];
+                    let (inside, outside) = (part & s, part & !s);
+                    if inside != 0 && outside == 0 {
+                        self.parts[p].1 |= 1 << k;
+                    } else if inside != 0 {
+                        self.parts[p].0 = outside;
+                        self.parts.push((inside, mask | 1 << k));
                     }
                 }
             }
-            if self.part_masks.len() * words > budget {
-                return false;
+            for &(part, mask) in &self.parts {
+                *self.tally.entry(mask).or_default() += part.count_ones() as Cap;
             }
         }
-        for (p, &mask) in self.part_masks.iter().enumerate() {
-            let count: usize = self.parts[p * words..(p + 1) * words].iter().map(|w| w.count_ones() as usize).sum();
-            if count > 0 {
-                self.classes.push((mask, count as Cap));
-            }
-        }
-        true
-    }
-
-    /// The classes by one sender mask per source, counted in a hash map.
-    fn per_source<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64]) {
-        if self.mask.is_empty() {
-            self.mask = vec![0; fresh.len() * 64];
-        }
-        for k in 0..senders {
-            for (i, (&f, &s)) in fresh.iter().zip(sent(k)).enumerate() {
-                for v in bits(f & s) {
-                    self.mask[i * 64 + v] |= 1 << k;
-                }
-            }
-        }
-        self.counts.clear();
-        for (i, &f) in fresh.iter().enumerate() {
-            for v in bits(f) {
-                *self.counts.entry(std::mem::take(&mut self.mask[i * 64 + v])).or_default() += 1;
-            }
-        }
-        self.classes.extend(self.counts.iter().map(|(&m, &c)| (m, c)));
+        self.classes.clear();
+        self.classes.extend(self.tally.iter().map(|(&mask, &count)| (mask, count)));
+        self.classes.sort_unstable();
     }
 }
 
@@ -251,7 +213,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The refinement's classes equal the per-source count's, on random bitsets.
+        /// The refinement's classes equal a per-source count of sender masks, on random bitsets.
         #[test]
         fn refinement_equals_the_per_source_count(
             words in 1usize..4,
@@ -265,12 +227,14 @@ mod tests {
                 .map(|w| at(w + 11) & sent.iter().fold(0, |acc, s| acc | s[w]))
                 .collect();
             let mut a = Scratch::default();
-            prop_assert!(a.refine(&fresh, senders, &|k| &sent[k][..], usize::MAX));
-            a.classes.sort_unstable();
-            let mut b = Scratch::default();
-            b.per_source(&fresh, senders, &|k| &sent[k][..]);
-            b.classes.sort_unstable();
-            prop_assert_eq!(a.classes, b.classes);
+            let rows: Vec<&[u64]> = sent.iter().map(|r| &r[..]).collect();
+            a.classes_of(&fresh, &rows);
+            let mut count: std::collections::BTreeMap<u64, Cap> = Default::default();
+            for v in (0..64 * words).filter(|&v| fresh[v / 64] >> (v % 64) & 1 == 1) {
+                let mask = (0..senders).filter(|&k| sent[k][v / 64] >> (v % 64) & 1 == 1).fold(0u64, |m, k| m | 1 << k);
+                *count.entry(mask).or_default() += 1;
+            }
+            prop_assert_eq!(a.classes, count.into_iter().collect::<Vec<_>>());
         }
 
         /// The closed form of disjoint classes equals the solver (and brute force) wherever it

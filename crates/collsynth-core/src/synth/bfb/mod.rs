@@ -46,7 +46,7 @@ pub mod time_only;
 #[cfg(test)]
 mod time_only_tests;
 
-pub use profile::{profile, Profile, Symmetry};
+pub use profile::{profile, profile_with_automorphism, Profile, Symmetry};
 
 use super::{Algorithm, Request};
 use crate::error::{CollsynthError, Result};

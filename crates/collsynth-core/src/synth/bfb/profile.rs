@@ -39,30 +39,79 @@ pub enum Symmetry {
 /// [`super::plan`]'s `steps()` and `tau()` — for [`Symmetry::VertexTransitive`] provided the
 /// topology is vertex-transitive, which is not checked.
 pub fn profile(topo: &Topology, symmetry: Symmetry) -> Result<Profile> {
-    // The optima of some ranks, `steps` per rank: tau only needs each step's maximum.
-    let (g, steps, optima) = match symmetry {
+    match symmetry {
         Symmetry::VertexTransitive => {
+            // Rank 0's optima, as if it were the busiest rank at every step.
             let g = Graph::around(topo, 0)?;
             let optima = plan_range(&g, 0..g.n.min(1), None, false).optima;
-            let steps = g.steps;
-            (g, steps, optima)
+            let (_, max_ingress) = g.ingress_bounds();
+            Ok(Profile { steps: g.steps, tau: bandwidth_factor(&optima, g.steps, max_ingress, g.n) })
         }
-        Symmetry::Unknown => {
-            let mut g = Graph::without_rows(topo)?;
-            match levels::step_maxima(&g) {
-                // One row of step maxima: as if one rank were the busiest at every step.
-                Some(maxima) => (g, maxima.len(), maxima),
-                None => {
-                    g.all_rows();
-                    let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
-                    let steps = g.steps;
-                    (g, steps, outs.into_iter().flat_map(|o| o.optima).collect())
-                }
-            }
+        Symmetry::Unknown => general(topo, None),
+    }
+}
+
+/// [`profile`] with [`Symmetry::Unknown`], where `sigma` (rank u to rank `sigma[u]`) may be
+/// an automorphism (links and bandwidths; the zoo's `x -> N - 1 - x` of Kautz and de Bruijn
+/// graphs): then U*_{u,t} = U*_{sigma(u),t} (the subproblems are relabelled), and the level
+/// sets solve one rank per orbit of sigma. It is checked, one lookup per link; if it is not
+/// one, every rank is solved. Guarantees: equal to [`profile`]'s steps and tau.
+pub fn profile_with_automorphism(topo: &Topology, sigma: &[usize]) -> Result<Profile> {
+    let reps = is_automorphism(topo, sigma).then(|| orbit_representatives(sigma));
+    general(topo, reps)
+}
+
+/// The general path: level sets (solving the ranks `solved` marks, all without), else every
+/// rank's plan.
+fn general(topo: &Topology, solved: Option<Vec<bool>>) -> Result<Profile> {
+    let mut g = Graph::without_rows(topo)?;
+    let (steps, optima) = match levels::step_maxima(&g, solved.as_deref()) {
+        // One row of step maxima: as if one rank were the busiest at every step.
+        Some(maxima) => (maxima.len(), maxima),
+        None => {
+            g.all_rows();
+            let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
+            (g.steps, outs.into_iter().flat_map(|o| o.optima).collect())
         }
     };
     let (_, max_ingress) = g.ingress_bounds();
     Ok(Profile { steps, tau: bandwidth_factor(&optima, steps, max_ingress, g.n) })
+}
+
+/// Whether `sigma` permutes the ranks of `topo` (no switches) mapping every link to a link
+/// of the same bandwidth (so, links being as many, onto the links).
+pub(crate) fn is_automorphism(topo: &Topology, sigma: &[usize]) -> bool {
+    let n = topo.n_ranks();
+    if topo.n_switches() > 0 || sigma.len() != n {
+        return false;
+    }
+    let mut hit = vec![false; n];
+    for &x in sigma {
+        if x >= n || std::mem::replace(&mut hit[x], true) {
+            return false;
+        }
+    }
+    let image = |v: usize| topo.rank_node(sigma[topo.rank_of(v).expect("no switches")]);
+    topo.links
+        .iter()
+        .all(|l| topo.link_between(image(l.src), image(l.dst)).is_some_and(|m| topo.links[m].bandwidth == l.bandwidth))
+}
+
+/// The least rank of every cycle of the permutation `sigma`, marked.
+fn orbit_representatives(sigma: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; sigma.len()];
+    let mut reps = vec![false; sigma.len()];
+    for u in 0..sigma.len() {
+        if !seen[u] {
+            reps[u] = true;
+            let mut x = u;
+            while !seen[x] {
+                seen[x] = true;
+                x = sigma[x];
+            }
+        }
+    }
+    reps
 }
 
 /// The profile of the circulant on Z_n with the arcs i -> i + s (mod n) for every s in

@@ -104,6 +104,42 @@ fn general_path_equals_the_plan_where_ranks_differ() {
     }
 }
 
+/// The zoo's reflection x -> N - 1 - x is an automorphism of every Kautz and de Bruijn graph
+/// (and their unions) it is claimed for, and solving one rank per orbit gives the plan's
+/// values; a permutation that is not an automorphism is refused (every rank solved).
+#[test]
+fn reflections_of_kautz_and_de_bruijn_graphs() {
+    let mut specs: Vec<String> = Vec::new();
+    for d in 2..=6 {
+        specs.extend((d + 1..=40).map(|n| format!("kautz:{d}:{n}")));
+        specs.extend((d..=40).map(|n| format!("debruijn:{d}:{n}")));
+    }
+    specs.extend(
+        ["bi(kautz:2:10)", "bi(debruijn:3:20)", "kautz:4:1024", "kautz:16:331", "debruijn:2:128"].map(String::from),
+    );
+    for spec in &specs {
+        let t = topo(spec);
+        let sigma = crate::zoo::symmetry::rank_automorphism(&Expr::parse(spec).unwrap(), t.n_ranks()).expect(spec);
+        assert!(super::profile::is_automorphism(&t, &sigma), "{spec}");
+    }
+    for spec in ["kautz:2:12", "kautz:3:100", "kautz:5:131", "debruijn:2:16", "debruijn:2:128", "kautz:4:1024"] {
+        let t = topo(spec);
+        let sigma: Vec<usize> = (0..t.n_ranks()).rev().collect();
+        assert_eq!(profile_with_automorphism(&t, &sigma).unwrap(), plan_profile(&t), "{spec}");
+    }
+    // Not automorphisms: a rotation of a Kautz graph, a reflection of a mesh; a non-permutation.
+    let t = topo("kautz:3:100");
+    let rotation: Vec<usize> = (0..100).map(|x| (x + 1) % 100).collect();
+    assert!(!super::profile::is_automorphism(&t, &rotation));
+    assert_eq!(profile_with_automorphism(&t, &rotation).unwrap(), plan_profile(&t));
+    let mesh = topo("mesh:3x4");
+    let flip: Vec<usize> = (0..12).map(|x| 11 - x).collect();
+    assert!(super::profile::is_automorphism(&mesh, &flip), "a 3x4 mesh's half-turn");
+    let swap: Vec<usize> = (0..12).map(|x| if x < 2 { 1 - x } else { x }).collect();
+    assert!(!super::profile::is_automorphism(&mesh, &swap));
+    assert!(!super::profile::is_automorphism(&t, &vec![0; 100]));
+}
+
 /// A strongly connected digraph on `n` ranks (a ring plus pseudo-random links, bandwidths 1
 /// to 3): several bitset words and uneven loads.
 fn scrambled(n: usize, extra: usize, seed: u64) -> Topology {
