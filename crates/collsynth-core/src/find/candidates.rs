@@ -3,6 +3,7 @@
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.
 
+use super::circulant::CirculantBfs;
 use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};
@@ -233,7 +234,7 @@ pub type KeptCirculant = (Vec<usize>, usize);
 
 /// The best [`CIRCULANTS_KEPT`] of `sets` (at most) among those of diameter <= `limit`.
 fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limit: usize) -> Vec<KeptCirculant> {
-    let n = bfs.n;
+    let n = bfs.n();
     // Among equal diameters prefer Thm 22's {m, m+1} (the paper's choice, so its names appear).
     let thm22 = boesch_wang(n).filter(|_| sets.first().is_some_and(|s| s.len() == 2) && !directed);
     // The best so far, sorted: once there are enough, a set of larger diameter than the last
@@ -283,7 +284,7 @@ fn boesch_wang(n: usize) -> Option<usize> {
 }
 
 /// k-subsets of 1..=top: all when few, else structured runs.
-fn generator_sets(top: usize, k: usize) -> Vec<Vec<usize>> {
+pub(super) fn generator_sets(top: usize, k: usize) -> Vec<Vec<usize>> {
     if binomial(top, k) <= ENUMERATE_LIMIT {
         let mut all = Vec::new();
         let mut cur: Vec<usize> = (1..=k).collect();
@@ -316,117 +317,6 @@ fn binomial(n: usize, k: usize) -> u128 {
         r = r.saturating_mul(n as u128 - i) / (i + 1);
     }
     r
-}
-
-/// Breadth-first search from 0 in circulants on Z_n, level by level as n-bit sets: the next
-/// level is the current one rotated by every shift, one pass over n/64 words per shift, so a
-/// search costs D k n / 64 word operations (D levels, k shifts) rather than a queue's k n.
-/// Buffers are reused across generator sets.
-struct CirculantBfs {
-    n: usize,
-    /// Words of an n-bit set.
-    words: usize,
-    /// The current level twice over (bits 0..2n), so that its rotation by s is the n bits
-    /// starting at bit n - s.
-    twice: Vec<u64>,
-    level: Vec<u64>,
-    /// The next level's buffer (swapped with `level`, so no allocation per level).
-    next: Vec<u64>,
-    seen: Vec<u64>,
-    shifts: Vec<usize>,
-}
-
-impl CirculantBfs {
-    fn new(n: usize) -> CirculantBfs {
-        let words = n.div_ceil(64);
-        let z = vec![0u64; words];
-        CirculantBfs {
-            n,
-            words,
-            twice: vec![0; 2 * words + 2],
-            level: z.clone(),
-            next: z.clone(),
-            seen: z,
-            shifts: Vec::new(),
-        }
-    }
-
-    /// (diameter, sum of distances) from 0 in the circulant with `offsets` (i -> i+o, and
-    /// i -> i-o unless `directed`); None if some node is unreachable or farther than `limit`
-    /// (the search stops there).
-    fn distances(&mut self, offsets: &[usize], directed: bool, limit: usize) -> Option<(usize, usize)> {
-        let n = self.n;
-        self.shifts.clear();
-        self.shifts.extend(offsets.iter().map(|&o| o % n));
-        if !directed {
-            self.shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
-        }
-        self.level.fill(0);
-        self.level[0] = 1;
-        self.seen.copy_from_slice(&self.level);
-        let (mut depth, mut total, mut count) = (0, 0, 1);
-        while count < n {
-            depth += 1;
-            if depth > limit {
-                return None;
-            }
-            self.fill_twice();
-            let mut next = std::mem::take(&mut self.next);
-            next.clear();
-            next.resize(self.words, 0);
-            for &s in &self.shifts {
-                self.or_rotated(&mut next, s);
-            }
-            let mut found = 0;
-            for (j, (w, seen)) in next.iter_mut().zip(self.seen.iter_mut()).enumerate() {
-                *w &= !*seen & low_bits(n - 64 * j);
-                *seen |= *w;
-                found += w.count_ones() as usize;
-            }
-            if found == 0 {
-                return None;
-            }
-            count += found;
-            total += found * depth;
-            self.next = std::mem::replace(&mut self.level, next);
-        }
-        Some((depth, total))
-    }
-
-    /// `twice` = the current level at bits 0..n and again at n..2n.
-    fn fill_twice(&mut self) {
-        self.twice.fill(0);
-        self.twice[..self.words].copy_from_slice(&self.level);
-        let (w0, b) = (self.n / 64, self.n % 64);
-        for (j, &x) in self.level.iter().enumerate() {
-            self.twice[w0 + j] |= x << b;
-            if b > 0 {
-                self.twice[w0 + j + 1] |= x >> (64 - b);
-            }
-        }
-    }
-
-    /// `next` |= the current level rotated by `s` (v -> v + s mod n): the n bits of `twice`
-    /// from bit n - s.
-    fn or_rotated(&self, next: &mut [u64], s: usize) {
-        let start = (self.n - s) % self.n;
-        let (w, b) = (start / 64, start % 64);
-        let src = &self.twice[w..w + self.words + 1];
-        if b == 0 {
-            next.iter_mut().zip(src).for_each(|(x, &y)| *x |= y);
-        } else {
-            next.iter_mut().zip(src.windows(2)).for_each(|(x, y)| *x |= y[0] >> b | y[1] << (64 - b));
-        }
-    }
-}
-
-/// A word with its lowest min(bits, 64) bits set.
-fn low_bits(bits: usize) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
 }
 
 /// The process-wide cache of base evaluations by spec (None: the spec did not build).
@@ -571,27 +461,6 @@ fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
 mod tests {
     use super::*;
 
-    /// (diameter, total distance) from 0 by a plain queue; None if disconnected.
-    fn queue_bfs(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
-        let mut shifts = offsets.to_vec();
-        if !directed {
-            shifts.extend(offsets.iter().map(|&o| n - o));
-        }
-        let mut dist = vec![usize::MAX; n];
-        dist[0] = 0;
-        let mut queue = std::collections::VecDeque::from([0]);
-        while let Some(u) = queue.pop_front() {
-            for &s in &shifts {
-                let v = (u + s) % n;
-                if dist[v] == usize::MAX {
-                    dist[v] = dist[u] + 1;
-                    queue.push_back(v);
-                }
-            }
-        }
-        dist.iter().all(|&d| d != usize::MAX).then(|| (*dist.iter().max().unwrap(), dist.iter().sum()))
-    }
-
     /// A circulant measured from its shifts is the candidate measured on the built topology:
     /// directed and undirected, symmetric or not, multi-edges (N/2, o = -o'), girth computed
     /// (N <= 512) or not, and the finder's kept sets of a few sizes and degrees.
@@ -620,29 +489,6 @@ mod tests {
             let topo = zoo::from_spec(&spec.text).unwrap();
             let built = measure(Expr::Spec(spec.text.clone()), &topo, d).unwrap();
             assert_eq!(measure_circulant(&spec.text, n, &shifts, d), Some(built), "{}", spec.text);
-        }
-    }
-
-    #[test]
-    fn level_bitsets_match_a_queue_bfs() {
-        for n in [2, 3, 7, 63, 64, 65, 127, 128, 129, 200, 331] {
-            let mut bfs = CirculantBfs::new(n);
-            for k in 1..=4.min(n - 1) {
-                for directed in [true, false] {
-                    let top = if directed { n - 1 } else { n / 2 };
-                    for set in generator_sets(top, k).into_iter().take(40) {
-                        let expected = queue_bfs(n, &set, directed);
-                        assert_eq!(bfs.distances(&set, directed, usize::MAX), expected, "{n} {set:?} {directed}");
-                        if let Some((d, _)) = expected {
-                            // The limit cuts exactly the searches that would go deeper.
-                            assert_eq!(bfs.distances(&set, directed, d), expected);
-                            if d > 0 {
-                                assert_eq!(bfs.distances(&set, directed, d - 1), None);
-                            }
-                        }
-                    }
-                }
-            }
         }
     }
 }
