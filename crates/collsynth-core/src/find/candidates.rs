@@ -3,6 +3,7 @@
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.
 
+use super::circulant::CirculantBfs;
 use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};
@@ -57,7 +58,7 @@ const GIRTH_MAX_NODES: usize = 512;
 pub fn bases(n: usize, d: usize, bidirectional: bool) -> Result<Vec<Candidate>> {
     let mut out = Vec::new();
     for spec in specs(n, d, bidirectional) {
-        if let Some(c) = evaluate(&spec.text, d)? {
+        if let Some(c) = evaluate_base(&spec, d, |_| true)? {
             if c.n == n && (c.symmetric || !bidirectional) {
                 out.push(c);
             }
@@ -75,11 +76,13 @@ pub struct BaseSpec {
     pub key: Option<FactorKey>,
     /// Known by construction not to be [`Candidate::simple`] (a Kautz graph's dropped loops).
     pub not_simple: bool,
+    /// A circulant's N and shifts (arcs i -> i + s): measured without being built.
+    pub circulant: Option<(usize, Vec<usize>)>,
 }
 
 impl BaseSpec {
     fn plain(text: String) -> BaseSpec {
-        BaseSpec { text, key: None, not_simple: false }
+        BaseSpec { text, key: None, not_simple: false, circulant: None }
     }
 }
 
@@ -104,7 +107,7 @@ pub fn ready_base(spec: &BaseSpec, n: usize, d: usize, bidirectional: bool) -> R
     if spec.not_simple {
         return Ok(None);
     }
-    let c = evaluate_if(&spec.text, d, |topo| is_simple(topo, d))?;
+    let c = evaluate_base(spec, d, |topo| is_simple(topo, d))?;
     Ok(c.filter(|c| c.n == n && (c.symmetric || !bidirectional) && c.product_ready()))
 }
 
@@ -122,7 +125,11 @@ fn circulant_spec(n: usize, kept: &KeptCirculant, directed: bool) -> BaseSpec {
         neg == own
     };
     let key = (*diameter, !symmetric && n > GIRTH_MAX_NODES, text.len());
-    BaseSpec { text, key: Some(key), not_simple: false }
+    let mut shifts = offsets.clone();
+    if !directed {
+        shifts.extend(offsets.iter().map(|&o| n - o));
+    }
+    BaseSpec { text, key: Some(key), not_simple: false, circulant: Some((n, shifts)) }
 }
 
 /// The specs of the families with no search: complete, complete bipartite, rings, hypercube,
@@ -227,7 +234,7 @@ pub type KeptCirculant = (Vec<usize>, usize);
 
 /// The best [`CIRCULANTS_KEPT`] of `sets` (at most) among those of diameter <= `limit`.
 fn best_within(bfs: &mut CirculantBfs, sets: &[Vec<usize>], directed: bool, limit: usize) -> Vec<KeptCirculant> {
-    let n = bfs.n;
+    let n = bfs.n();
     // Among equal diameters prefer Thm 22's {m, m+1} (the paper's choice, so its names appear).
     let thm22 = boesch_wang(n).filter(|_| sets.first().is_some_and(|s| s.len() == 2) && !directed);
     // The best so far, sorted: once there are enough, a set of larger diameter than the last
@@ -277,7 +284,7 @@ fn boesch_wang(n: usize) -> Option<usize> {
 }
 
 /// k-subsets of 1..=top: all when few, else structured runs.
-fn generator_sets(top: usize, k: usize) -> Vec<Vec<usize>> {
+pub(super) fn generator_sets(top: usize, k: usize) -> Vec<Vec<usize>> {
     if binomial(top, k) <= ENUMERATE_LIMIT {
         let mut all = Vec::new();
         let mut cur: Vec<usize> = (1..=k).collect();
@@ -312,117 +319,6 @@ fn binomial(n: usize, k: usize) -> u128 {
     r
 }
 
-/// Breadth-first search from 0 in circulants on Z_n, level by level as n-bit sets: the next
-/// level is the current one rotated by every shift, one pass over n/64 words per shift, so a
-/// search costs D k n / 64 word operations (D levels, k shifts) rather than a queue's k n.
-/// Buffers are reused across generator sets.
-struct CirculantBfs {
-    n: usize,
-    /// Words of an n-bit set.
-    words: usize,
-    /// The current level twice over (bits 0..2n), so that its rotation by s is the n bits
-    /// starting at bit n - s.
-    twice: Vec<u64>,
-    level: Vec<u64>,
-    /// The next level's buffer (swapped with `level`, so no allocation per level).
-    next: Vec<u64>,
-    seen: Vec<u64>,
-    shifts: Vec<usize>,
-}
-
-impl CirculantBfs {
-    fn new(n: usize) -> CirculantBfs {
-        let words = n.div_ceil(64);
-        let z = vec![0u64; words];
-        CirculantBfs {
-            n,
-            words,
-            twice: vec![0; 2 * words + 2],
-            level: z.clone(),
-            next: z.clone(),
-            seen: z,
-            shifts: Vec::new(),
-        }
-    }
-
-    /// (diameter, sum of distances) from 0 in the circulant with `offsets` (i -> i+o, and
-    /// i -> i-o unless `directed`); None if some node is unreachable or farther than `limit`
-    /// (the search stops there).
-    fn distances(&mut self, offsets: &[usize], directed: bool, limit: usize) -> Option<(usize, usize)> {
-        let n = self.n;
-        self.shifts.clear();
-        self.shifts.extend(offsets.iter().map(|&o| o % n));
-        if !directed {
-            self.shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
-        }
-        self.level.fill(0);
-        self.level[0] = 1;
-        self.seen.copy_from_slice(&self.level);
-        let (mut depth, mut total, mut count) = (0, 0, 1);
-        while count < n {
-            depth += 1;
-            if depth > limit {
-                return None;
-            }
-            self.fill_twice();
-            let mut next = std::mem::take(&mut self.next);
-            next.clear();
-            next.resize(self.words, 0);
-            for &s in &self.shifts {
-                self.or_rotated(&mut next, s);
-            }
-            let mut found = 0;
-            for (j, (w, seen)) in next.iter_mut().zip(self.seen.iter_mut()).enumerate() {
-                *w &= !*seen & low_bits(n - 64 * j);
-                *seen |= *w;
-                found += w.count_ones() as usize;
-            }
-            if found == 0 {
-                return None;
-            }
-            count += found;
-            total += found * depth;
-            self.next = std::mem::replace(&mut self.level, next);
-        }
-        Some((depth, total))
-    }
-
-    /// `twice` = the current level at bits 0..n and again at n..2n.
-    fn fill_twice(&mut self) {
-        self.twice.fill(0);
-        self.twice[..self.words].copy_from_slice(&self.level);
-        let (w0, b) = (self.n / 64, self.n % 64);
-        for (j, &x) in self.level.iter().enumerate() {
-            self.twice[w0 + j] |= x << b;
-            if b > 0 {
-                self.twice[w0 + j + 1] |= x >> (64 - b);
-            }
-        }
-    }
-
-    /// `next` |= the current level rotated by `s` (v -> v + s mod n): the n bits of `twice`
-    /// from bit n - s.
-    fn or_rotated(&self, next: &mut [u64], s: usize) {
-        let start = (self.n - s) % self.n;
-        let (w, b) = (start / 64, start % 64);
-        let src = &self.twice[w..w + self.words + 1];
-        if b == 0 {
-            next.iter_mut().zip(src).for_each(|(x, &y)| *x |= y);
-        } else {
-            next.iter_mut().zip(src.windows(2)).for_each(|(x, y)| *x |= y[0] >> b | y[1] << (64 - b));
-        }
-    }
-}
-
-/// A word with its lowest min(bits, 64) bits set.
-fn low_bits(bits: usize) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
-}
-
 /// The process-wide cache of base evaluations by spec (None: the spec did not build).
 fn cache() -> &'static Mutex<HashMap<String, Option<Candidate>>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Option<Candidate>>>> = OnceLock::new();
@@ -451,6 +347,59 @@ fn evaluate_if(spec: &str, d: usize, worth: impl Fn(&Topology) -> bool) -> Resul
     Ok(value)
 }
 
+/// [`evaluate_if`] of a base: a circulant is measured from its shifts without being built
+/// ([`measure_circulant`], the same candidate; cached alike, whatever `worth` says, as it
+/// costs next to nothing).
+fn evaluate_base(spec: &BaseSpec, d: usize, worth: impl Fn(&Topology) -> bool) -> Result<Option<Candidate>> {
+    let Some((n, shifts)) = &spec.circulant else {
+        return evaluate_if(&spec.text, d, worth);
+    };
+    if let Some(hit) = cache().lock().expect("find cache").get(&spec.text) {
+        return Ok(hit.clone());
+    }
+    let Some(c) = measure_circulant(&spec.text, *n, shifts, d) else {
+        return evaluate_if(&spec.text, d, worth);
+    };
+    cache().lock().expect("find cache").insert(spec.text.clone(), Some(c.clone()));
+    Ok(Some(c))
+}
+
+/// [`measure`] of the circulant `spec` on Z_n with arcs i -> i + s for the `shifts` (as the
+/// zoo builds it: a repeated arc is one link of the summed bandwidth), from one BFS and rank
+/// 0's subproblems (`bfb::profile::circulant`) instead of a built topology. Guarantees: the
+/// candidate `measure` gives on `zoo::from_spec(spec)`; None where that profile is None.
+pub fn measure_circulant(spec: &str, n: usize, shifts: &[usize], d: usize) -> Option<Candidate> {
+    let profile = bfb::profile::circulant(n, shifts)?;
+    let mut arcs: Vec<usize> = shifts.iter().map(|&s| s % n).collect();
+    arcs.sort_unstable();
+    let runs: Vec<usize> = arcs.chunk_by(|a, b| a == b).map(<[usize]>::len).collect();
+    arcs.dedup();
+    // One link per distinct shift and node; all of one bandwidth iff the multiplicities agree.
+    let simple = arcs.len() == d && runs.iter().all(|&r| r == runs[0]);
+    let symmetric = arcs.iter().all(|&s| arcs.binary_search(&(n - s)).is_ok());
+    let girth = if symmetric {
+        Some(2)
+    } else if n <= GIRTH_MAX_NODES {
+        // Vertex-transitive: node 0's shortest cycle, through an in-neighbour -s.
+        let dist = bfb::profile::circulant_distances(n, arcs.iter().copied())?;
+        arcs.iter().map(|&s| dist[n - s] as usize + 1).min()
+    } else {
+        None
+    };
+    Some(Candidate {
+        expr: Expr::Spec(spec.to_string()),
+        n,
+        degree: d,
+        steps: profile.steps,
+        tau: profile.tau,
+        diameter: profile.steps,
+        simple,
+        exact: true,
+        symmetric,
+        girth,
+    })
+}
+
 /// One link per arc, all of one bandwidth, n d links: [`Candidate::simple`].
 fn is_simple(topo: &Topology, d: usize) -> bool {
     let bw0 = topo.links.first().map(|l| l.bandwidth);
@@ -459,11 +408,16 @@ fn is_simple(topo: &Topology, d: usize) -> bool {
 
 /// The exact BFB candidate of a built topology of nominal degree `d`, `expr` the expression
 /// that built it. Where the zoo knows `expr` to be vertex-transitive, BFB solves one rank's
-/// subproblems only (`bfb::profile`: the same steps and tau as the full plan).
+/// subproblems only (`bfb::profile`: the same steps and tau as the full plan); where it knows
+/// an automorphism, one rank's per orbit (`bfb::profile_with_automorphism`).
 pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     let symmetry = if zoo::vertex_transitive(&expr) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
-    let profile = bfb::profile(topo, symmetry)?;
     let n = topo.n_ranks();
+    let profile = match zoo::symmetry::rank_automorphism(&expr, n) {
+        // Kautz and de Bruijn graphs: half the ranks' subproblems.
+        Some(sigma) if symmetry == Symmetry::Unknown => bfb::profile_with_automorphism(topo, &sigma)?,
+        _ => bfb::profile(topo, symmetry)?,
+    };
     let simple = is_simple(topo, d);
     let symmetric = topo.is_bidirectional();
     let girth = if symmetric {
@@ -507,47 +461,34 @@ fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
 mod tests {
     use super::*;
 
-    /// (diameter, total distance) from 0 by a plain queue; None if disconnected.
-    fn queue_bfs(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
-        let mut shifts = offsets.to_vec();
-        if !directed {
-            shifts.extend(offsets.iter().map(|&o| n - o));
-        }
-        let mut dist = vec![usize::MAX; n];
-        dist[0] = 0;
-        let mut queue = std::collections::VecDeque::from([0]);
-        while let Some(u) = queue.pop_front() {
-            for &s in &shifts {
-                let v = (u + s) % n;
-                if dist[v] == usize::MAX {
-                    dist[v] = dist[u] + 1;
-                    queue.push_back(v);
-                }
-            }
-        }
-        dist.iter().all(|&d| d != usize::MAX).then(|| (*dist.iter().max().unwrap(), dist.iter().sum()))
-    }
-
+    /// A circulant measured from its shifts is the candidate measured on the built topology:
+    /// directed and undirected, symmetric or not, multi-edges (N/2, o = -o'), girth computed
+    /// (N <= 512) or not, and the finder's kept sets of a few sizes and degrees.
     #[test]
-    fn level_bitsets_match_a_queue_bfs() {
-        for n in [2, 3, 7, 63, 64, 65, 127, 128, 129, 200, 331] {
-            let mut bfs = CirculantBfs::new(n);
-            for k in 1..=4.min(n - 1) {
-                for directed in [true, false] {
-                    let top = if directed { n - 1 } else { n / 2 };
-                    for set in generator_sets(top, k).into_iter().take(40) {
-                        let expected = queue_bfs(n, &set, directed);
-                        assert_eq!(bfs.distances(&set, directed, usize::MAX), expected, "{n} {set:?} {directed}");
-                        if let Some((d, _)) = expected {
-                            // The limit cuts exactly the searches that would go deeper.
-                            assert_eq!(bfs.distances(&set, directed, d), expected);
-                            if d > 0 {
-                                assert_eq!(bfs.distances(&set, directed, d - 1), None);
-                            }
-                        }
-                    }
-                }
+    fn circulants_measured_without_building_them() {
+        let mut cases: Vec<(usize, Vec<usize>, bool)> = vec![
+            (8, vec![1, 4], false),
+            (8, vec![3, 5], false),
+            (6, vec![1, 2, 3, 4], true),
+            (10, vec![1, 9], true),
+            (12, vec![1, 5, 7, 11], true),
+            (600, vec![1, 2, 3], true),
+            (600, vec![1, 300], false),
+            (1000, vec![7, 8, 9], true),
+            (1000, vec![7, 993], true),
+        ];
+        for n in [9, 16, 31, 64, 100, 257, 513, 700] {
+            for (k, directed) in [(1, false), (2, false), (2, true), (3, true), (4, true), (4, false), (8, true)] {
+                cases.extend(best_circulants(n, k, directed).into_iter().map(|(o, _)| (n, o, directed)));
             }
+        }
+        for (n, offsets, directed) in cases {
+            let spec = circulant_spec(n, &(offsets.clone(), 0), directed);
+            let (_, shifts) = spec.circulant.clone().expect("a circulant");
+            let d = shifts.len();
+            let topo = zoo::from_spec(&spec.text).unwrap();
+            let built = measure(Expr::Spec(spec.text.clone()), &topo, d).unwrap();
+            assert_eq!(measure_circulant(&spec.text, n, &shifts, d), Some(built), "{}", spec.text);
         }
     }
 }

@@ -52,11 +52,14 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(targets.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(n, d)) = targets.get(i) else { break };
-                *rows[i].lock().expect("sweep row") = Some(members(n, d, bidirectional));
-                PROGRESS.add(1);
+            // Every core runs targets: BFB within a target stays on its worker's thread.
+            scope.spawn(|| {
+                crate::synth::bfb::single_threaded(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(n, d)) = targets.get(i) else { break };
+                    *rows[i].lock().expect("sweep row") = Some(members(n, d, bidirectional));
+                    PROGRESS.add(1);
+                })
             });
         }
     });

@@ -93,25 +93,48 @@ impl TopologyBuilder {
             })?;
         }
         // Sorted by (src, dst), parallel links merged: bandwidths add, the least latency stays.
-        let mut raw = self.raw;
-        // Most families add links in order already; checking is cheaper than moving them.
-        if !raw.is_sorted_by_key(|l| (l.0, l.1)) {
-            raw.sort_by_key(|l| (l.0, l.1));
-        }
-        let mut links: Vec<Link> = Vec::with_capacity(raw.len());
-        for (src, dst, bw, lat, _) in raw {
+        let order = link_order(&self.raw, self.nodes.len());
+        let mut links: Vec<Link> = Vec::with_capacity(order.len());
+        for i in order {
+            let (src, dst, ref bw, lat, _) = self.raw[i];
             match links.last_mut() {
                 Some(l) if (l.src, l.dst) == (src, dst) => {
                     l.bandwidth += bw;
                     l.latency = l.latency.min(lat);
                 }
-                _ => links.push(Link { src, dst, bandwidth: bw, latency: lat }),
+                _ => links.push(Link { src, dst, bandwidth: *bw, latency: lat }),
             }
         }
         let topo = assemble(self.name, self.nodes, links);
         validate::topology(&topo)?;
         Ok(topo)
     }
+}
+
+/// Positions of the raw links (endpoints below `nodes`) in a stable sort by (src, dst): by a
+/// counting sort on src, then each src's few links by (dst, position), instead of a
+/// comparison sort of every link (most families add them by src already, not by dst).
+fn link_order(raw: &[(usize, usize, Rat, f64, Option<String>)], nodes: usize) -> Vec<usize> {
+    let mut start = vec![0usize; nodes + 1];
+    for l in raw {
+        start[l.0 + 1] += 1;
+    }
+    for v in 0..nodes {
+        start[v + 1] += start[v];
+    }
+    let mut order = vec![0usize; raw.len()];
+    let mut fill = start.clone();
+    for (i, l) in raw.iter().enumerate() {
+        order[fill[l.0]] = i;
+        fill[l.0] += 1;
+    }
+    for run in start.windows(2) {
+        let links = &mut order[run[0]..run[1]];
+        if !links.is_sorted_by_key(|&i| raw[i].1) {
+            links.sort_unstable_by_key(|&i| (raw[i].1, i));
+        }
+    }
+    order
 }
 
 /// Index the (already sorted, merged) links.
@@ -132,7 +155,11 @@ fn assemble(name: String, nodes: Vec<Node>, links: Vec<Link>) -> Topology {
     for v in 0..n {
         out_start[v + 1] += out_start[v];
     }
-    let mut in_links = vec![Vec::new(); n];
+    let mut in_degree = vec![0usize; n];
+    for l in &links {
+        in_degree[l.dst] += 1;
+    }
+    let mut in_links: Vec<Vec<usize>> = in_degree.into_iter().map(Vec::with_capacity).collect();
     for (i, l) in links.iter().enumerate() {
         in_links[l.dst].push(i);
     }

@@ -61,17 +61,17 @@ pub(crate) fn reachable(t: &Topology, s: usize, forward: bool) -> Vec<bool> {
     let mut seen = vec![false; t.n_nodes()];
     let mut stack = vec![s];
     seen[s] = true;
+    let mut visit = |w: usize, stack: &mut Vec<usize>| {
+        if !seen[w] {
+            seen[w] = true;
+            stack.push(w);
+        }
+    };
     while let Some(u) = stack.pop() {
-        let next: Vec<usize> = if forward {
-            t.out_links(u).map(|i| t.links[i].dst).collect()
+        if forward {
+            t.out_links(u).for_each(|i| visit(t.links[i].dst, &mut stack));
         } else {
-            t.in_links(u).iter().map(|&i| t.links[i].src).collect()
-        };
-        for w in next {
-            if !seen[w] {
-                seen[w] = true;
-                stack.push(w);
-            }
+            t.in_links(u).iter().for_each(|&i| visit(t.links[i].src, &mut stack));
         }
     }
     seen

@@ -108,6 +108,23 @@ pub fn vertex_transitive(expr: &Expr) -> bool {
     }
 }
 
+/// An automorphism of the ranks of the `n`-rank topology `expr` builds, by construction,
+/// where the zoo knows one besides the identity: x -> N - 1 - x, i.e. x -> -x - 1 (mod N),
+/// of the generalized Kautz graph (its arcs x -> -Dx - a, a = 1..D, map to the arcs of digit
+/// D + 1 - a) and of the generalized de Bruijn graph (x -> Dx + a, a = 0..D-1, to digit
+/// D - 1 - a), and of their unions `bi(..)`. None otherwise. Never builds anything; callers
+/// that rely on it check it (`bfb::profile_with_automorphism` does).
+pub fn rank_automorphism(expr: &Expr, n: usize) -> Option<Vec<usize>> {
+    match expr {
+        Expr::Spec(text) => {
+            let s = Spec::parse(text).ok()?;
+            ["kautz", "debruijn"].contains(&s.family.as_str()).then(|| (0..n).rev().collect())
+        }
+        Expr::Bi(inner) => rank_automorphism(inner, n),
+        _ => None,
+    }
+}
+
 fn cayley_spec(s: &Spec) -> bool {
     match s.family.as_str() {
         // Swapping the two sides is an automorphism only when they have the same size.

@@ -13,7 +13,7 @@
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
-use super::solve::{solve, Problem};
+use super::solve::{optimum_above, solve, Problem};
 use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
@@ -25,7 +25,9 @@ const MAX_LEVELS: usize = 48;
 
 /// `max_u U*_{u,t}` (in the plan's units, times sigma) for t = 1..=D, D the diameter; None
 /// when some rank has more than 64 in-links (masks are one word here) or D > [`MAX_LEVELS`].
-pub(super) fn step_maxima(g: &Graph) -> Option<Vec<Rat>> {
+/// With `solved`, only the ranks it marks are solved: the caller guarantees every rank's
+/// optima equal some marked rank's (an automorphism's orbit representatives).
+pub(super) fn step_maxima(g: &Graph, solved: Option<&[bool]>) -> Option<Vec<Rat>> {
     if g.ins.iter().any(|i| i.len() > 64) {
         return None;
     }
@@ -37,7 +39,7 @@ pub(super) fn step_maxima(g: &Graph) -> Option<Vec<Rat>> {
     }
     let mut maxima = Vec::new();
     for _ in 1..=MAX_LEVELS {
-        let parts = in_parallel(g.n, |range| level(g, &prev, words, range));
+        let parts = in_parallel(g.n, |range| level(g, &prev, words, range, solved));
         if parts.iter().all(|p| p.max.is_none()) {
             return Some(maxima);
         }
@@ -54,7 +56,7 @@ struct Level {
     max: Option<Rat>,
 }
 
-fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
+fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Option<&[bool]>) -> Level {
     let row = |x: usize| &prev[x * words..(x + 1) * words];
     let mut rows = Vec::with_capacity(range.len() * words);
     let mut wk = Scratch::default();
@@ -68,9 +70,11 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
             }
         }
         let fresh: Vec<u64> = rows[start..].iter().zip(row(u)).map(|(r, p)| r & !p).collect();
-        if fresh.iter().any(|&w| w != 0) {
-            let optimum = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize));
-            max = Some(max.map_or(optimum, |m| m.max(optimum)));
+        if fresh.iter().any(|&w| w != 0) && solved.is_none_or(|s| s[u]) {
+            // Only an optimum above the range's largest so far can change its maximum.
+            if let Some(optimum) = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize), max) {
+                max = Some(max.map_or(optimum, |m| m.max(optimum)));
+            }
         }
     }
     Level { rows, max }
@@ -79,108 +83,115 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>) -> Level {
 /// Per-thread buffers and the cache of solved subproblems (optimum only).
 #[derive(Default)]
 struct Scratch {
-    /// Sender mask of each rank as a source of the current (u, t); zero between uses.
-    mask: Vec<u64>,
-    counts: HashMap<u64, Cap, Fast>,
-    /// The parts of the refinement, `words` each, and their sender masks.
-    parts: Vec<u64>,
-    part_masks: Vec<u64>,
+    /// The parts of one word's refinement: (sources, sender mask).
+    parts: Vec<(u64, u64)>,
+    /// Sources per sender mask of the current (u, t), then sorted into `classes`.
+    tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
-    cache: HashMap<Problem, Rat, Fast>,
+    cache: HashMap<Problem, Known, Fast>,
+}
+
+/// What is known of a solved subproblem's optimum.
+#[derive(Clone, Copy)]
+enum Known {
+    Exact(Rat),
+    /// At most this (a floor it did not exceed).
+    AtMost(Rat),
 }
 
 impl Scratch {
     /// U*_{u,t} for the sources `fresh` of u, `sent(k)` the ranks within t - 1 hops of u's
-    /// k-th in-neighbour.
-    fn optimum<'a>(&mut self, g: &Graph, u: usize, fresh: &[u64], sent: impl Fn(usize) -> &'a [u64]) -> Rat {
+    /// k-th in-neighbour; None when it is known to be at most `floor` (then it is not
+    /// computed exactly: the caller wants only the largest).
+    fn optimum<'a>(
+        &mut self,
+        g: &Graph,
+        u: usize,
+        fresh: &[u64],
+        sent: impl Fn(usize) -> &'a [u64],
+        floor: Option<Rat>,
+    ) -> Option<Rat> {
         let ins = &g.ins[u];
-        self.classes.clear();
-        let sources = fresh.iter().map(|w| w.count_ones() as usize).sum();
-        if !self.refine(fresh, ins.len(), &sent, sources) {
-            self.per_source(fresh, ins.len(), &sent);
+        let rows: Vec<&[u64]> = (0..ins.len()).map(sent).collect();
+        self.classes_of(fresh, &rows);
+        if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
+            return Some(optimum);
         }
-        self.classes.sort_unstable();
         let problem = Problem {
             caps: ins.iter().map(|i| i.cap).collect(),
             words: 1,
             masks: self.classes.iter().map(|c| c.0).collect(),
             counts: self.classes.iter().map(|c| c.1).collect(),
         };
-        if let Some(&hit) = self.cache.get(&problem) {
-            return hit;
+        let known = match (self.cache.get(&problem), floor) {
+            (Some(&Known::Exact(optimum)), _) => return Some(optimum),
+            (Some(&Known::AtMost(bound)), Some(floor)) if bound <= floor => return None,
+            (_, None) => Known::Exact(solve(&problem).optimum),
+            (_, Some(floor)) => optimum_above(&problem, floor).map_or(Known::AtMost(floor), Known::Exact),
+        };
+        self.cache.insert(problem, known);
+        match known {
+            Known::Exact(optimum) => Some(optimum),
+            Known::AtMost(_) => None,
         }
-        let optimum = solve(&problem).optimum;
-        self.cache.insert(problem, optimum);
-        optimum
     }
 
-    /// The classes (sender mask, count) by refining the partition {fresh} with each sender's
-    /// set: word operations only, `parts x words` per sender, no work per source. Gives up
-    /// (false) once the parts cost more than a pass over the sources would (many distinct
-    /// masks: more than `budget` words per sender, the number of sources being a pass's cost),
-    /// leaving the classes to [`Scratch::per_source`].
-    fn refine<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64], budget: usize) -> bool {
-        let words = fresh.len();
-        self.parts.clear();
-        self.parts.extend_from_slice(fresh);
-        self.part_masks.clear();
-        self.part_masks.push(0);
-        for k in 0..senders {
-            let s = sent(k);
-            for p in 0..self.part_masks.len() {
-                let part = &self.parts[p * words..(p + 1) * words];
-                let (mut inside, mut outside) = (false, false);
-                for (&x, &y) in part.iter().zip(s) {
-                    inside |= x & y != 0;
-                    outside |= x & !y != 0;
+    /// `classes` = the (sender mask, count) of the sources `fresh`, sorted by mask: the
+    /// partition of each word of sources refined by each sender's word (a part splits into
+    /// the sources the sender can and cannot send), then equal masks merged. Word operations
+    /// only, on the words that hold sources: senders x parts of the word per word.
+    fn classes_of(&mut self, fresh: &[u64], sent: &[&[u64]]) {
+        self.tally.clear();
+        for (i, &f) in fresh.iter().enumerate().filter(|(_, &f)| f != 0) {
+            self.parts.clear();
+            self.parts.push((f, 0));
+            for (k, row) in sent.iter().enumerate() {
+                let s = row[i];
+                if s & f == 0 {
+                    continue;
                 }
-                match (inside, outside) {
-                    (false, _) => {}
-                    (true, false) => self.part_masks[p] |= 1 << k,
-                    (true, true) => {
-                        // Split: the part keeps the sources k cannot send, a new one has the rest.
-                        for (w, &y) in s.iter().enumerate().take(words) {
-                            let x = self.parts[p * words + w];
-                            self.parts[p * words + w] = x & !y;
-                            self.parts.push(x & y);
-                        }
-                        self.part_masks.push(self.part_masks[p] | 1 << k);
+                for p in 0..self.parts.len() {
+                    let (part, mask) = self.parts[p];
+                    let (inside, outside) = (part & s, part & !s);
+                    if inside != 0 && outside == 0 {
+                        self.parts[p].1 |= 1 << k;
+                    } else if inside != 0 {
+                        self.parts[p].0 = outside;
+                        self.parts.push((inside, mask | 1 << k));
                     }
                 }
             }
-            if self.part_masks.len() * words > budget {
-                return false;
+            for &(part, mask) in &self.parts {
+                *self.tally.entry(mask).or_default() += part.count_ones() as Cap;
             }
         }
-        for (p, &mask) in self.part_masks.iter().enumerate() {
-            let count: usize = self.parts[p * words..(p + 1) * words].iter().map(|w| w.count_ones() as usize).sum();
-            if count > 0 {
-                self.classes.push((mask, count as Cap));
-            }
-        }
-        true
+        self.classes.clear();
+        self.classes.extend(self.tally.iter().map(|(&mask, &count)| (mask, count)));
+        self.classes.sort_unstable();
     }
+}
 
-    /// The classes by one sender mask per source, counted in a hash map.
-    fn per_source<'a>(&mut self, fresh: &[u64], senders: usize, sent: &impl Fn(usize) -> &'a [u64]) {
-        if self.mask.is_empty() {
-            self.mask = vec![0; fresh.len() * 64];
+/// The optimum of classes whose sender sets are pairwise disjoint (most subproblems of a level:
+/// sources with one shortest-path sender each), without the solver: max_k count_k / c(mask_k).
+/// Exactly the solver's `max_J |J| / c(f(J))`: f(J) is then the disjoint union of its classes'
+/// sets, so each ratio is a mediant of the classes' own and never exceeds the largest. None when
+/// two sets meet (or one is empty), for the solver.
+fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Cap) -> Option<Rat> {
+    let mut union = 0u64;
+    // The best ratio so far, as (count, capacity).
+    let mut best: Option<(Cap, Cap)> = None;
+    for &(mask, count) in classes {
+        if mask == 0 || mask & union != 0 {
+            return None;
         }
-        for k in 0..senders {
-            for (i, (&f, &s)) in fresh.iter().zip(sent(k)).enumerate() {
-                for v in bits(f & s) {
-                    self.mask[i * 64 + v] |= 1 << k;
-                }
-            }
+        union |= mask;
+        let c: Cap = bits(mask).map(&cap).sum();
+        // count / c > best count / best c, compared by cross-multiplying (c > 0).
+        if best.is_none_or(|(bn, bc)| count * bc > bn * c) {
+            best = Some((count, c));
         }
-        self.counts.clear();
-        for (i, &f) in fresh.iter().enumerate() {
-            for v in bits(f) {
-                *self.counts.entry(std::mem::take(&mut self.mask[i * 64 + v])).or_default() += 1;
-            }
-        }
-        self.classes.extend(self.counts.iter().map(|(&m, &c)| (m, c)));
     }
+    best.map(|(n, c)| Rat::new(n, c))
 }
 
 /// The positions of the set bits of `word`, ascending.
@@ -196,11 +207,13 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::Scratch;
+    use super::{disjoint_optimum, Scratch};
+    use crate::flow::Cap;
+    use crate::synth::bfb::solve::{brute_force, solve, Problem};
     use proptest::prelude::*;
 
     proptest! {
-        /// The refinement's classes equal the per-source count's, on random bitsets.
+        /// The refinement's classes equal a per-source count of sender masks, on random bitsets.
         #[test]
         fn refinement_equals_the_per_source_count(
             words in 1usize..4,
@@ -214,12 +227,42 @@ mod tests {
                 .map(|w| at(w + 11) & sent.iter().fold(0, |acc, s| acc | s[w]))
                 .collect();
             let mut a = Scratch::default();
-            prop_assert!(a.refine(&fresh, senders, &|k| &sent[k][..], usize::MAX));
-            a.classes.sort_unstable();
-            let mut b = Scratch::default();
-            b.per_source(&fresh, senders, &|k| &sent[k][..]);
-            b.classes.sort_unstable();
-            prop_assert_eq!(a.classes, b.classes);
+            let rows: Vec<&[u64]> = sent.iter().map(|r| &r[..]).collect();
+            a.classes_of(&fresh, &rows);
+            let mut count: std::collections::BTreeMap<u64, Cap> = Default::default();
+            for v in (0..64 * words).filter(|&v| fresh[v / 64] >> (v % 64) & 1 == 1) {
+                let mask = (0..senders).filter(|&k| sent[k][v / 64] >> (v % 64) & 1 == 1).fold(0u64, |m, k| m | 1 << k);
+                *count.entry(mask).or_default() += 1;
+            }
+            prop_assert_eq!(a.classes, count.into_iter().collect::<Vec<_>>());
+        }
+
+        /// The closed form of disjoint classes equals the solver (and brute force) wherever it
+        /// answers, and answers exactly when the sender sets are pairwise disjoint.
+        #[test]
+        fn disjoint_classes_match_the_solver(
+            caps in proptest::collection::vec(1i128..6, 1..12),
+            owners in proptest::collection::vec(0usize..6, 12),
+            counts in proptest::collection::vec(1i128..9, 6),
+            meet in any::<bool>(),
+        ) {
+            // Class j: the senders j owns (disjoint), plus sender 0 in every class if `meet`.
+            let classes: Vec<(u64, Cap)> = (0..6)
+                .map(|j| {
+                    let own = (0..caps.len()).filter(|&k| owners[k] == j).fold(0u64, |m, k| m | 1 << k);
+                    (if meet && own != 0 { own | 1 } else { own }, counts[j])
+                })
+                .filter(|&(m, _)| m != 0)
+                .collect();
+            let union = classes.iter().fold(0, |u, c| u | c.0);
+            let disjoint = classes.iter().map(|c| c.0.count_ones()).sum::<u32>() == union.count_ones();
+            let got = disjoint_optimum(&classes, |k| caps[k]);
+            prop_assert_eq!(got.is_some(), disjoint);
+            if let Some(optimum) = got {
+                let p = Problem { caps: caps.clone(), words: 1, masks: classes.iter().map(|c| c.0).collect(), counts: classes.iter().map(|c| c.1).collect() };
+                prop_assert_eq!(optimum, solve(&p).optimum);
+                prop_assert_eq!(optimum, brute_force(&p));
+            }
         }
     }
 }

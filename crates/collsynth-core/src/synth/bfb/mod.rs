@@ -46,7 +46,7 @@ pub mod time_only;
 #[cfg(test)]
 mod time_only_tests;
 
-pub use profile::{profile, Profile, Symmetry};
+pub use profile::{profile, profile_with_automorphism, Profile, Symmetry};
 
 use super::{Algorithm, Request};
 use crate::error::{CollsynthError, Result};
@@ -425,11 +425,39 @@ fn distances_to(ins: &[Vec<InLink>], targets: &[usize]) -> Vec<u16> {
     out
 }
 
+/// `available_parallelism`, asked once: on Linux every call reads the cgroup's CPU quota
+/// from files, which cost more than the small profiles a finder sweep runs by thousands.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()))
+}
+
+thread_local! {
+    /// Set on a thread that is already one of several workers sharing the cores.
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `f()` with BFB on this thread alone, for callers that keep every core busy themselves (a
+/// finder sweep's workers): more threads per plan would only compete for the same cores,
+/// at a spawn and a join per level of every small profile. Results are the same either way.
+pub fn single_threaded<T>(f: impl FnOnce() -> T) -> T {
+    /// Restores the flag however `f` ends.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ALONE.set(self.0);
+        }
+    }
+    let _restore = Restore(ALONE.replace(true));
+    f()
+}
+
 /// `f` on contiguous ranges covering `0..n`, on up to `available_parallelism` scoped threads
-/// (one thread for small n); results in range order, so the output never depends on the
-/// number of threads as long as `f` is a function of its range's items.
+/// (one thread for small n, or under [`single_threaded`]); results in range order, so the
+/// output never depends on the number of threads as long as `f` is a function of its range's
+/// items.
 fn in_parallel<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T> {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = if ALONE.get() { 1 } else { cores() };
     let threads = cores.min(n / MIN_NODES_PER_THREAD).max(1);
     if threads == 1 {
         return vec![f(0..n)];

@@ -8,10 +8,14 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
-use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph};
+use super::solve::{solve, Problem};
+use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph, MAX_RANKS};
 use crate::error::Result;
+use crate::flow::Cap;
 use crate::rational::Rat;
 use crate::topology::Topology;
+use num_integer::Integer;
+use num_traits::Zero;
 
 /// A BFB allgather's two performance numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,28 +39,152 @@ pub enum Symmetry {
 /// [`super::plan`]'s `steps()` and `tau()` — for [`Symmetry::VertexTransitive`] provided the
 /// topology is vertex-transitive, which is not checked.
 pub fn profile(topo: &Topology, symmetry: Symmetry) -> Result<Profile> {
-    // The optima of some ranks, `steps` per rank: tau only needs each step's maximum.
-    let (g, steps, optima) = match symmetry {
+    match symmetry {
         Symmetry::VertexTransitive => {
+            // Rank 0's optima, as if it were the busiest rank at every step.
             let g = Graph::around(topo, 0)?;
             let optima = plan_range(&g, 0..g.n.min(1), None, false).optima;
-            let steps = g.steps;
-            (g, steps, optima)
+            let (_, max_ingress) = g.ingress_bounds();
+            Ok(Profile { steps: g.steps, tau: bandwidth_factor(&optima, g.steps, max_ingress, g.n) })
         }
-        Symmetry::Unknown => {
-            let mut g = Graph::without_rows(topo)?;
-            match levels::step_maxima(&g) {
-                // One row of step maxima: as if one rank were the busiest at every step.
-                Some(maxima) => (g, maxima.len(), maxima),
-                None => {
-                    g.all_rows();
-                    let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
-                    let steps = g.steps;
-                    (g, steps, outs.into_iter().flat_map(|o| o.optima).collect())
-                }
-            }
+        Symmetry::Unknown => general(topo, None),
+    }
+}
+
+/// [`profile`] with [`Symmetry::Unknown`], where `sigma` (rank u to rank `sigma[u]`) may be
+/// an automorphism (links and bandwidths; the zoo's `x -> N - 1 - x` of Kautz and de Bruijn
+/// graphs): then U*_{u,t} = U*_{sigma(u),t} (the subproblems are relabelled), and the level
+/// sets solve one rank per orbit of sigma. It is checked, one lookup per link; if it is not
+/// one, every rank is solved. Guarantees: equal to [`profile`]'s steps and tau.
+pub fn profile_with_automorphism(topo: &Topology, sigma: &[usize]) -> Result<Profile> {
+    let reps = is_automorphism(topo, sigma).then(|| orbit_representatives(sigma));
+    general(topo, reps)
+}
+
+/// The general path: level sets (solving the ranks `solved` marks, all without), else every
+/// rank's plan.
+fn general(topo: &Topology, solved: Option<Vec<bool>>) -> Result<Profile> {
+    let mut g = Graph::without_rows(topo)?;
+    let (steps, optima) = match levels::step_maxima(&g, solved.as_deref()) {
+        // One row of step maxima: as if one rank were the busiest at every step.
+        Some(maxima) => (maxima.len(), maxima),
+        None => {
+            g.all_rows();
+            let outs = in_parallel(g.n, |range| plan_range(&g, range, None, false));
+            (g.steps, outs.into_iter().flat_map(|o| o.optima).collect())
         }
     };
     let (_, max_ingress) = g.ingress_bounds();
     Ok(Profile { steps, tau: bandwidth_factor(&optima, steps, max_ingress, g.n) })
+}
+
+/// Whether `sigma` permutes the ranks of `topo` (no switches) mapping every link to a link
+/// of the same bandwidth (so, links being as many, onto the links).
+pub(crate) fn is_automorphism(topo: &Topology, sigma: &[usize]) -> bool {
+    let n = topo.n_ranks();
+    if topo.n_switches() > 0 || sigma.len() != n {
+        return false;
+    }
+    let mut hit = vec![false; n];
+    for &x in sigma {
+        if x >= n || std::mem::replace(&mut hit[x], true) {
+            return false;
+        }
+    }
+    let image = |v: usize| topo.rank_node(sigma[topo.rank_of(v).expect("no switches")]);
+    topo.links
+        .iter()
+        .all(|l| topo.link_between(image(l.src), image(l.dst)).is_some_and(|m| topo.links[m].bandwidth == l.bandwidth))
+}
+
+/// The least rank of every cycle of the permutation `sigma`, marked.
+fn orbit_representatives(sigma: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; sigma.len()];
+    let mut reps = vec![false; sigma.len()];
+    for u in 0..sigma.len() {
+        if !seen[u] {
+            reps[u] = true;
+            let mut x = u;
+            while !seen[x] {
+                seen[x] = true;
+                x = sigma[x];
+            }
+        }
+    }
+    reps
+}
+
+/// The profile of the circulant on Z_n with the arcs i -> i + s (mod n) for every s in
+/// `shifts` (each in 1..n; a repeated shift is one link of the summed bandwidth, as the zoo
+/// merges parallel arcs), all of one bandwidth, without building the topology: [`profile`]
+/// with [`Symmetry::VertexTransitive`] solves rank 0's subproblems, and here every distance
+/// they read comes from one BFS from 0, since i -> i + c is an automorphism:
+/// dist(v -> x) = dist(0 -> x - v). Guarantees: equal to [`profile`] on the built topology
+/// (whose bandwidth scales tau's two factors inversely, so it does not matter). None when
+/// the graph is disconnected, has more than [`MAX_RANKS`] ranks or rank 0 more than 64
+/// in-neighbours (masks are one word here).
+pub fn circulant(n: usize, shifts: &[usize]) -> Option<Profile> {
+    // Rank 0's in-links: one from -s per distinct shift s, of capacity its multiplicity.
+    let mut sorted: Vec<usize> = shifts.iter().map(|&s| s % n).collect();
+    sorted.sort_unstable();
+    let mut senders: Vec<(usize, Cap)> = Vec::new();
+    for s in sorted {
+        match senders.last_mut() {
+            Some((last, m)) if *last == s => *m += 1,
+            _ => senders.push((s, 1)),
+        }
+    }
+    if !(2..=MAX_RANKS).contains(&n) || senders.len() > 64 || senders.iter().any(|&(s, _)| s == 0) {
+        return None;
+    }
+    // Capacities as `integer_capacities` scales them: the multiplicities over their gcd.
+    let g = senders.iter().fold(0, |g, &(_, m)| g.gcd(&m));
+    let caps: Vec<Cap> = senders.iter().map(|&(_, m)| m / g).collect();
+    let dist = circulant_distances(n, senders.iter().map(|&(s, _)| s))?;
+    let steps = dist.iter().copied().max().unwrap_or(0) as usize;
+    // Source v of rank 0 at step t = dist(v -> 0) = dist(0 -> -v); in-neighbour -s holds it
+    // one step earlier iff dist(v -> -s) = dist(0 -> -v - s) = t - 1. Indexed by y = -v.
+    let mut masks: Vec<Vec<u64>> = vec![Vec::new(); steps + 1];
+    for y in 1..n {
+        let t = dist[y];
+        let mask = senders
+            .iter()
+            .enumerate()
+            .fold(0u64, |mask, (j, &(s, _))| mask | u64::from(dist[(y + n - s) % n] + 1 == t) << j);
+        masks[t as usize].push(mask);
+    }
+    let mut sum = Rat::zero();
+    for step in masks.iter_mut().skip(1) {
+        step.sort_unstable();
+        let mut problem = Problem { caps: caps.clone(), words: 1, masks: Vec::new(), counts: Vec::new() };
+        for run in step.chunk_by(|a, b| a == b) {
+            problem.masks.push(run[0]);
+            problem.counts.push(run.len() as Cap);
+        }
+        sum += solve(&problem).optimum;
+    }
+    // tau = sum_t U*_t sigma x max ingress / n, max ingress = sum of caps / sigma.
+    let ingress: Cap = caps.iter().sum();
+    Some(Profile { steps, tau: sum * Rat::from_integer(ingress) / Rat::from_integer(n as i128) })
+}
+
+/// Hops from 0 to every residue of Z_n along the arcs x -> x + s (one BFS); None if some
+/// residue is unreachable.
+pub fn circulant_distances(n: usize, shifts: impl Iterator<Item = usize> + Clone) -> Option<Vec<u32>> {
+    let mut dist = vec![u32::MAX; n];
+    dist[0] = 0;
+    let mut queue = Vec::with_capacity(n);
+    queue.push(0usize);
+    let mut head = 0;
+    while let Some(&x) = queue.get(head) {
+        head += 1;
+        for s in shifts.clone() {
+            let y = (x + s) % n;
+            if dist[y] == u32::MAX {
+                dist[y] = dist[x] + 1;
+                queue.push(y);
+            }
+        }
+    }
+    (queue.len() == n).then_some(dist)
 }

@@ -104,6 +104,42 @@ fn general_path_equals_the_plan_where_ranks_differ() {
     }
 }
 
+/// The zoo's reflection x -> N - 1 - x is an automorphism of every Kautz and de Bruijn graph
+/// (and their unions) it is claimed for, and solving one rank per orbit gives the plan's
+/// values; a permutation that is not an automorphism is refused (every rank solved).
+#[test]
+fn reflections_of_kautz_and_de_bruijn_graphs() {
+    let mut specs: Vec<String> = Vec::new();
+    for d in 2..=6 {
+        specs.extend((d + 1..=40).map(|n| format!("kautz:{d}:{n}")));
+        specs.extend((d..=40).map(|n| format!("debruijn:{d}:{n}")));
+    }
+    specs.extend(
+        ["bi(kautz:2:10)", "bi(debruijn:3:20)", "kautz:4:1024", "kautz:16:331", "debruijn:2:128"].map(String::from),
+    );
+    for spec in &specs {
+        let t = topo(spec);
+        let sigma = crate::zoo::symmetry::rank_automorphism(&Expr::parse(spec).unwrap(), t.n_ranks()).expect(spec);
+        assert!(super::profile::is_automorphism(&t, &sigma), "{spec}");
+    }
+    for spec in ["kautz:2:12", "kautz:3:100", "kautz:5:131", "debruijn:2:16", "debruijn:2:128", "kautz:4:1024"] {
+        let t = topo(spec);
+        let sigma: Vec<usize> = (0..t.n_ranks()).rev().collect();
+        assert_eq!(profile_with_automorphism(&t, &sigma).unwrap(), plan_profile(&t), "{spec}");
+    }
+    // Not automorphisms: a rotation of a Kautz graph, a reflection of a mesh; a non-permutation.
+    let t = topo("kautz:3:100");
+    let rotation: Vec<usize> = (0..100).map(|x| (x + 1) % 100).collect();
+    assert!(!super::profile::is_automorphism(&t, &rotation));
+    assert_eq!(profile_with_automorphism(&t, &rotation).unwrap(), plan_profile(&t));
+    let mesh = topo("mesh:3x4");
+    let flip: Vec<usize> = (0..12).map(|x| 11 - x).collect();
+    assert!(super::profile::is_automorphism(&mesh, &flip), "a 3x4 mesh's half-turn");
+    let swap: Vec<usize> = (0..12).map(|x| if x < 2 { 1 - x } else { x }).collect();
+    assert!(!super::profile::is_automorphism(&mesh, &swap));
+    assert!(!super::profile::is_automorphism(&t, &vec![0; 100]));
+}
+
 /// A strongly connected digraph on `n` ranks (a ring plus pseudo-random links, bandwidths 1
 /// to 3): several bitset words and uneven loads.
 fn scrambled(n: usize, extra: usize, seed: u64) -> Topology {
@@ -172,6 +208,49 @@ fn exact_values() {
         let symmetry =
             if vertex_transitive(&Expr::parse(spec).unwrap()) { Symmetry::VertexTransitive } else { Symmetry::Unknown };
         assert_eq!(profile(&t, symmetry).unwrap(), Profile { steps, tau }, "{spec}");
+    }
+}
+
+/// The circulant profile without a topology equals the shortcut on the built one: every
+/// directed and undirected generator set of up to 3 offsets on small N (multi-edges at
+/// N/2 among them), larger sets, larger N, and the disconnected sets it refuses.
+#[test]
+fn circulant_without_a_topology_equals_the_built_one() {
+    let check = |n: usize, offsets: &[usize], directed: bool| {
+        let family = if directed { "dcirculant" } else { "circulant" };
+        let list: Vec<String> = offsets.iter().map(usize::to_string).collect();
+        let spec = format!("{family}:{n}:{}", list.join(","));
+        let mut shifts = offsets.to_vec();
+        if !directed {
+            shifts.extend(offsets.iter().map(|&o| n - o));
+        }
+        let fast = super::profile::circulant(n, &shifts);
+        match from_spec(&spec) {
+            Ok(t) => assert_eq!(fast, Some(profile(&t, Symmetry::VertexTransitive).unwrap()), "{spec}"),
+            Err(_) => assert_eq!(fast, None, "{spec} does not build"),
+        }
+    };
+    for n in 2..=24 {
+        for a in 1..n {
+            for directed in [true, false] {
+                check(n, &[a], directed);
+                for b in a + 1..n {
+                    check(n, &[a, b], directed);
+                    for c in (b + 1..n).step_by(3) {
+                        check(n, &[a, b, c], directed);
+                    }
+                }
+            }
+        }
+    }
+    for (n, offsets) in [
+        (100, &[1, 10, 11, 12][..]),
+        (128, &[3, 4, 50, 64]),
+        (331, &[1, 7, 19, 40, 41, 42, 43, 100]),
+        (1000, &[5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]),
+    ] {
+        check(n, offsets, true);
+        check(n, offsets, false);
     }
 }
 

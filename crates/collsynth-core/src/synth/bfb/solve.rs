@@ -103,19 +103,29 @@ pub fn solve(p: &Problem) -> Solution {
         return Solution { optimum: Rat::zero(), unit: 1, flows: Vec::new(), rounds: 0 };
     }
     let mut net = Network::new(p);
-    let mut ratio = Rat::new(m, net.used_capacity(p));
-    let mut rounds = 0;
-    loop {
-        rounds += 1;
-        match net.round(p, m, ratio) {
-            None => break,
-            Some(next) => {
-                debug_assert!(next > ratio, "a Newton step must increase U");
-                ratio = next;
-            }
-        }
-    }
+    let start = Rat::new(m, net.used_capacity(p));
+    let (ratio, rounds) = net.newton(p, m, start);
     Solution { optimum: ratio, unit: *ratio.denom(), flows: net.flows(), rounds }
+}
+
+/// U* of `p` (see [`solve`]) when it exceeds `floor`; None when U* <= `floor`. No flows are
+/// kept, and a problem below the floor costs one max-flow: for callers that only need the
+/// largest optimum of many problems. Exact: Newton starts at the floor instead of the ratio
+/// of all sources; a round at U = floor that saturates every source proves U* <= floor,
+/// otherwise its cut's ratio is above the floor and at most U*, a lower bound from which
+/// Newton ends at U* as from the usual one.
+pub fn optimum_above(p: &Problem, floor: Rat) -> Option<Rat> {
+    let m: Cap = p.counts.iter().sum();
+    if m == 0 {
+        return (floor < Rat::zero()).then(Rat::zero);
+    }
+    let mut net = Network::new(p);
+    let all = Rat::new(m, net.used_capacity(p));
+    if all > floor {
+        return Some(net.newton(p, m, all).0);
+    }
+    let above = net.round(p, m, floor)?;
+    Some(net.newton(p, m, above).0)
 }
 
 /// The flow network of a problem: node 0 = source, 1 = sink, then one node per class, then
@@ -157,6 +167,21 @@ impl Network {
         }
         let flow = FlowNetwork::new(2 + classes + senders.len(), &edges);
         Network { flow, senders, arcs }
+    }
+
+    /// Newton from `ratio`, the ratio |J| / c(f(J)) of some J (so at most U*): (U*, rounds).
+    fn newton(&mut self, p: &Problem, m: Cap, mut ratio: Rat) -> (Rat, usize) {
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            match self.round(p, m, ratio) {
+                None => return (ratio, rounds),
+                Some(next) => {
+                    debug_assert!(next > ratio, "a Newton step must increase U");
+                    ratio = next;
+                }
+            }
+        }
     }
 
     fn used_capacity(&self, p: &Problem) -> Cap {

@@ -5,7 +5,7 @@
 //! the brute-force Hall ratio on random digraphs. Every schedule passes `verify`, and its
 //! bandwidth term recomputed from the transfers equals the plan's optima exactly.
 
-use super::solve::{brute_force, solve, Problem};
+use super::solve::{brute_force, optimum_above, solve, Problem};
 use super::*;
 use crate::bound::latency::{diameter_hops, moore_steps};
 use crate::ir::Schedule;
@@ -142,6 +142,24 @@ proptest! {
         for (w, &l) in load.iter().enumerate() {
             prop_assert!(Rat::from_integer(l) <= s.optimum * Rat::from_integer(p.caps[w] * s.unit));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Above a floor, the optimum is the solver's; at or below it, None. Floors around the
+    /// optimum (equal, just below, just above) and far from it.
+    #[test]
+    fn optimum_above_a_floor(p in arb_problem(), num in 0i128..12, den in 1i128..6, near in 0usize..4) {
+        let exact = solve(&p).optimum;
+        let floor = match near {
+            0 => exact,
+            1 => exact - Rat::new(1, 97),
+            2 => exact + Rat::new(1, 97),
+            _ => Rat::new(num, den),
+        };
+        let expected = (exact > floor).then_some(exact);
+        prop_assert_eq!(optimum_above(&p, floor), expected);
     }
 }
 

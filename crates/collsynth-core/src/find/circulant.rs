@@ -1,0 +1,374 @@
+//! Distances from 0 in circulants on Z_n, level by level as n-bit sets, for the generator-set
+//! search (`candidates::best_circulants`, hundreds of sets for every size it is asked about).
+//! A level is the previous one rotated by every shift (one pass over the n/64 words per
+//! shift), or, for the structured sets `{a, .., a+r-1}` and `{1, a, .., a+r-2}`, painted from
+//! the few intervals of Z_n that grew since the last level, whichever costs less: their balls
+//! are unions of intervals known in closed form (sums of at most t offsets, each offset used
+//! any number of times):
+//! - directed run `{a, .., a+r-1}`: s offsets sum to `[s a, s (a+r-1)]`, so
+//!   B(t) = ∪_{s <= t} [s a, s (a+r-1)];
+//! - directed `{1} ∪ {a, .., a+r-1}`: y run offsets and up to t - y ones,
+//!   B(t) = ∪_{y <= t} [y a, y (a+r-2) + t];
+//! - undirected `±{a, .., a+r-1}`: s+ forward and s- backward offsets, j = s+ - s-, give
+//!   `[j a - s- (r-1), j a + s+ (r-1)]`, nested in s+ + s- for a fixed j, so the largest
+//!   s+ + s- <= t of j's parity gives j's interval;
+//! - undirected `±1 ∪ ±{a, .., a+r-1}`: y = s+ + s- run offsets and up to t - y ones add
+//!   `[-(t-y), t-y]`; every interval of a fixed j contains j a, so their union is one
+//!   interval, whose ends are linear in y and so extreme at the least or the largest y.
+
+/// Painting one interval costs about this many word operations of a rotation (index
+/// arithmetic and a reduction mod n against a vectorised pass over words).
+const PAINT_COST: usize = 24;
+
+/// Breadth-first search from 0 in circulants on Z_n (see the module docs): D levels of
+/// k n / 64 word operations each, or of a few operations per grown interval for the
+/// structured sets, rather than a queue's k n per search. Buffers are reused across sets.
+pub(super) struct CirculantBfs {
+    n: usize,
+    /// Words of an n-bit set.
+    words: usize,
+    /// The current level twice over (bits 0..2n), so that its rotation by s is the n bits
+    /// starting at bit n - s.
+    twice: Vec<u64>,
+    level: Vec<u64>,
+    /// The next level's buffer (swapped with `level`, so no allocation per level).
+    next: Vec<u64>,
+    seen: Vec<u64>,
+    shifts: Vec<usize>,
+    /// What painting an interval costs in word operations ([`PAINT_COST`]; tests force
+    /// either way).
+    paint_cost: usize,
+}
+
+impl CirculantBfs {
+    pub(super) fn new(n: usize) -> CirculantBfs {
+        let words = n.div_ceil(64);
+        let z = vec![0u64; words];
+        CirculantBfs {
+            n,
+            words,
+            twice: vec![0; 2 * words + 2],
+            level: z.clone(),
+            next: z.clone(),
+            seen: z,
+            shifts: Vec::new(),
+            paint_cost: PAINT_COST,
+        }
+    }
+
+    /// The size of Z_n searched.
+    pub(super) fn n(&self) -> usize {
+        self.n
+    }
+
+    /// (diameter, sum of distances) from 0 in the circulant with the sorted `offsets` (i ->
+    /// i+o, and i -> i-o unless `directed`); None if some node is unreachable or farther than
+    /// `limit` (the search stops there).
+    pub(super) fn distances(&mut self, offsets: &[usize], directed: bool, limit: usize) -> Option<(usize, usize)> {
+        let n = self.n;
+        self.shifts.clear();
+        self.shifts.extend(offsets.iter().map(|&o| o % n));
+        if !directed {
+            self.shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
+        }
+        let run = Run::of(offsets);
+        let rotation_cost = (self.shifts.len() + 3) * self.words;
+        self.level.fill(0);
+        self.level[0] = 1;
+        self.seen.copy_from_slice(&self.level);
+        let (mut depth, mut total, mut count) = (0, 0, 1);
+        while count < n {
+            depth += 1;
+            if depth > limit {
+                return None;
+            }
+            let mut next = std::mem::take(&mut self.next);
+            next.clear();
+            next.resize(self.words, 0);
+            let t = depth as i64;
+            let found = match run.filter(|r| r.changes(t, directed).saturating_mul(self.paint_cost) < rotation_cost) {
+                Some(run) => run.paint_level(t, directed, n, &mut self.seen, &mut next),
+                None => self.rotate_level(&mut next),
+            };
+            if found == 0 {
+                return None;
+            }
+            count += found;
+            total += found * depth;
+            self.next = std::mem::replace(&mut self.level, next);
+        }
+        Some((depth, total))
+    }
+
+    /// `next` = the nodes one shift from the current level not seen yet (added to `seen`);
+    /// how many.
+    fn rotate_level(&mut self, next: &mut [u64]) -> usize {
+        self.fill_twice();
+        for &s in &self.shifts {
+            self.or_rotated(next, s);
+        }
+        let mut found = 0;
+        for (j, (w, seen)) in next.iter_mut().zip(self.seen.iter_mut()).enumerate() {
+            *w &= !*seen & low_bits(self.n - 64 * j);
+            *seen |= *w;
+            found += w.count_ones() as usize;
+        }
+        found
+    }
+
+    /// `twice` = the current level at bits 0..n and again at n..2n.
+    fn fill_twice(&mut self) {
+        self.twice.fill(0);
+        self.twice[..self.words].copy_from_slice(&self.level);
+        let (w0, b) = (self.n / 64, self.n % 64);
+        for (j, &x) in self.level.iter().enumerate() {
+            self.twice[w0 + j] |= x << b;
+            if b > 0 {
+                self.twice[w0 + j + 1] |= x >> (64 - b);
+            }
+        }
+    }
+
+    /// `next` |= the current level rotated by `s` (v -> v + s mod n): the n bits of `twice`
+    /// from bit n - s.
+    fn or_rotated(&self, next: &mut [u64], s: usize) {
+        let start = (self.n - s) % self.n;
+        let (w, b) = (start / 64, start % 64);
+        let src = &self.twice[w..w + self.words + 1];
+        if b == 0 {
+            next.iter_mut().zip(src).for_each(|(x, &y)| *x |= y);
+        } else {
+            next.iter_mut().zip(src.windows(2)).for_each(|(x, y)| *x |= y[0] >> b | y[1] << (64 - b));
+        }
+    }
+}
+
+/// A word with its lowest min(bits, 64) bits set.
+fn low_bits(bits: usize) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// A structured generator set: the run `{a, .., a+r-1}`, with the offset 1 besides when `one`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    a: i64,
+    r: i64,
+    one: bool,
+}
+
+impl Run {
+    /// The run a sorted generator set is, if it is one: consecutive offsets, or 1 followed by
+    /// consecutive offsets.
+    fn of(set: &[usize]) -> Option<Run> {
+        let consecutive = |s: &[usize]| s.windows(2).all(|w| w[1] == w[0] + 1);
+        match set {
+            [] => None,
+            [a, ..] if consecutive(set) => Some(Run { a: *a as i64, r: set.len() as i64, one: false }),
+            [1, rest @ ..] if !rest.is_empty() && consecutive(rest) => {
+                Some(Run { a: rest[0] as i64, r: rest.len() as i64, one: true })
+            }
+            _ => None,
+        }
+    }
+
+    /// The first index whose interval changes at level t, and the step to the next (up to t):
+    /// see [`Run::interval`].
+    fn changed(&self, t: i64, directed: bool) -> (i64, usize) {
+        match (directed, self.one) {
+            // Only the interval of t offsets is new.
+            (true, false) => (t, 1),
+            (true, true) => (0, 1),
+            // Indices of t's parity reach t offsets; the others stay.
+            (false, false) => (-t, 2),
+            (false, true) => (-t, 1),
+        }
+    }
+
+    /// How many intervals change at level t.
+    fn changes(&self, t: i64, directed: bool) -> usize {
+        let (from, step) = self.changed(t, directed);
+        ((t - from) as usize) / step + 1
+    }
+
+    /// The interval of index `i` in the ball of radius t (in Z, before reduction mod n),
+    /// None where the index does not occur yet: `s` or `y` offsets of the run (directed), or
+    /// the net count j of run offsets (undirected).
+    fn interval(&self, i: i64, t: i64, directed: bool) -> Option<(i64, i64)> {
+        let Run { a, r, one } = *self;
+        if i.abs() > t || (directed && i < 0) {
+            return None;
+        }
+        match (directed, one) {
+            (true, false) => Some((i * a, i * (a + r - 1))),
+            (true, true) => Some((i * a, i * (a + r - 2) + t)),
+            (false, false) => {
+                // The largest s+ + s- <= t with j's parity.
+                let s = t - (t - i).rem_euclid(2);
+                let (plus, minus) = ((s + i) / 2, (s - i) / 2);
+                Some((i * a - minus * (r - 1), i * a + plus * (r - 1)))
+            }
+            (false, true) => {
+                // y = s+ + s- from |j| to the largest y <= t of j's parity; ends linear in y.
+                let (low, high) = (i.abs(), t - (t - i).rem_euclid(2));
+                let left = |y: i64| (y - i) / 2 * (r - 1) + t - y;
+                let right = |y: i64| (y + i) / 2 * (r - 1) + t - y;
+                Some((i * a - left(low).max(left(high)), i * a + right(low).max(right(high))))
+            }
+        }
+    }
+
+    /// `level` = B(t) minus `seen` (which B(t - 1) is), painted from what each interval grew
+    /// by since t - 1, and added to `seen`; how many.
+    fn paint_level(&self, t: i64, directed: bool, n: usize, seen: &mut [u64], level: &mut [u64]) -> usize {
+        let (from, step) = self.changed(t, directed);
+        let mut found = 0;
+        for i in (from..=t).step_by(step) {
+            let Some((lo, hi)) = self.interval(i, t, directed) else { continue };
+            match self.interval(i, t - 1, directed) {
+                None => found += paint(seen, level, n, lo, hi),
+                Some((old_lo, old_hi)) => {
+                    found += paint(seen, level, n, lo, old_lo - 1) + paint(seen, level, n, old_hi + 1, hi);
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Mark the residues mod n of the integers lo..=hi that `seen` lacks, in `seen` and `level`;
+/// how many.
+fn paint(seen: &mut [u64], level: &mut [u64], n: usize, lo: i64, hi: i64) -> usize {
+    if hi < lo {
+        return 0;
+    }
+    let len = (hi - lo + 1) as u64;
+    if len >= n as u64 {
+        return mark(seen, level, 0, n - 1);
+    }
+    let start = if (0..n as i64).contains(&lo) { lo as usize } else { lo.rem_euclid(n as i64) as usize };
+    let end = start + len as usize - 1;
+    if end < n {
+        mark(seen, level, start, end)
+    } else {
+        mark(seen, level, start, n - 1) + mark(seen, level, 0, end - n)
+    }
+}
+
+/// Mark bits from..=to (to below the sets' size) that `seen` lacks; how many.
+fn mark(seen: &mut [u64], level: &mut [u64], from: usize, to: usize) -> usize {
+    let mut new = 0;
+    for w in from / 64..=to / 64 {
+        let lo = if w == from / 64 { from % 64 } else { 0 };
+        let hi = if w == to / 64 { to % 64 } else { 63 };
+        let bits = (u64::MAX >> (63 - hi)) & (u64::MAX << lo) & !seen[w];
+        new += bits.count_ones() as usize;
+        seen[w] |= bits;
+        level[w] |= bits;
+    }
+    new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::candidates::generator_sets;
+    use super::*;
+
+    /// (diameter, total distance) from 0 by a plain queue; None if disconnected.
+    fn queue_bfs(n: usize, offsets: &[usize], directed: bool) -> Option<(usize, usize)> {
+        let mut shifts: Vec<usize> = offsets.iter().map(|&o| o % n).collect();
+        if !directed {
+            shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
+        }
+        let mut dist = vec![usize::MAX; n];
+        dist[0] = 0;
+        let mut queue = std::collections::VecDeque::from([0]);
+        while let Some(u) = queue.pop_front() {
+            for &s in &shifts {
+                let v = (u + s) % n;
+                if dist[v] == usize::MAX {
+                    dist[v] = dist[u] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        dist.iter().all(|&d| d != usize::MAX).then(|| (*dist.iter().max().unwrap(), dist.iter().sum()))
+    }
+
+    /// Searches with every level rotated, every level of a run painted, and the mix the cost
+    /// model picks, each against a queue BFS; the limit cuts exactly the deeper searches.
+    fn check(bfs: &mut CirculantBfs, set: &[usize], directed: bool) {
+        let n = bfs.n;
+        let expected = queue_bfs(n, set, directed);
+        for cost in [PAINT_COST, 0, usize::MAX] {
+            bfs.paint_cost = cost;
+            assert_eq!(bfs.distances(set, directed, usize::MAX), expected, "{n} {set:?} {directed} {cost}");
+            if let Some((d, _)) = expected {
+                assert_eq!(bfs.distances(set, directed, d), expected);
+                if d > 0 {
+                    assert_eq!(bfs.distances(set, directed, d - 1), None, "{n} {set:?} {directed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn level_bitsets_match_a_queue_bfs() {
+        for n in [2, 3, 7, 63, 64, 65, 127, 128, 129, 200, 331] {
+            let mut bfs = CirculantBfs::new(n);
+            for k in 1..=4.min(n - 1) {
+                for directed in [true, false] {
+                    let top = if directed { n - 1 } else { n / 2 };
+                    for set in generator_sets(top, k).into_iter().take(40) {
+                        check(&mut bfs, &set, directed);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(Run::of(&[3, 4, 5]), Some(Run { a: 3, r: 3, one: false }));
+        assert_eq!(Run::of(&[1, 2, 3]), Some(Run { a: 1, r: 3, one: false }));
+        assert_eq!(Run::of(&[1, 7, 8]), Some(Run { a: 7, r: 2, one: true }));
+        assert_eq!(Run::of(&[1, 7]), Some(Run { a: 7, r: 1, one: true }));
+        assert_eq!(Run::of(&[5]), Some(Run { a: 5, r: 1, one: false }));
+        assert_eq!(Run::of(&[2, 7, 8]), None);
+        assert_eq!(Run::of(&[1, 3, 5]), None);
+        assert_eq!(Run::of(&[]), None);
+    }
+
+    /// Every run shape on every small N (disconnected ones too, offsets past N/2 undirected,
+    /// intervals wrapping around Z_n more than once), and on large N.
+    #[test]
+    fn painted_runs_match_a_queue_bfs() {
+        for n in 2..=70 {
+            let mut bfs = CirculantBfs::new(n);
+            for a in 1..n {
+                for r in 1..=(n - a).min(6) {
+                    for directed in [true, false] {
+                        check(&mut bfs, &(a..a + r).collect::<Vec<_>>(), directed);
+                        if a >= 3 {
+                            check(&mut bfs, &std::iter::once(1).chain(a..a + r).collect::<Vec<_>>(), directed);
+                        }
+                    }
+                }
+            }
+        }
+        for n in [127, 128, 129, 500, 1999, 2000] {
+            let mut bfs = CirculantBfs::new(n);
+            for a in [3, 17, 64, 100, 256] {
+                for r in [1, 2, 7, 15] {
+                    for directed in [true, false] {
+                        check(&mut bfs, &(a..a + r).collect::<Vec<_>>(), directed);
+                        check(&mut bfs, &std::iter::once(1).chain(a..a + r).collect::<Vec<_>>(), directed);
+                    }
+                }
+            }
+        }
+    }
+}
