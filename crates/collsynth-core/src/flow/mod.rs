@@ -82,6 +82,18 @@ impl FlowNetwork {
     /// positions in `edges`. Panics on an endpoint out of range, a self-loop or a negative
     /// capacity (programming errors).
     pub fn new(n: usize, edges: &[(usize, usize, Cap)]) -> Self {
+        let paired = has_antiparallel(edges);
+        FlowNetwork::build(n, edges, paired)
+    }
+
+    /// [`FlowNetwork::new`] for edges of which no two are antiparallel (a layered network),
+    /// without the sort that checks it (checked in debug builds only).
+    pub fn without_antiparallel(n: usize, edges: &[(usize, usize, Cap)]) -> Self {
+        debug_assert!(!has_antiparallel(edges), "antiparallel edges");
+        FlowNetwork::build(n, edges, false)
+    }
+
+    fn build(n: usize, edges: &[(usize, usize, Cap)], paired: bool) -> Self {
         assert!(n < UNSET as usize && 2 * edges.len() < UNSET as usize, "flow network too large");
         // Pair antiparallel edges: arc pair k = (forward edge, optional backward edge).
         for (e, &(u, v, c)) in edges.iter().enumerate() {
@@ -89,7 +101,7 @@ impl FlowNetwork {
             assert!(u != v, "edge {e} is a self-loop");
             assert!(c >= 0, "edge {e} has a negative capacity");
         }
-        let (pairs, edge_side) = if has_antiparallel(edges) { pair_antiparallel(edges) } else { unpaired(edges) };
+        let (pairs, edge_side) = if paired { pair_antiparallel(edges) } else { unpaired(edges) };
         let mut degree = vec![0usize; n + 1];
         for &(u, v, _, _) in &pairs {
             degree[u] += 1;

@@ -110,7 +110,7 @@ pub fn solve(p: &Problem, alpha: &[Rat], k: Rat) -> Solution {
     }
     let classes = p.n_classes();
     let per_class: Vec<Vec<u32>> = (0..classes).map(|c| p.senders(c)).collect();
-    let Network { flow: mut net, senders, arcs } = Network::new(p);
+    let Network { flow: mut net, senders, arcs, starts } = Network::new(p);
     let inverse = |j: Cap, f: &[u32]| -> Rat {
         let mut f = f.to_vec();
         f.sort_by(|&a, &b| alpha[a as usize].cmp(&alpha[b as usize]).then(a.cmp(&b)));
@@ -143,13 +143,16 @@ pub fn solve(p: &Problem, alpha: &[Rat], k: Rat) -> Solution {
         for (j, cap) in caps.iter().enumerate() {
             net.set_capacity(classes + j, (cap * Rat::from_integer(unit)).to_integer());
         }
-        for &(e, _) in arcs.iter().flatten() {
+        for &(e, _) in &arcs {
             net.set_capacity(e, need + 1);
         }
         if net.max_flow_limited(0, 1, need) == need {
-            let flows = arcs
-                .iter()
-                .map(|mine| mine.iter().map(|&(e, j)| (senders[j], net.flow_on(e))).filter(|&(_, f)| f > 0).collect())
+            let flows = starts
+                .windows(2)
+                .map(|r| {
+                    let mine = &arcs[r[0]..r[1]];
+                    mine.iter().map(|&(e, j)| (senders[j], net.flow_on(e))).filter(|&(_, f)| f > 0).collect()
+                })
                 .collect();
             return Solution { optimum: u, unit, flows, rounds };
         }

@@ -61,6 +61,7 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Opt
     let mut rows = Vec::with_capacity(range.len() * words);
     let mut wk = Scratch::default();
     let mut max: Option<Rat> = None;
+    let mut fresh: Vec<u64> = Vec::with_capacity(words);
     for u in range {
         let start = rows.len();
         rows.extend_from_slice(row(u));
@@ -69,10 +70,11 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Opt
                 *r |= p;
             }
         }
-        let fresh: Vec<u64> = rows[start..].iter().zip(row(u)).map(|(r, p)| r & !p).collect();
+        fresh.clear();
+        fresh.extend(rows[start..].iter().zip(row(u)).map(|(r, p)| r & !p));
         if fresh.iter().any(|&w| w != 0) && solved.is_none_or(|s| s[u]) {
             // Only an optimum above the range's largest so far can change its maximum.
-            if let Some(optimum) = wk.optimum(g, u, &fresh, |k| row(g.ins[u][k].from as usize), max) {
+            if let Some(optimum) = wk.optimum(g, u, &fresh, prev, max) {
                 max = Some(max.map_or(optimum, |m| m.max(optimum)));
             }
         }
@@ -83,8 +85,8 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Opt
 /// Per-thread buffers and the cache of solved subproblems (optimum only).
 #[derive(Default)]
 struct Scratch {
-    /// The parts of one word's refinement: (sources, sender mask).
-    parts: Vec<(u64, u64)>,
+    /// Where each in-neighbour's row starts.
+    rows: Vec<usize>,
     /// Sources per sender mask of the current (u, t), then sorted into `classes`.
     tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
@@ -100,20 +102,25 @@ enum Known {
 }
 
 impl Scratch {
-    /// U*_{u,t} for the sources `fresh` of u, `sent(k)` the ranks within t - 1 hops of u's
-    /// k-th in-neighbour; None when it is known to be at most `floor` (then it is not
+    /// U*_{u,t} for the sources `fresh` of u, `prev` the rows of R_{t-1} (what each rank's
+    /// in-neighbours hold); None when it is known to be at most `floor` (then it is not
     /// computed exactly: the caller wants only the largest).
-    fn optimum<'a>(
-        &mut self,
-        g: &Graph,
-        u: usize,
-        fresh: &[u64],
-        sent: impl Fn(usize) -> &'a [u64],
-        floor: Option<Rat>,
-    ) -> Option<Rat> {
+    fn optimum(&mut self, g: &Graph, u: usize, fresh: &[u64], prev: &[u64], floor: Option<Rat>) -> Option<Rat> {
         let ins = &g.ins[u];
-        let rows: Vec<&[u64]> = (0..ins.len()).map(sent).collect();
-        self.classes_of(fresh, &rows);
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
+        rows.extend(ins.iter().map(|i| i.from as usize * fresh.len()));
+        let (bound, disjoint) = shares(fresh, prev, &rows, |k| ins[k].cap);
+        if disjoint {
+            self.rows = rows;
+            return Some(bound);
+        }
+        if floor.is_some_and(|floor| bound <= floor) {
+            self.rows = rows;
+            return None;
+        }
+        self.classes_of(fresh, prev, &rows);
+        self.rows = rows;
         if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
             return Some(optimum);
         }
@@ -140,28 +147,34 @@ impl Scratch {
     /// partition of each word of sources refined by each sender's word (a part splits into
     /// the sources the sender can and cannot send), then equal masks merged. Word operations
     /// only, on the words that hold sources: senders x parts of the word per word.
-    fn classes_of(&mut self, fresh: &[u64], sent: &[&[u64]]) {
+    /// The senders' sets are the rows of `sent` (words of `fresh.len()`) starting at `rows`.
+    fn classes_of(&mut self, fresh: &[u64], sent: &[u64], rows: &[usize]) {
         self.tally.clear();
+        // A word's parts are nonempty and disjoint: at most 64.
+        let mut parts = [(0u64, 0u64); 64];
         for (i, &f) in fresh.iter().enumerate().filter(|(_, &f)| f != 0) {
-            self.parts.clear();
-            self.parts.push((f, 0));
-            for (k, row) in sent.iter().enumerate() {
-                let s = row[i];
+            parts[0] = (f, 0);
+            let mut len = 1;
+            for (k, &row) in rows.iter().enumerate() {
+                let s = sent[row + i];
                 if s & f == 0 {
                     continue;
                 }
-                for p in 0..self.parts.len() {
-                    let (part, mask) = self.parts[p];
+                // Parts split off by this sender are already refined by it.
+                let before = len;
+                for p in 0..before {
+                    let (part, mask) = parts[p];
                     let (inside, outside) = (part & s, part & !s);
                     if inside != 0 && outside == 0 {
-                        self.parts[p].1 |= 1 << k;
+                        parts[p].1 |= 1 << k;
                     } else if inside != 0 {
-                        self.parts[p].0 = outside;
-                        self.parts.push((inside, mask | 1 << k));
+                        parts[p].0 = outside;
+                        parts[len] = (inside, mask | 1 << k);
+                        len += 1;
                     }
                 }
             }
-            for &(part, mask) in &self.parts {
+            for &(part, mask) in &parts[..len] {
                 *self.tally.entry(mask).or_default() += part.count_ones() as Cap;
             }
         }
@@ -169,6 +182,34 @@ impl Scratch {
         self.classes.extend(self.tally.iter().map(|(&mask, &count)| (mask, count)));
         self.classes.sort_unstable();
     }
+}
+
+/// max_k c_k / cap_k, c_k the sources (of `fresh`) sender k holds (its row of `sent`, words
+/// of `fresh.len()`, starts at `rows[k]`), and whether every source has exactly one sender.
+/// An upper bound on U*: splitting every source evenly among its senders loads sender k with
+/// at most c_k. Exactly U* when every source has one sender: the classes are then the
+/// senders' own sources, disjoint (see [`disjoint_optimum`]). Word operations only, no
+/// classes: most subproblems of a level end here.
+fn shares(fresh: &[u64], sent: &[u64], rows: &[usize], cap: impl Fn(usize) -> Cap) -> (Rat, bool) {
+    let words = fresh.len();
+    let sources: usize = fresh.iter().map(|w| w.count_ones() as usize).sum();
+    let (mut held, mut covered) = (0usize, 0usize);
+    // The largest share so far, as (count, capacity).
+    let mut best: (Cap, Cap) = (0, 1);
+    for (k, &row) in rows.iter().enumerate() {
+        let c: usize = fresh.iter().zip(&sent[row..row + words]).map(|(f, s)| (f & s).count_ones() as usize).sum();
+        held += c;
+        let (c, ck) = (c as Cap, cap(k));
+        // c / ck > best, compared by cross-multiplying (capacities > 0).
+        if c * best.1 > best.0 * ck {
+            best = (c, ck);
+        }
+    }
+    for (i, &f) in fresh.iter().enumerate() {
+        let any = rows.iter().fold(0u64, |acc, &row| acc | sent[row + i]);
+        covered += (f & any).count_ones() as usize;
+    }
+    (Rat::new(best.0, best.1), covered == sources && held == sources)
 }
 
 /// The optimum of classes whose sender sets are pairwise disjoint (most subproblems of a level:
@@ -207,7 +248,7 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{disjoint_optimum, Scratch};
+    use super::{disjoint_optimum, shares, Scratch};
     use crate::flow::Cap;
     use crate::synth::bfb::solve::{brute_force, solve, Problem};
     use proptest::prelude::*;
@@ -227,14 +268,51 @@ mod tests {
                 .map(|w| at(w + 11) & sent.iter().fold(0, |acc, s| acc | s[w]))
                 .collect();
             let mut a = Scratch::default();
-            let rows: Vec<&[u64]> = sent.iter().map(|r| &r[..]).collect();
-            a.classes_of(&fresh, &rows);
+            let flat: Vec<u64> = sent.concat();
+            let rows: Vec<usize> = (0..senders).map(|k| k * words).collect();
+            a.classes_of(&fresh, &flat, &rows);
             let mut count: std::collections::BTreeMap<u64, Cap> = Default::default();
             for v in (0..64 * words).filter(|&v| fresh[v / 64] >> (v % 64) & 1 == 1) {
                 let mask = (0..senders).filter(|&k| sent[k][v / 64] >> (v % 64) & 1 == 1).fold(0u64, |m, k| m | 1 << k);
                 *count.entry(mask).or_default() += 1;
             }
             prop_assert_eq!(a.classes, count.into_iter().collect::<Vec<_>>());
+        }
+
+        /// The senders' largest share bounds the solver's optimum from above, and is it when no
+        /// source has two senders.
+        #[test]
+        fn shares_bound_the_optimum(
+            words in 1usize..3,
+            seed in proptest::collection::vec(any::<u64>(), 40),
+            senders in 1usize..8,
+            caps in proptest::collection::vec(1i128..4, 8),
+            sparse in any::<bool>(),
+        ) {
+            let at = |i: usize| seed[i % seed.len()].rotate_left(i as u32);
+            // Sparse sender sets rarely meet, so both outcomes are exercised.
+            let sent: Vec<Vec<u64>> = (0..senders)
+                .map(|k| (0..words).map(|w| if sparse { at(k * 7 + w) & at(k + w + 3) & at(k + 2 * w + 5) } else { at(k * 7 + w) }).collect())
+                .collect();
+            let fresh: Vec<u64> = (0..words).map(|w| at(w + 11) & sent.iter().fold(0, |acc, s| acc | s[w])).collect();
+            prop_assume!(fresh.iter().any(|&w| w != 0));
+            let flat: Vec<u64> = sent.concat();
+            let rows: Vec<usize> = (0..senders).map(|k| k * words).collect();
+            let (bound, disjoint) = shares(&fresh, &flat, &rows, |k| caps[k]);
+            let mut a = Scratch::default();
+            a.classes_of(&fresh, &flat, &rows);
+            let p = Problem {
+                caps: caps[..senders].to_vec(),
+                words: 1,
+                masks: a.classes.iter().map(|c| c.0).collect(),
+                counts: a.classes.iter().map(|c| c.1).collect(),
+            };
+            let optimum = solve(&p).optimum;
+            prop_assert!(optimum <= bound);
+            prop_assert_eq!(disjoint, a.classes.iter().all(|c| c.0.count_ones() == 1));
+            if disjoint {
+                prop_assert_eq!(optimum, bound);
+            }
         }
 
         /// The closed form of disjoint classes equals the solver (and brute force) wherever it

@@ -68,16 +68,21 @@ impl Problem {
 
     /// The local senders of class `k`, ascending.
     pub fn senders(&self, k: usize) -> Vec<u32> {
-        let mask = &self.masks[k * self.words..(k + 1) * self.words];
-        let mut out = Vec::new();
-        for (i, &word) in mask.iter().enumerate() {
+        self.sender_iter(k).collect()
+    }
+
+    /// [`Problem::senders`] without collecting them.
+    pub fn sender_iter(&self, k: usize) -> impl Iterator<Item = u32> + '_ {
+        self.masks[k * self.words..(k + 1) * self.words].iter().enumerate().flat_map(|(i, &word)| {
             let mut rest = word;
-            while rest != 0 {
-                out.push((i * 64) as u32 + rest.trailing_zeros());
-                rest &= rest - 1;
-            }
-        }
-        out
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (i * 64) as u32 + b
+                })
+            })
+        })
     }
 }
 
@@ -135,38 +140,50 @@ pub(super) struct Network {
     /// Local sender of each sender node (in node order after the classes).
     pub(super) senders: Vec<u32>,
     /// Edge ids: source -> class k is edge k; sender j -> sink is edge `classes + j`; then the
-    /// class -> sender edges, listed per class in `arcs` as (edge, sender node index j).
-    pub(super) arcs: Vec<Vec<(usize, usize)>>,
+    /// class -> sender edges as (edge, sender node index j), class k's at
+    /// `arcs[starts[k]..starts[k + 1]]`.
+    pub(super) arcs: Vec<(usize, usize)>,
+    pub(super) starts: Vec<usize>,
 }
 
 impl Network {
     /// The network with placeholder capacities (every solver round sets them).
     pub(super) fn new(p: &Problem) -> Network {
         let classes = p.n_classes();
-        let per_class: Vec<Vec<u32>> = (0..classes).map(|k| p.senders(k)).collect();
-        let mut node_of = vec![usize::MAX; p.caps.len()];
+        let mut node_of = vec![u32::MAX; p.caps.len()];
         let mut senders = Vec::new();
-        for &w in per_class.iter().flatten() {
-            if node_of[w as usize] == usize::MAX {
-                node_of[w as usize] = senders.len();
-                senders.push(w);
+        for k in 0..classes {
+            for w in p.sender_iter(k) {
+                if node_of[w as usize] == u32::MAX {
+                    node_of[w as usize] = senders.len() as u32;
+                    senders.push(w);
+                }
             }
         }
         // Capacities are placeholders: every round sets them.
-        let mut edges: Vec<(usize, usize, Cap)> = (0..classes).map(|k| (0, 2 + k, 0)).collect();
+        let arcs_count: usize = p.masks.iter().map(|m| m.count_ones() as usize).sum();
+        let mut edges: Vec<(usize, usize, Cap)> = Vec::with_capacity(classes + senders.len() + arcs_count);
+        edges.extend((0..classes).map(|k| (0, 2 + k, 0)));
         edges.extend((0..senders.len()).map(|j| (2 + classes + j, 1, 0)));
-        let mut arcs = Vec::with_capacity(classes);
-        for (k, list) in per_class.iter().enumerate() {
-            let mut mine = Vec::with_capacity(list.len());
-            for &w in list {
-                let j = node_of[w as usize];
-                mine.push((edges.len(), j));
+        let mut arcs = Vec::with_capacity(arcs_count);
+        let mut starts = Vec::with_capacity(classes + 1);
+        for k in 0..classes {
+            starts.push(arcs.len());
+            for w in p.sender_iter(k) {
+                let j = node_of[w as usize] as usize;
+                arcs.push((edges.len(), j));
                 edges.push((2 + k, 2 + classes + j, 0));
             }
-            arcs.push(mine);
         }
-        let flow = FlowNetwork::new(2 + classes + senders.len(), &edges);
-        Network { flow, senders, arcs }
+        starts.push(arcs.len());
+        // Source -> class -> sender -> sink: layered, so no edge has an antiparallel twin.
+        let flow = FlowNetwork::without_antiparallel(2 + classes + senders.len(), &edges);
+        Network { flow, senders, arcs, starts }
+    }
+
+    /// The class -> sender edges of class `k`, as (edge, sender node index).
+    fn class_arcs(&self, k: usize) -> &[(usize, usize)] {
+        &self.arcs[self.starts[k]..self.starts[k + 1]]
     }
 
     /// Newton from `ratio`, the ratio |J| / c(f(J)) of some J (so at most U*): (U*, rounds).
@@ -201,7 +218,7 @@ impl Network {
             self.flow.set_capacity(classes + j, a * p.caps[w as usize]);
         }
         // "Infinite": above any flow, so a minimum cut never crosses these arcs.
-        for &(e, _) in self.arcs.iter().flatten() {
+        for &(e, _) in &self.arcs {
             self.flow.set_capacity(e, need + 1);
         }
         if self.flow.max_flow_limited(0, 1, need) == need {
@@ -216,9 +233,9 @@ impl Network {
 
     /// The last round's flow per class, as (local sender, units).
     fn flows(&self) -> Vec<Vec<(u32, Cap)>> {
-        self.arcs
-            .iter()
-            .map(|mine| {
+        (0..self.starts.len() - 1)
+            .map(|k| {
+                let mine = self.class_arcs(k);
                 mine.iter().map(|&(e, j)| (self.senders[j], self.flow.flow_on(e))).filter(|&(_, f)| f > 0).collect()
             })
             .collect()
