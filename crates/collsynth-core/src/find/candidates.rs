@@ -386,18 +386,7 @@ pub fn measure_circulant(spec: &str, n: usize, shifts: &[usize], d: usize) -> Op
     } else {
         None
     };
-    Some(Candidate {
-        expr: Expr::Spec(spec.to_string()),
-        n,
-        degree: d,
-        steps: profile.steps,
-        tau: profile.tau,
-        diameter: profile.steps,
-        simple,
-        exact: true,
-        symmetric,
-        girth,
-    })
+    Some(exact(Expr::Spec(spec.to_string()), n, d, &profile, simple, symmetric, girth))
 }
 
 /// One link per arc, all of one bandwidth, n d links: [`Candidate::simple`].
@@ -427,7 +416,20 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     } else {
         None
     };
-    Ok(Candidate {
+    Ok(exact(expr, n, d, &profile, simple, symmetric, girth))
+}
+
+/// The exact candidate of `expr` (n nodes, degree d) with BFB's `profile` (diameter = steps).
+fn exact(
+    expr: Expr,
+    n: usize,
+    d: usize,
+    profile: &bfb::profile::Profile,
+    simple: bool,
+    symmetric: bool,
+    girth: Option<usize>,
+) -> Candidate {
+    Candidate {
         expr,
         n,
         degree: d,
@@ -438,7 +440,7 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
         exact: true,
         symmetric,
         girth,
-    })
+    }
 }
 
 /// max over nodes u of the shortest directed cycle through u: the distance between two copies
