@@ -8,7 +8,7 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
-use super::solve::{solve, Problem};
+use super::solve::{disjoint_optimum, optimum, Problem};
 use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph, MAX_RANKS};
 use crate::error::Result;
 use crate::flow::Cap;
@@ -154,14 +154,16 @@ pub fn circulant(n: usize, shifts: &[usize]) -> Option<Profile> {
         masks[t as usize].push(mask);
     }
     let mut sum = Rat::zero();
+    let mut classes: Vec<(u64, Cap)> = Vec::new();
     for step in masks.iter_mut().skip(1) {
         step.sort_unstable();
-        let mut problem = Problem { caps: caps.clone(), words: 1, masks: Vec::new(), counts: Vec::new() };
-        for run in step.chunk_by(|a, b| a == b) {
-            problem.masks.push(run[0]);
-            problem.counts.push(run.len() as Cap);
-        }
-        sum += solve(&problem).optimum;
+        classes.clear();
+        classes.extend(step.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as Cap)));
+        // Rank 0's optimum at this step, without the flows a plan keeps.
+        sum += disjoint_optimum(&classes, |k| caps[k]).unwrap_or_else(|| {
+            let masks = classes.iter().map(|c| c.0).collect();
+            optimum(&Problem { caps: caps.clone(), words: 1, masks, counts: classes.iter().map(|c| c.1).collect() })
+        });
     }
     // tau = sum_t U*_t sigma x max ingress / n, max ingress = sum of caps / sigma.
     let ingress: Cap = caps.iter().sum();
