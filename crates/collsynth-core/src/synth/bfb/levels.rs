@@ -241,7 +241,9 @@ fn bits(mut word: u64) -> impl Iterator<Item = usize> {
 mod tests {
     use super::{disjoint_optimum, share_bound, Scratch};
     use crate::flow::Cap;
+    use crate::rational::Rat;
     use crate::synth::bfb::solve::{brute_force, solve, Problem};
+    use crate::synth::bfb::InLink;
     use proptest::prelude::*;
 
     proptest! {
@@ -286,6 +288,36 @@ mod tests {
                 counts: classes.iter().map(|c| c.1).collect(),
             };
             prop_assert!(solve(&p).optimum <= share_bound(&classes, |k| caps[k]));
+        }
+
+        /// A greedy split that fits under a floor proves the optimum is at most it; floors
+        /// at, just above and far above the optimum (where it should mostly fit).
+        #[test]
+        fn a_fitting_split_bounds_the_optimum(
+            caps in proptest::collection::vec(1i128..4, 1..8),
+            classes in proptest::collection::vec((any::<u64>(), 1i128..9), 1..8),
+            slack in 0i128..4,
+        ) {
+            let all = (1u64 << caps.len()) - 1;
+            let classes: Vec<(u64, Cap)> = classes.into_iter().map(|(m, c)| (m & all, c)).filter(|c| c.0 != 0).collect();
+            prop_assume!(!classes.is_empty());
+            let p = Problem {
+                caps: caps.clone(),
+                words: 1,
+                masks: classes.iter().map(|c| c.0).collect(),
+                counts: classes.iter().map(|c| c.1).collect(),
+            };
+            let optimum = solve(&p).optimum;
+            let ins: Vec<InLink> = caps.iter().map(|&cap| InLink { from: 0, link: 0, cap }).collect();
+            let mut a = Scratch { classes: classes.clone(), ..Scratch::default() };
+            for floor in [optimum, optimum + Rat::new(slack, 3), optimum * Rat::from_integer(1 + slack), optimum - Rat::new(1, 7)] {
+                if a.fits(floor, &ins) {
+                    prop_assert!(optimum <= floor, "fits under {} but the optimum is {}", floor, optimum);
+                }
+            }
+            // Far above the optimum every source fits on any one of its senders.
+            let total: Cap = classes.iter().map(|c| c.1).sum();
+            prop_assert!(a.fits(Rat::from_integer(total), &ins));
         }
 
         /// The closed form of disjoint classes equals the solver (and brute force) wherever it
