@@ -7,7 +7,6 @@ use super::circulant::CirculantBfs;
 use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};
-use crate::topology::metrics::bfs_hops;
 use crate::topology::Topology;
 use crate::zoo::{self, Expr};
 use num_integer::Integer;
@@ -448,18 +447,92 @@ fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
         Symmetry::VertexTransitive => t.n_nodes().min(1),
         Symmetry::Unknown => t.n_nodes(),
     };
-    (0..nodes)
-        .map(|u| {
-            let d = bfs_hops(t, u);
-            t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX)
-        })
-        .max()
-        .unwrap_or(0)
+    let mut bfs = CycleBfs::new(t.n_nodes());
+    (0..nodes).map(|u| bfs.shortest_cycle(t, u)).max().unwrap_or(0)
+}
+
+/// Breadth-first search for the shortest directed cycle through a node, with its buffers.
+struct CycleBfs {
+    dist: Vec<usize>,
+    /// In-neighbours of the current node.
+    closes: Vec<bool>,
+    queue: Vec<usize>,
+}
+
+impl CycleBfs {
+    fn new(nodes: usize) -> CycleBfs {
+        CycleBfs { dist: vec![usize::MAX; nodes], closes: vec![false; nodes], queue: Vec::with_capacity(nodes) }
+    }
+
+    /// min over in-links (w, u) of dist(u -> w) + 1 (`usize::MAX` when no in-neighbour is
+    /// reachable). The search stops at the first in-neighbour it reaches: nodes are reached
+    /// by nondecreasing distance, so that one is the nearest.
+    fn shortest_cycle(&mut self, t: &Topology, u: usize) -> usize {
+        for &l in t.in_links(u) {
+            self.closes[t.links[l].src] = true;
+        }
+        self.queue.clear();
+        self.queue.push(u);
+        self.dist[u] = 0;
+        let mut found = usize::MAX;
+        let mut head = 0;
+        'search: while let Some(&x) = self.queue.get(head) {
+            head += 1;
+            if self.closes[x] {
+                found = self.dist[x] + 1;
+                break;
+            }
+            for l in t.out_links(x) {
+                let y = t.links[l].dst;
+                if self.dist[y] == usize::MAX {
+                    self.dist[y] = self.dist[x] + 1;
+                    self.queue.push(y);
+                    if self.closes[y] {
+                        found = self.dist[y] + 1;
+                        break 'search;
+                    }
+                }
+            }
+        }
+        for &x in &self.queue {
+            self.dist[x] = usize::MAX;
+        }
+        for &l in t.in_links(u) {
+            self.closes[t.links[l].src] = false;
+        }
+        found
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The early-stopping cycle search equals the distances of a full BFS to the in-neighbours.
+    #[test]
+    fn shortest_cycles_match_full_searches() {
+        use crate::topology::metrics::bfs_hops;
+        for spec in [
+            "kautz:2:12",
+            "kautz:3:100",
+            "kautz:4:131",
+            "debruijn:2:64",
+            "dcirculant:20:3,7",
+            "diamond",
+            "mesh:4x5",
+            "ring:9",
+            "line(kautz:2:10)",
+        ] {
+            let t = zoo::from_spec(spec).unwrap();
+            let mut bfs = CycleBfs::new(t.n_nodes());
+            for u in 0..t.n_nodes() {
+                let d = bfs_hops(&t, u);
+                let full =
+                    t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX);
+                assert_eq!(bfs.shortest_cycle(&t, u), full, "{spec} node {u}");
+            }
+        }
+    }
 
     /// A circulant measured from its shifts is the candidate measured on the built topology:
     /// directed and undirected, symmetric or not, multi-edges (N/2, o = -o'), girth computed
