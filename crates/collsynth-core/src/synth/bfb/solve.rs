@@ -138,7 +138,12 @@ pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Ca
             return None;
         }
         union |= mask;
-        let c: Cap = (0..64).filter(|k| mask >> k & 1 == 1).map(&cap).sum();
+        let mut c: Cap = 0;
+        let mut rest = mask;
+        while rest != 0 {
+            c += cap(rest.trailing_zeros() as usize);
+            rest &= rest - 1;
+        }
         // count / c > best count / best c, compared by cross-multiplying (c > 0).
         if best.is_none_or(|(bn, bc)| count * bc > bn * c) {
             best = Some((count, c));
