@@ -7,7 +7,6 @@ use super::circulant::CirculantBfs;
 use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};
-use crate::topology::metrics::bfs_hops;
 use crate::topology::Topology;
 use crate::zoo::{self, Expr};
 use num_integer::Integer;
@@ -76,13 +75,22 @@ pub struct BaseSpec {
     pub key: Option<FactorKey>,
     /// Known by construction not to be [`Candidate::simple`] (a Kautz graph's dropped loops).
     pub not_simple: bool,
-    /// A circulant's N and shifts (arcs i -> i + s): measured without being built.
-    pub circulant: Option<(usize, Vec<usize>)>,
+    /// Its family and parameters, where it is measured without being built.
+    pub arcs: Option<Arcs>,
+}
+
+/// The arcs of a base measured without a `Topology` (see [`evaluate_base`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arcs {
+    /// `[d]circulant:N:..` as N and its shifts (i -> i + s).
+    Circulant(usize, Vec<usize>),
+    /// `kautz:D:N` as (D, N).
+    Kautz(usize, usize),
 }
 
 impl BaseSpec {
     fn plain(text: String) -> BaseSpec {
-        BaseSpec { text, key: None, not_simple: false, circulant: None }
+        BaseSpec { text, key: None, not_simple: false, arcs: None }
     }
 }
 
@@ -129,7 +137,7 @@ fn circulant_spec(n: usize, kept: &KeptCirculant, directed: bool) -> BaseSpec {
     if !directed {
         shifts.extend(offsets.iter().map(|&o| n - o));
     }
-    BaseSpec { text, key: Some(key), not_simple: false, circulant: Some((n, shifts)) }
+    BaseSpec { text, key: Some(key), not_simple: false, arcs: Some(Arcs::Circulant(n, shifts)) }
 }
 
 /// The specs of the families with no search: complete, complete bipartite, rings, hypercube,
@@ -167,7 +175,11 @@ fn plain_specs(n: usize, d: usize, bidirectional: bool) -> Vec<String> {
 fn directed_specs(n: usize, d: usize) -> Vec<BaseSpec> {
     let mut s = Vec::new();
     if d >= 2 && n > d + 1 {
-        let kautz = BaseSpec { not_simple: zoo::kautz_drops_loops(d, n), ..BaseSpec::plain(format!("kautz:{d}:{n}")) };
+        let kautz = BaseSpec {
+            not_simple: zoo::kautz_drops_loops(d, n),
+            arcs: Some(Arcs::Kautz(d, n)),
+            ..BaseSpec::plain(format!("kautz:{d}:{n}"))
+        };
         s.push(kautz);
         if is_power_of(n, d) {
             s.push(BaseSpec::plain(format!("debruijn:{d}:{n}")));
@@ -347,21 +359,66 @@ fn evaluate_if(spec: &str, d: usize, worth: impl Fn(&Topology) -> bool) -> Resul
     Ok(value)
 }
 
-/// [`evaluate_if`] of a base: a circulant is measured from its shifts without being built
-/// ([`measure_circulant`], the same candidate; cached alike, whatever `worth` says, as it
-/// costs next to nothing).
+/// [`evaluate_if`] of a base: circulants and Kautz graphs are measured from their arcs
+/// without being built ([`measure_circulant`], [`measure_kautz`]: the same candidate; cached
+/// alike, whatever `worth` says, which only spares building).
 fn evaluate_base(spec: &BaseSpec, d: usize, worth: impl Fn(&Topology) -> bool) -> Result<Option<Candidate>> {
-    let Some((n, shifts)) = &spec.circulant else {
+    let Some(arcs) = &spec.arcs else {
         return evaluate_if(&spec.text, d, worth);
     };
     if let Some(hit) = cache().lock().expect("find cache").get(&spec.text) {
         return Ok(hit.clone());
     }
-    let Some(c) = measure_circulant(&spec.text, *n, shifts, d) else {
+    let measured = match arcs {
+        Arcs::Circulant(n, shifts) => measure_circulant(&spec.text, *n, shifts, d),
+        Arcs::Kautz(degree, n) => measure_kautz(&spec.text, *degree, *n, d),
+    };
+    let Some(c) = measured else {
         return evaluate_if(&spec.text, d, worth);
     };
     cache().lock().expect("find cache").insert(spec.text.clone(), Some(c.clone()));
     Ok(Some(c))
+}
+
+/// [`measure`] of `kautz:D:N` (`spec`, nominal degree `d`) from its arcs x -> -(D x + a) mod
+/// N, a = 1..D, self-loops dropped as the zoo drops them, without a `Topology`: BFB by
+/// `bfb::profile_arcs` with the reflection x -> N - 1 - x, simplicity, symmetry and girth
+/// from the arc list. Guarantees: the candidate `measure` gives on `zoo::from_spec(spec)`;
+/// None where the arcs repeat (the zoo would merge them) or `profile_arcs` is None.
+pub fn measure_kautz(spec: &str, degree: usize, n: usize, d: usize) -> Option<Candidate> {
+    let mut arcs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|x| (1..=degree).map(move |a| (x, (n - (degree * x + a) % n) % n)))
+        .filter(|&(x, y)| x != y)
+        .collect();
+    arcs.sort_unstable();
+    if arcs.windows(2).any(|w| w[0] == w[1]) {
+        return None;
+    }
+    let reflection: Vec<usize> = (0..n).rev().collect();
+    let profile = bfb::profile_arcs(n, &arcs, &reflection)?;
+    let symmetric = arcs.iter().all(|&(x, y)| arcs.binary_search(&(y, x)).is_ok());
+    let girth = if symmetric {
+        Some(2)
+    } else if n <= GIRTH_MAX_NODES {
+        let adjacency = Adjacency::of_arcs(n, &arcs);
+        let mut bfs = CycleBfs::new(n);
+        (0..n).map(|u| bfs.shortest_cycle(&adjacency, u)).max()
+    } else {
+        None
+    };
+    Some(Candidate {
+        expr: Expr::Spec(spec.to_string()),
+        n,
+        degree: d,
+        steps: profile.steps,
+        tau: profile.tau,
+        diameter: profile.steps,
+        // One link per arc, all of one bandwidth.
+        simple: arcs.len() == n * d,
+        exact: true,
+        symmetric,
+        girth,
+    })
 }
 
 /// [`measure`] of the circulant `spec` on Z_n with arcs i -> i + s for the `shifts` (as the
@@ -450,18 +507,127 @@ fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
         Symmetry::VertexTransitive => t.n_nodes().min(1),
         Symmetry::Unknown => t.n_nodes(),
     };
-    (0..nodes)
-        .map(|u| {
-            let d = bfs_hops(t, u);
-            t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX)
-        })
-        .max()
-        .unwrap_or(0)
+    let arcs: Vec<(usize, usize)> = t.links.iter().map(|l| (l.src, l.dst)).collect();
+    let adjacency = Adjacency::of_arcs(t.n_nodes(), &arcs);
+    let mut bfs = CycleBfs::new(t.n_nodes());
+    (0..nodes).map(|u| bfs.shortest_cycle(&adjacency, u)).max().unwrap_or(0)
+}
+
+/// Out- and in-neighbours of nodes `0..n`, one per arc.
+struct Adjacency {
+    outs: Vec<Vec<usize>>,
+    ins: Vec<Vec<usize>>,
+}
+
+impl Adjacency {
+    fn of_arcs(n: usize, arcs: &[(usize, usize)]) -> Adjacency {
+        let (mut outs, mut ins) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        for &(u, v) in arcs {
+            outs[u].push(v);
+            ins[v].push(u);
+        }
+        Adjacency { outs, ins }
+    }
+}
+
+/// Breadth-first search for the shortest directed cycle through a node, with its buffers.
+struct CycleBfs {
+    dist: Vec<usize>,
+    /// In-neighbours of the current node.
+    closes: Vec<bool>,
+    queue: Vec<usize>,
+}
+
+impl CycleBfs {
+    fn new(nodes: usize) -> CycleBfs {
+        CycleBfs { dist: vec![usize::MAX; nodes], closes: vec![false; nodes], queue: Vec::with_capacity(nodes) }
+    }
+
+    /// min over in-neighbours w of u of dist(u -> w) + 1 (`usize::MAX` when none is
+    /// reachable). The search stops at the first in-neighbour it reaches: nodes are reached
+    /// by nondecreasing distance, so that one is the nearest.
+    fn shortest_cycle(&mut self, g: &Adjacency, u: usize) -> usize {
+        for &w in &g.ins[u] {
+            self.closes[w] = true;
+        }
+        self.queue.clear();
+        self.queue.push(u);
+        self.dist[u] = 0;
+        let mut found = if self.closes[u] { 1 } else { usize::MAX };
+        let mut head = 0;
+        'search: while found == usize::MAX {
+            let Some(&x) = self.queue.get(head) else { break };
+            head += 1;
+            for &y in &g.outs[x] {
+                if self.dist[y] == usize::MAX {
+                    self.dist[y] = self.dist[x] + 1;
+                    self.queue.push(y);
+                    if self.closes[y] {
+                        found = self.dist[y] + 1;
+                        break 'search;
+                    }
+                }
+            }
+        }
+        for &x in &self.queue {
+            self.dist[x] = usize::MAX;
+        }
+        for &w in &g.ins[u] {
+            self.closes[w] = false;
+        }
+        found
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The early-stopping cycle search equals the distances of a full BFS to the in-neighbours.
+    #[test]
+    fn shortest_cycles_match_full_searches() {
+        use crate::topology::metrics::bfs_hops;
+        for spec in [
+            "kautz:2:12",
+            "kautz:3:100",
+            "kautz:4:131",
+            "debruijn:2:64",
+            "dcirculant:20:3,7",
+            "diamond",
+            "mesh:4x5",
+            "ring:9",
+            "line(kautz:2:10)",
+        ] {
+            let t = zoo::from_spec(spec).unwrap();
+            let mut bfs = CycleBfs::new(t.n_nodes());
+            let arcs: Vec<(usize, usize)> = t.links.iter().map(|l| (l.src, l.dst)).collect();
+            let adjacency = Adjacency::of_arcs(t.n_nodes(), &arcs);
+            for u in 0..t.n_nodes() {
+                let d = bfs_hops(&t, u);
+                let full =
+                    t.in_links(u).iter().map(|&l| d[t.links[l].src].saturating_add(1)).min().unwrap_or(usize::MAX);
+                assert_eq!(bfs.shortest_cycle(&adjacency, u), full, "{spec} node {u}");
+            }
+        }
+    }
+
+    /// A Kautz graph measured from its arcs is the candidate measured on the built topology:
+    /// with and without dropped self-loops, girth computed (N <= 512) or not, every degree of
+    /// a sweep.
+    #[test]
+    fn kautz_graphs_measured_without_building_them() {
+        let mut cases: Vec<(usize, usize)> = Vec::new();
+        for d in 2..=6 {
+            cases.extend((d + 2..=60).map(|n| (d, n)));
+        }
+        cases.extend([(2, 511), (2, 513), (4, 700), (8, 600), (16, 400), (16, 595), (3, 1000), (15, 1024)]);
+        for (d, n) in cases {
+            let spec = format!("kautz:{d}:{n}");
+            let topo = zoo::from_spec(&spec).unwrap();
+            let built = measure(Expr::Spec(spec.clone()), &topo, d).unwrap();
+            assert_eq!(measure_kautz(&spec, d, n, d), Some(built), "{spec}");
+        }
+    }
 
     /// A circulant measured from its shifts is the candidate measured on the built topology:
     /// directed and undirected, symmetric or not, multi-edges (N/2, o = -o'), girth computed
@@ -486,7 +652,7 @@ mod tests {
         }
         for (n, offsets, directed) in cases {
             let spec = circulant_spec(n, &(offsets.clone(), 0), directed);
-            let (_, shifts) = spec.circulant.clone().expect("a circulant");
+            let Some(Arcs::Circulant(_, shifts)) = spec.arcs.clone() else { panic!("a circulant") };
             let d = shifts.len();
             let topo = zoo::from_spec(&spec.text).unwrap();
             let built = measure(Expr::Spec(spec.text.clone()), &topo, d).unwrap();

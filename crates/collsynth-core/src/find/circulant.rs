@@ -175,23 +175,34 @@ impl Run {
         }
     }
 
-    /// The first index whose interval changes at level t, and the step to the next (up to t):
-    /// see [`Run::interval`].
-    fn changed(&self, t: i64, directed: bool) -> (i64, usize) {
-        match (directed, self.one) {
+    /// The indices whose interval grows at level t by points no other interval has by then
+    /// (see [`Run::interval`]): `from..=to` by `step`, then `t` if beyond.
+    fn changed(&self, t: i64, directed: bool) -> (i64, i64, usize) {
+        let Run { a, r, one } = *self;
+        match (directed, one) {
             // Only the interval of t offsets is new.
-            (true, false) => (t, 1),
-            (true, true) => (0, 1),
+            (true, false) => (t, t, 1),
+            // Each interval y < t grows by its right end y (a+r-2) + t, which interval y + 1
+            // (from (y+1) a) already has when a <= y (r-2) + t; then interval t is new.
+            (true, true) => {
+                let open = match r {
+                    1 => (t - a + 1).max(0)..t,
+                    2 => 0..if t < a { t } else { 0 },
+                    _ => 0..((a - t).max(0) + r - 3) / (r - 2),
+                };
+                (open.start, open.end.min(t) - 1, 1)
+            }
             // Indices of t's parity reach t offsets; the others stay.
-            (false, false) => (-t, 2),
-            (false, true) => (-t, 1),
+            (false, false) => (-t, t, 2),
+            (false, true) => (-t, t, 1),
         }
     }
 
-    /// How many intervals change at level t.
+    /// How many intervals [`Run::changed`] gives at level t.
     fn changes(&self, t: i64, directed: bool) -> usize {
-        let (from, step) = self.changed(t, directed);
-        ((t - from) as usize) / step + 1
+        let (from, to, step) = self.changed(t, directed);
+        let listed = if to >= from { ((to - from) as usize) / step + 1 } else { 0 };
+        listed + usize::from(to < t)
     }
 
     /// The interval of index `i` in the ball of radius t (in Z, before reduction mod n),
@@ -224,9 +235,10 @@ impl Run {
     /// `level` = B(t) minus `seen` (which B(t - 1) is), painted from what each interval grew
     /// by since t - 1, and added to `seen`; how many.
     fn paint_level(&self, t: i64, directed: bool, n: usize, seen: &mut [u64], level: &mut [u64]) -> usize {
-        let (from, step) = self.changed(t, directed);
+        let (from, to, step) = self.changed(t, directed);
         let mut found = 0;
-        for i in (from..=t).step_by(step) {
+        let last = (to < t).then_some(t);
+        for i in (from..=to).step_by(step).chain(last) {
             let Some((lo, hi)) = self.interval(i, t, directed) else { continue };
             match self.interval(i, t - 1, directed) {
                 None => found += paint(seen, level, n, lo, hi),

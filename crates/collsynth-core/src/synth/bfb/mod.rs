@@ -46,7 +46,7 @@ pub mod time_only;
 #[cfg(test)]
 mod time_only_tests;
 
-pub use profile::{profile, profile_with_automorphism, Profile, Symmetry};
+pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
 use super::{Algorithm, Request};
 use crate::error::{CollsynthError, Result};
@@ -336,6 +336,19 @@ impl Graph {
         rows.dedup();
         g.rows(&rows);
         Ok(g)
+    }
+
+    /// The graph of ranks `0..n` with one link of capacity 1 per arc, link ids the arcs'
+    /// positions, without rows: [`Graph::without_rows`] of the topology of those links, all of
+    /// one bandwidth, but for the scale sigma (1 here; the caller's values must not depend on
+    /// it) and the latencies (0; only plans emitted for a cost model read them).
+    fn from_arcs(n: usize, arcs: &[(usize, usize)]) -> Graph {
+        let mut ins: Vec<Vec<InLink>> = vec![Vec::new(); n];
+        for (l, &(u, v)) in arcs.iter().enumerate() {
+            ins[v].push(InLink { from: u as u32, link: l as u32, cap: 1 });
+        }
+        let latency = vec![0.0; arcs.len()];
+        Graph { n, ins, dist: Vec::new(), slot: Vec::new(), steps: 0, sigma: Rat::one(), hetero: None, latency }
     }
 
     /// Everything but the distances (checked: no switches, at most [`MAX_RANKS`] ranks).

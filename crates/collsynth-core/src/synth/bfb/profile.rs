@@ -8,7 +8,7 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
-use super::solve::{solve, Problem};
+use super::solve::{disjoint_optimum, optimum, Problem};
 use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph, MAX_RANKS};
 use crate::error::Result;
 use crate::flow::Cap;
@@ -61,10 +61,28 @@ pub fn profile_with_automorphism(topo: &Topology, sigma: &[usize]) -> Result<Pro
     general(topo, reps)
 }
 
+/// [`profile_with_automorphism`] of the topology on ranks `0..n` with one link per arc (the
+/// arcs distinct, sorted, without self-loops), all of one bandwidth, without building it: the
+/// graph is made from the arcs directly (tau does not depend on the common bandwidth, which
+/// scales its two factors inversely). Guarantees: equal to `profile` on that topology. None
+/// where the zoo would not build it (some rank does not reach every other) or BFB refuses it
+/// (more than [`MAX_RANKS`] ranks).
+pub fn profile_arcs(n: usize, arcs: &[(usize, usize)], sigma: &[usize]) -> Option<Profile> {
+    if !(1..=MAX_RANKS).contains(&n) || !strongly_connected(n, arcs) {
+        return None;
+    }
+    let reps = arcs_automorphism(arcs, sigma).then(|| orbit_representatives(sigma));
+    Some(profile_of(Graph::from_arcs(n, arcs), reps))
+}
+
 /// The general path: level sets (solving the ranks `solved` marks, all without), else every
 /// rank's plan.
 fn general(topo: &Topology, solved: Option<Vec<bool>>) -> Result<Profile> {
-    let mut g = Graph::without_rows(topo)?;
+    Ok(profile_of(Graph::without_rows(topo)?, solved))
+}
+
+/// [`general`] on a graph without rows.
+fn profile_of(mut g: Graph, solved: Option<Vec<bool>>) -> Profile {
     let (steps, optima) = match levels::step_maxima(&g, solved.as_deref()) {
         // One row of step maxima: as if one rank were the busiest at every step.
         Some(maxima) => (maxima.len(), maxima),
@@ -75,7 +93,48 @@ fn general(topo: &Topology, solved: Option<Vec<bool>>) -> Result<Profile> {
         }
     };
     let (_, max_ingress) = g.ingress_bounds();
-    Ok(Profile { steps, tau: bandwidth_factor(&optima, steps, max_ingress, g.n) })
+    Profile { steps, tau: bandwidth_factor(&optima, steps, max_ingress, g.n) }
+}
+
+/// Whether every rank of `0..n` reaches every other along the arcs: from rank 0 forwards and
+/// backwards (what the topology builder checks).
+fn strongly_connected(n: usize, arcs: &[(usize, usize)]) -> bool {
+    let reaches_all = |edges: &mut dyn Iterator<Item = (usize, usize)>| {
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (u, v) in edges {
+            next[u].push(v);
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0];
+        seen[0] = true;
+        let mut count = 1;
+        while let Some(u) = stack.pop() {
+            for &v in &next[u] {
+                if !seen[v] {
+                    seen[v] = true;
+                    count += 1;
+                    stack.push(v);
+                }
+            }
+        }
+        count == n
+    };
+    reaches_all(&mut arcs.iter().copied()) && reaches_all(&mut arcs.iter().map(|&(u, v)| (v, u)))
+}
+
+/// Whether `sigma` permutes `0..n` mapping every arc of the sorted `arcs` to an arc.
+fn arcs_automorphism(arcs: &[(usize, usize)], sigma: &[usize]) -> bool {
+    let mut hit = vec![false; sigma.len()];
+    for &x in sigma {
+        if x >= sigma.len() || std::mem::replace(&mut hit[x], true) {
+            return false;
+        }
+    }
+    let image = |x: usize| sigma.get(x).copied();
+    arcs.iter().all(|&(u, v)| {
+        let (Some(a), Some(b)) = (image(u), image(v)) else { return false };
+        arcs.binary_search(&(a, b)).is_ok()
+    })
 }
 
 /// Whether `sigma` permutes the ranks of `topo` (no switches) mapping every link to a link
@@ -154,14 +213,16 @@ pub fn circulant(n: usize, shifts: &[usize]) -> Option<Profile> {
         masks[t as usize].push(mask);
     }
     let mut sum = Rat::zero();
+    let mut classes: Vec<(u64, Cap)> = Vec::new();
     for step in masks.iter_mut().skip(1) {
         step.sort_unstable();
-        let mut problem = Problem { caps: caps.clone(), words: 1, masks: Vec::new(), counts: Vec::new() };
-        for run in step.chunk_by(|a, b| a == b) {
-            problem.masks.push(run[0]);
-            problem.counts.push(run.len() as Cap);
-        }
-        sum += solve(&problem).optimum;
+        classes.clear();
+        classes.extend(step.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as Cap)));
+        // Rank 0's optimum at this step, without the flows a plan keeps.
+        sum += disjoint_optimum(&classes, |k| caps[k]).unwrap_or_else(|| {
+            let masks = classes.iter().map(|c| c.0).collect();
+            optimum(&Problem { caps: caps.clone(), words: 1, masks, counts: classes.iter().map(|c| c.1).collect() })
+        });
     }
     // tau = sum_t U*_t sigma x max ingress / n, max ingress = sum of caps / sigma.
     let ingress: Cap = caps.iter().sum();

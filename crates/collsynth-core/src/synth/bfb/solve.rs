@@ -113,6 +113,45 @@ pub fn solve(p: &Problem) -> Solution {
     Solution { optimum: ratio, unit: *ratio.denom(), flows: net.flows(), rounds }
 }
 
+/// U* of `p` (see [`solve`]) without the flows.
+pub fn optimum(p: &Problem) -> Rat {
+    let m: Cap = p.counts.iter().sum();
+    if m == 0 {
+        return Rat::zero();
+    }
+    let mut net = Network::new(p);
+    let start = Rat::new(m, net.used_capacity(p));
+    net.newton(p, m, start).0
+}
+
+/// The optimum of classes whose sender sets are pairwise disjoint (most subproblems of a level:
+/// sources with one shortest-path sender each), without the solver: max_k count_k / c(mask_k).
+/// Exactly the solver's `max_J |J| / c(f(J))`: f(J) is then the disjoint union of its classes'
+/// sets, so each ratio is a mediant of the classes' own and never exceeds the largest. None when
+/// two sets meet (or one is empty), for the solver.
+pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Cap) -> Option<Rat> {
+    let mut union = 0u64;
+    // The best ratio so far, as (count, capacity).
+    let mut best: Option<(Cap, Cap)> = None;
+    for &(mask, count) in classes {
+        if mask == 0 || mask & union != 0 {
+            return None;
+        }
+        union |= mask;
+        let mut c: Cap = 0;
+        let mut rest = mask;
+        while rest != 0 {
+            c += cap(rest.trailing_zeros() as usize);
+            rest &= rest - 1;
+        }
+        // count / c > best count / best c, compared by cross-multiplying (c > 0).
+        if best.is_none_or(|(bn, bc)| count * bc > bn * c) {
+            best = Some((count, c));
+        }
+    }
+    best.map(|(n, c)| Rat::new(n, c))
+}
+
 /// U* of `p` (see [`solve`]) when it exceeds `floor`; None when U* <= `floor`. No flows are
 /// kept, and a problem below the floor costs one max-flow: for callers that only need the
 /// largest optimum of many problems. Exact: Newton starts at the floor instead of the ratio

@@ -5,7 +5,7 @@
 //! the brute-force Hall ratio on random digraphs. Every schedule passes `verify`, and its
 //! bandwidth term recomputed from the transfers equals the plan's optima exactly.
 
-use super::solve::{brute_force, optimum_above, solve, Problem};
+use super::solve::{brute_force, optimum, optimum_above, solve, Problem};
 use super::*;
 use crate::bound::latency::{diameter_hops, moore_steps};
 use crate::ir::Schedule;
@@ -160,6 +160,7 @@ proptest! {
         };
         let expected = (exact > floor).then_some(exact);
         prop_assert_eq!(optimum_above(&p, floor), expected);
+        prop_assert_eq!(optimum(&p), exact);
     }
 }
 
