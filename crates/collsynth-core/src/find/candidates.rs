@@ -406,19 +406,9 @@ pub fn measure_kautz(spec: &str, degree: usize, n: usize, d: usize) -> Option<Ca
     } else {
         None
     };
-    Some(Candidate {
-        expr: Expr::Spec(spec.to_string()),
-        n,
-        degree: d,
-        steps: profile.steps,
-        tau: profile.tau,
-        diameter: profile.steps,
-        // One link per arc, all of one bandwidth.
-        simple: arcs.len() == n * d,
-        exact: true,
-        symmetric,
-        girth,
-    })
+    // One link per arc, all of one bandwidth.
+    let simple = arcs.len() == n * d;
+    Some(exact(Expr::Spec(spec.to_string()), n, d, &profile, simple, symmetric, girth))
 }
 
 /// [`measure`] of the circulant `spec` on Z_n with arcs i -> i + s for the `shifts` (as the

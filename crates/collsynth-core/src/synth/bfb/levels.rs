@@ -13,7 +13,8 @@
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
-use super::solve::{disjoint_optimum, optimum_above, solve, Problem};
+use super::solve::{disjoint_optimum, optimum, optimum_from, Problem};
+use super::split::{bits, Split};
 use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
@@ -82,31 +83,22 @@ fn level(g: &Graph, prev: &[u64], words: usize, range: Range<usize>, solved: Opt
     Level { rows, max }
 }
 
-/// Per-thread buffers and the cache of solved subproblems (optimum only).
+/// Per-thread buffers.
 #[derive(Default)]
 struct Scratch {
     /// Where each in-neighbour's row starts.
     rows: Vec<usize>,
-    /// Classes in the order [`Scratch::fits`] splits them.
-    order: Vec<usize>,
     /// Sources per sender mask of the current (u, t), then sorted into `classes`.
     tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
-    cache: HashMap<Problem, Known, Fast>,
-}
-
-/// What is known of a solved subproblem's optimum.
-#[derive(Clone, Copy)]
-enum Known {
-    Exact(Rat),
-    /// At most this (a floor it did not exceed).
-    AtMost(Rat),
+    caps: Vec<Cap>,
+    split: Split,
 }
 
 impl Scratch {
     /// U*_{u,t} for the sources `fresh` of u, `prev` the rows of R_{t-1} (what each rank's
-    /// in-neighbours hold); None when it is known to be at most `floor` (then it is not
-    /// computed exactly: the caller wants only the largest).
+    /// in-neighbours hold); None when it is at most `floor` (then it is not computed: the
+    /// caller wants only the largest).
     fn optimum(&mut self, g: &Graph, u: usize, fresh: &[u64], prev: &[u64], floor: Option<Rat>) -> Option<Rat> {
         let ins = &g.ins[u];
         let mut rows = std::mem::take(&mut self.rows);
@@ -117,52 +109,29 @@ impl Scratch {
         if let Some(optimum) = disjoint_optimum(&self.classes, |k| ins[k].cap) {
             return Some(optimum);
         }
-        if floor.is_some_and(|floor| share_bound(&self.classes, |k| ins[k].cap) <= floor || self.fits(floor, ins)) {
-            return None;
+        self.caps.clear();
+        self.caps.extend(ins.iter().map(|i| i.cap));
+        // A ratio of some set of sources, at most U*: where Newton starts.
+        let mut start = None;
+        if let Some(floor) = floor {
+            if share_bound(&self.classes, |k| ins[k].cap) <= floor {
+                return None;
+            }
+            match self.split.fits(&self.classes, &self.caps, floor) {
+                Ok(()) => return None,
+                Err(ratio) => start = Some(ratio),
+            }
         }
         let problem = Problem {
-            caps: ins.iter().map(|i| i.cap).collect(),
+            caps: self.caps.clone(),
             words: 1,
             masks: self.classes.iter().map(|c| c.0).collect(),
             counts: self.classes.iter().map(|c| c.1).collect(),
         };
-        let known = match (self.cache.get(&problem), floor) {
-            (Some(&Known::Exact(optimum)), _) => return Some(optimum),
-            (Some(&Known::AtMost(bound)), Some(floor)) if bound <= floor => return None,
-            (_, None) => Known::Exact(solve(&problem).optimum),
-            (_, Some(floor)) => optimum_above(&problem, floor).map_or(Known::AtMost(floor), Known::Exact),
-        };
-        self.cache.insert(problem, known);
-        match known {
-            Known::Exact(optimum) => Some(optimum),
-            Known::AtMost(_) => None,
-        }
-    }
-
-    /// Whether a greedy split of the classes loads no sender above `floor` (U* <= floor then:
-    /// the split is a feasible assignment). Classes with fewer senders go first, each to its
-    /// senders with the most room first; in units of 1/b shard for floor = a/b. False says
-    /// nothing (the solver decides).
-    fn fits(&mut self, floor: Rat, ins: &[super::InLink]) -> bool {
-        let (a, b) = (*floor.numer(), *floor.denom());
-        let mut room = [0 as Cap; 64];
-        for (k, inl) in ins.iter().enumerate() {
-            room[k] = a * inl.cap;
-        }
-        self.order.clear();
-        self.order.extend(0..self.classes.len());
-        self.order.sort_unstable_by_key(|&c| self.classes[c].0.count_ones());
-        for &c in &self.order {
-            let (mask, count) = self.classes[c];
-            let mut need = count * b;
-            while need > 0 {
-                let Some(k) = bits(mask).filter(|&k| room[k] > 0).max_by_key(|&k| room[k]) else { return false };
-                let take = need.min(room[k]);
-                room[k] -= take;
-                need -= take;
-            }
-        }
-        true
+        Some(match start {
+            Some(ratio) => optimum_from(&problem, ratio),
+            None => optimum(&problem),
+        })
     }
 
     /// `classes` = the (sender mask, count) of the sources `fresh`, sorted by mask: the
@@ -226,24 +195,11 @@ fn share_bound(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Cap) -> Rat {
     Rat::new(top, top_cap)
 }
 
-/// The positions of the set bits of `word`, ascending.
-fn bits(mut word: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (word != 0).then(|| {
-            let b = word.trailing_zeros() as usize;
-            word &= word - 1;
-            b
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::{disjoint_optimum, share_bound, Scratch};
     use crate::flow::Cap;
-    use crate::rational::Rat;
     use crate::synth::bfb::solve::{brute_force, solve, Problem};
-    use crate::synth::bfb::InLink;
     use proptest::prelude::*;
 
     proptest! {
@@ -288,36 +244,6 @@ mod tests {
                 counts: classes.iter().map(|c| c.1).collect(),
             };
             prop_assert!(solve(&p).optimum <= share_bound(&classes, |k| caps[k]));
-        }
-
-        /// A greedy split that fits under a floor proves the optimum is at most it; floors
-        /// at, just above and far above the optimum (where it should mostly fit).
-        #[test]
-        fn a_fitting_split_bounds_the_optimum(
-            caps in proptest::collection::vec(1i128..4, 1..8),
-            classes in proptest::collection::vec((any::<u64>(), 1i128..9), 1..8),
-            slack in 0i128..4,
-        ) {
-            let all = (1u64 << caps.len()) - 1;
-            let classes: Vec<(u64, Cap)> = classes.into_iter().map(|(m, c)| (m & all, c)).filter(|c| c.0 != 0).collect();
-            prop_assume!(!classes.is_empty());
-            let p = Problem {
-                caps: caps.clone(),
-                words: 1,
-                masks: classes.iter().map(|c| c.0).collect(),
-                counts: classes.iter().map(|c| c.1).collect(),
-            };
-            let optimum = solve(&p).optimum;
-            let ins: Vec<InLink> = caps.iter().map(|&cap| InLink { from: 0, link: 0, cap }).collect();
-            let mut a = Scratch { classes: classes.clone(), ..Scratch::default() };
-            for floor in [optimum, optimum + Rat::new(slack, 3), optimum * Rat::from_integer(1 + slack), optimum - Rat::new(1, 7)] {
-                if a.fits(floor, &ins) {
-                    prop_assert!(optimum <= floor, "fits under {} but the optimum is {}", floor, optimum);
-                }
-            }
-            // Far above the optimum every source fits on any one of its senders.
-            let total: Cap = classes.iter().map(|c| c.1).sum();
-            prop_assert!(a.fits(Rat::from_integer(total), &ins));
         }
 
         /// The closed form of disjoint classes equals the solver (and brute force) wherever it

@@ -40,6 +40,7 @@ pub mod profile;
 #[cfg(test)]
 mod profile_tests;
 pub mod solve;
+mod split;
 #[cfg(test)]
 mod tests;
 pub mod time_only;

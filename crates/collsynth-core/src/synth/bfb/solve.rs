@@ -152,24 +152,12 @@ pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Ca
     best.map(|(n, c)| Rat::new(n, c))
 }
 
-/// U* of `p` (see [`solve`]) when it exceeds `floor`; None when U* <= `floor`. No flows are
-/// kept, and a problem below the floor costs one max-flow: for callers that only need the
-/// largest optimum of many problems. Exact: Newton starts at the floor instead of the ratio
-/// of all sources; a round at U = floor that saturates every source proves U* <= floor,
-/// otherwise its cut's ratio is above the floor and at most U*, a lower bound from which
-/// Newton ends at U* as from the usual one.
-pub fn optimum_above(p: &Problem, floor: Rat) -> Option<Rat> {
+/// U* of `p` (see [`solve`]) without the flows, by Newton from `start`, which the caller
+/// guarantees is the ratio |J| / c(f(J)) of some set of sources J (so at most U*; e.g. a Hall
+/// violation found by `split`). Guarantees: equal to [`optimum`].
+pub fn optimum_from(p: &Problem, start: Rat) -> Rat {
     let m: Cap = p.counts.iter().sum();
-    if m == 0 {
-        return (floor < Rat::zero()).then(Rat::zero);
-    }
-    let mut net = Network::new(p);
-    let all = Rat::new(m, net.used_capacity(p));
-    if all > floor {
-        return Some(net.newton(p, m, all).0);
-    }
-    let above = net.round(p, m, floor)?;
-    Some(net.newton(p, m, above).0)
+    Network::new(p).newton(p, m, start).0
 }
 
 /// The flow network of a problem: node 0 = source, 1 = sink, then one node per class, then
