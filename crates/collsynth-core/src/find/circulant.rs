@@ -71,6 +71,9 @@ impl CirculantBfs {
         if !directed {
             self.shifts.extend(offsets.iter().map(|&o| (n - o % n) % n));
         }
+        if self.least_diameter(directed) > limit {
+            return None;
+        }
         let run = Run::of(offsets);
         let rotation_cost = (self.shifts.len() + 3) * self.words;
         self.level.fill(0);
@@ -98,6 +101,25 @@ impl CirculantBfs {
             self.next = std::mem::replace(&mut self.level, next);
         }
         Some((depth, total))
+    }
+
+    /// A lower bound on the diameter from the longest step alone (most sets of a search are
+    /// cut here, without a level: their long way round is longer than the best kept).
+    /// Directed, every step adds some shift s in 1..n, so reaching n - 1 takes a sum of at
+    /// least n - 1; undirected, a step moves at most min(s, n - s) either way, and n/2 is that
+    /// far from 0 whichever way round. `usize::MAX` without a nonzero shift.
+    fn least_diameter(&self, directed: bool) -> usize {
+        let n = self.n;
+        let (far, step) = if directed {
+            (n - 1, self.shifts.iter().copied().max().unwrap_or(0))
+        } else {
+            (n / 2, self.shifts.iter().map(|&s| s.min(n - s)).max().unwrap_or(0))
+        };
+        match step {
+            0 if n > 1 => usize::MAX,
+            0 => 0,
+            _ => far.div_ceil(step),
+        }
     }
 
     /// `next` = the nodes one shift from the current level not seen yet (added to `seen`);
@@ -192,7 +214,12 @@ impl Run {
                 };
                 (open.start, open.end.min(t) - 1, 1)
             }
-            // Indices of t's parity reach t offsets; the others stay.
+            // Indices of t's parity reach t offsets; the others stay. Once a <= (r-1)(t-2) + 1,
+            // what an inner index j grows by at either end, (r-1) points, index j +- 1 already
+            // had at t - 1 (its interval reaches from (j+1) a - (t-j-2)/2 (r-1), at most one
+            // past j's old right end, to (j+1) a + (t+j)/2 (r-1), beyond j's new one; likewise
+            // leftwards), so only the new outermost -t and t are left.
+            (false, false) if t >= 2 && a <= (r - 1) * (t - 2) + 1 => (-t, t, 2 * t as usize),
             (false, false) => (-t, t, 2),
             (false, true) => (-t, t, 1),
         }
