@@ -134,45 +134,70 @@ impl Scratch {
         })
     }
 
-    /// `classes` = the (sender mask, count) of the sources `fresh`, sorted by mask: the
-    /// partition of each word of sources refined by each sender's word (a part splits into
-    /// the sources the sender can and cannot send), then equal masks merged. Word operations
-    /// only, on the words that hold sources: senders x parts of the word per word.
-    /// The senders' sets are the rows of `sent` (words of `fresh.len()`) starting at `rows`.
+    /// `classes` = the (sender mask, count) of the sources `fresh` (each held by some
+    /// sender), sorted by mask. Per word of sources: the sources one sender alone holds are
+    /// found by two accumulators (held once, held twice) and counted per sender; only those
+    /// two or more hold (few: mostly one shortest-path sender per source) are partitioned,
+    /// by refining with each sender's word (a part splits into the sources the sender can
+    /// and cannot send), equal masks then merged. Word operations only. The senders' sets
+    /// are the rows of `sent` (words of `fresh.len()`) starting at `rows`.
     fn classes_of(&mut self, fresh: &[u64], sent: &[u64], rows: &[usize]) {
         self.tally.clear();
+        let mut alone = [0 as Cap; 64];
         // A word's parts are nonempty and disjoint: at most 64.
         let mut parts = [(0u64, 0u64); 64];
         for (i, &f) in fresh.iter().enumerate().filter(|(_, &f)| f != 0) {
-            parts[0] = (f, 0);
-            let mut len = 1;
-            for (k, &row) in rows.iter().enumerate() {
-                let s = sent[row + i];
-                if s & f == 0 {
-                    continue;
-                }
-                // Parts split off by this sender are already refined by it.
-                let before = len;
-                for p in 0..before {
-                    let (part, mask) = parts[p];
-                    let (inside, outside) = (part & s, part & !s);
-                    if inside != 0 && outside == 0 {
-                        parts[p].1 |= 1 << k;
-                    } else if inside != 0 {
-                        parts[p].0 = outside;
-                        parts[len] = (inside, mask | 1 << k);
-                        len += 1;
-                    }
+            let (mut once, mut twice) = (0u64, 0u64);
+            for &row in rows {
+                let s = sent[row + i] & f;
+                twice |= once & s;
+                once |= s;
+            }
+            let single = once & !twice;
+            if single != 0 {
+                for (k, &row) in rows.iter().enumerate() {
+                    alone[k] += (sent[row + i] & single).count_ones() as Cap;
                 }
             }
-            for &(part, mask) in &parts[..len] {
-                *self.tally.entry(mask).or_default() += part.count_ones() as Cap;
+            if twice != 0 {
+                let len = refine(twice, rows.iter().map(|&row| sent[row + i]), &mut parts);
+                for &(part, mask) in &parts[..len] {
+                    *self.tally.entry(mask).or_default() += part.count_ones() as Cap;
+                }
             }
         }
         self.classes.clear();
+        self.classes.extend(alone.iter().enumerate().filter(|(_, &c)| c > 0).map(|(k, &c)| (1u64 << k, c)));
+        // Masks of two or more senders: none equals a single sender's.
         self.classes.extend(self.tally.iter().map(|(&mask, &count)| (mask, count)));
         self.classes.sort_unstable();
     }
+}
+
+/// `parts[..len]` = the partition of the sources `word` by which of the senders' words
+/// (sender k's the k-th of `senders`) hold them, as (sources, sender mask); `len`.
+fn refine(word: u64, senders: impl Iterator<Item = u64>, parts: &mut [(u64, u64); 64]) -> usize {
+    parts[0] = (word, 0);
+    let mut len = 1;
+    for (k, s) in senders.enumerate() {
+        if s & word == 0 {
+            continue;
+        }
+        // Parts split off by this sender are already refined by it.
+        let before = len;
+        for p in 0..before {
+            let (part, mask) = parts[p];
+            let (inside, outside) = (part & s, part & !s);
+            if inside != 0 && outside == 0 {
+                parts[p].1 |= 1 << k;
+            } else if inside != 0 {
+                parts[p].0 = outside;
+                parts[len] = (inside, mask | 1 << k);
+                len += 1;
+            }
+        }
+    }
+    len
 }
 
 /// max_k c_k / cap_k, c_k the sources some class gives sender k: an upper bound on the
