@@ -16,9 +16,15 @@
 //!   `[-(t-y), t-y]`; every interval of a fixed j contains j a, so their union is one
 //!   interval, whose ends are linear in y and so extreme at the least or the largest y.
 
+use std::ops::RangeInclusive;
+
 /// Painting one interval costs about this many word operations of a rotation (index
 /// arithmetic and a reduction mod n against a vectorised pass over words).
 const PAINT_COST: usize = 24;
+
+/// A single point costs about this fraction of an interval when walked by additions (no
+/// reduction mod n, no word loop).
+const POINT_SHARE: usize = 6;
 
 /// Breadth-first search from 0 in circulants on Z_n (see the module docs): D levels of
 /// k n / 64 word operations each, or of a few operations per grown interval for the
@@ -89,7 +95,7 @@ impl CirculantBfs {
             next.clear();
             next.resize(self.words, 0);
             let t = depth as i64;
-            let found = match run.filter(|r| r.changes(t, directed).saturating_mul(self.paint_cost) < rotation_cost) {
+            let found = match run.filter(|r| r.cost(t, directed, self.paint_cost) < rotation_cost) {
                 Some(run) => run.paint_level(t, directed, n, &mut self.seen, &mut next),
                 None => self.rotate_level(&mut next),
             };
@@ -225,11 +231,18 @@ impl Run {
         }
     }
 
-    /// How many intervals [`Run::changed`] gives at level t.
-    fn changes(&self, t: i64, directed: bool) -> usize {
+    /// What [`Run::paint_level`] costs at level t, `per_interval` a painted interval's cost:
+    /// the intervals [`Run::changed`] gives, of which a directed `{1, a..}`'s growing ones
+    /// are single points, walked at [`POINT_SHARE`] of that.
+    fn cost(&self, t: i64, directed: bool, per_interval: usize) -> usize {
         let (from, to, step) = self.changed(t, directed);
         let listed = if to >= from { ((to - from) as usize) / step + 1 } else { 0 };
-        listed + usize::from(to < t)
+        let whole = usize::from(to < t);
+        if directed && self.one {
+            listed.saturating_mul(per_interval / POINT_SHARE).saturating_add(whole.saturating_mul(per_interval))
+        } else {
+            (listed + whole).saturating_mul(per_interval)
+        }
     }
 
     /// The interval of index `i` in the ball of radius t (in Z, before reduction mod n),
@@ -263,6 +276,9 @@ impl Run {
     /// by since t - 1, and added to `seen`; how many.
     fn paint_level(&self, t: i64, directed: bool, n: usize, seen: &mut [u64], level: &mut [u64]) -> usize {
         let (from, to, step) = self.changed(t, directed);
+        if directed && self.one {
+            return self.paint_points(from..=to, t, n, seen, level);
+        }
         let mut found = 0;
         let last = (to < t).then_some(t);
         for i in (from..=to).step_by(step).chain(last) {
@@ -275,6 +291,27 @@ impl Run {
             }
         }
         found
+    }
+}
+
+impl Run {
+    /// [`Run::paint_level`] of a directed `{1, a..}` (`open` from [`Run::changed`], which
+    /// ends below t): each open interval y grows by the one point y (a+r-2) + t, an arithmetic
+    /// progression walked mod n by additions (no division per point); then interval t, new.
+    fn paint_points(&self, open: RangeInclusive<i64>, t: i64, n: usize, seen: &mut [u64], level: &mut [u64]) -> usize {
+        let modulus = n as i64;
+        let gap = (self.a + self.r - 2).rem_euclid(modulus);
+        let mut x = (open.start() * (self.a + self.r - 2) + t).rem_euclid(modulus);
+        let mut found = 0;
+        for _ in open {
+            found += mark(seen, level, x as usize, x as usize);
+            x += gap;
+            if x >= modulus {
+                x -= modulus;
+            }
+        }
+        let (lo, hi) = self.interval(t, t, true).expect("t offsets at level t");
+        found + paint(seen, level, n, lo, hi)
     }
 }
 
