@@ -394,21 +394,13 @@ pub fn measure_kautz(spec: &str, degree: usize, n: usize, d: usize) -> Option<Ca
     if arcs.windows(2).any(|w| w[0] == w[1]) {
         return None;
     }
-    let reflection: Vec<usize> = (0..n).rev().collect();
+    let expr = Expr::Spec(spec.to_string());
+    let reflection = zoo::symmetry::rank_automorphism(&expr, n)?;
     let profile = bfb::profile_arcs(n, &arcs, &reflection)?;
     let symmetric = arcs.iter().all(|&(x, y)| arcs.binary_search(&(y, x)).is_ok());
-    let girth = if symmetric {
-        Some(2)
-    } else if n <= GIRTH_MAX_NODES {
-        let adjacency = Adjacency::of_arcs(n, &arcs);
-        let mut bfs = CycleBfs::new(n);
-        (0..n).map(|u| bfs.shortest_cycle(&adjacency, u)).max()
-    } else {
-        None
-    };
     // One link per arc, all of one bandwidth.
     let simple = arcs.len() == n * d;
-    Some(exact(Expr::Spec(spec.to_string()), n, d, &profile, simple, symmetric, girth))
+    Some(exact(expr, n, d, &profile, simple, symmetric, || Some(max_girth_of_arcs(n, &arcs, n))))
 }
 
 /// [`measure`] of the circulant `spec` on Z_n with arcs i -> i + s for the `shifts` (as the
@@ -424,14 +416,10 @@ pub fn measure_circulant(spec: &str, n: usize, shifts: &[usize], d: usize) -> Op
     // One link per distinct shift and node; all of one bandwidth iff the multiplicities agree.
     let simple = arcs.len() == d && runs.iter().all(|&r| r == runs[0]);
     let symmetric = arcs.iter().all(|&s| arcs.binary_search(&(n - s)).is_ok());
-    let girth = if symmetric {
-        Some(2)
-    } else if n <= GIRTH_MAX_NODES {
-        // Vertex-transitive: node 0's shortest cycle, through an in-neighbour -s.
+    // Vertex-transitive: node 0's shortest cycle, through an in-neighbour -s.
+    let girth = || {
         let dist = bfb::profile::circulant_distances(n, arcs.iter().copied())?;
         arcs.iter().map(|&s| dist[n - s] as usize + 1).min()
-    } else {
-        None
     };
     Some(exact(Expr::Spec(spec.to_string()), n, d, &profile, simple, symmetric, girth))
 }
@@ -456,17 +444,12 @@ pub fn measure(expr: Expr, topo: &Topology, d: usize) -> Result<Candidate> {
     };
     let simple = is_simple(topo, d);
     let symmetric = topo.is_bidirectional();
-    let girth = if symmetric {
-        Some(2)
-    } else if n <= GIRTH_MAX_NODES {
-        Some(max_girth(topo, symmetry))
-    } else {
-        None
-    };
-    Ok(exact(expr, n, d, &profile, simple, symmetric, girth))
+    Ok(exact(expr, n, d, &profile, simple, symmetric, || Some(max_girth(topo, symmetry))))
 }
 
 /// The exact candidate of `expr` (n nodes, degree d) with BFB's `profile` (diameter = steps).
+/// Its girth is 2 when `symmetric`, else `girth()` up to [`GIRTH_MAX_NODES`] nodes (unknown
+/// above: too costly for what it buys).
 fn exact(
     expr: Expr,
     n: usize,
@@ -474,8 +457,15 @@ fn exact(
     profile: &bfb::profile::Profile,
     simple: bool,
     symmetric: bool,
-    girth: Option<usize>,
+    girth: impl FnOnce() -> Option<usize>,
 ) -> Candidate {
+    let girth = if symmetric {
+        Some(2)
+    } else if n <= GIRTH_MAX_NODES {
+        girth()
+    } else {
+        None
+    };
     Candidate {
         expr,
         n,
@@ -498,8 +488,14 @@ fn max_girth(t: &Topology, symmetry: Symmetry) -> usize {
         Symmetry::Unknown => t.n_nodes(),
     };
     let arcs: Vec<(usize, usize)> = t.links.iter().map(|l| (l.src, l.dst)).collect();
-    let adjacency = Adjacency::of_arcs(t.n_nodes(), &arcs);
-    let mut bfs = CycleBfs::new(t.n_nodes());
+    max_girth_of_arcs(t.n_nodes(), &arcs, nodes)
+}
+
+/// max over nodes u < `nodes` of the shortest directed cycle through u, in the graph of the
+/// `arcs` on `0..n` (0 without nodes).
+fn max_girth_of_arcs(n: usize, arcs: &[(usize, usize)], nodes: usize) -> usize {
+    let adjacency = Adjacency::of_arcs(n, arcs);
+    let mut bfs = CycleBfs::new(n);
     (0..nodes).map(|u| bfs.shortest_cycle(&adjacency, u)).max().unwrap_or(0)
 }
 

@@ -13,8 +13,8 @@
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
-use super::solve::{disjoint_optimum, optimum, optimum_from, Problem};
-use super::split::{bits, Split};
+use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Problem};
+use super::split::Split;
 use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
@@ -122,12 +122,7 @@ impl Scratch {
                 Err(ratio) => start = Some(ratio),
             }
         }
-        let problem = Problem {
-            caps: self.caps.clone(),
-            words: 1,
-            masks: self.classes.iter().map(|c| c.0).collect(),
-            counts: self.classes.iter().map(|c| c.1).collect(),
-        };
+        let problem = Problem::of_classes(self.caps.clone(), &self.classes);
         Some(match start {
             Some(ratio) => optimum_from(&problem, ratio),
             None => optimum(&problem),
@@ -262,12 +257,7 @@ mod tests {
             let all = (1u64 << caps.len()) - 1;
             let classes: Vec<(u64, Cap)> = classes.into_iter().map(|(m, c)| (m & all, c)).filter(|c| c.0 != 0).collect();
             prop_assume!(!classes.is_empty());
-            let p = Problem {
-                caps: caps.clone(),
-                words: 1,
-                masks: classes.iter().map(|c| c.0).collect(),
-                counts: classes.iter().map(|c| c.1).collect(),
-            };
+            let p = Problem::of_classes(caps.clone(), &classes);
             prop_assert!(solve(&p).optimum <= share_bound(&classes, |k| caps[k]));
         }
 
@@ -293,7 +283,7 @@ mod tests {
             let got = disjoint_optimum(&classes, |k| caps[k]);
             prop_assert_eq!(got.is_some(), disjoint);
             if let Some(optimum) = got {
-                let p = Problem { caps: caps.clone(), words: 1, masks: classes.iter().map(|c| c.0).collect(), counts: classes.iter().map(|c| c.1).collect() };
+                let p = Problem::of_classes(caps.clone(), &classes);
                 prop_assert_eq!(optimum, solve(&p).optimum);
                 prop_assert_eq!(optimum, brute_force(&p));
             }

@@ -124,11 +124,8 @@ fn strongly_connected(n: usize, arcs: &[(usize, usize)]) -> bool {
 
 /// Whether `sigma` permutes `0..n` mapping every arc of the sorted `arcs` to an arc.
 fn arcs_automorphism(arcs: &[(usize, usize)], sigma: &[usize]) -> bool {
-    let mut hit = vec![false; sigma.len()];
-    for &x in sigma {
-        if x >= sigma.len() || std::mem::replace(&mut hit[x], true) {
-            return false;
-        }
+    if !is_permutation(sigma) {
+        return false;
     }
     let image = |x: usize| sigma.get(x).copied();
     arcs.iter().all(|&(u, v)| {
@@ -141,19 +138,19 @@ fn arcs_automorphism(arcs: &[(usize, usize)], sigma: &[usize]) -> bool {
 /// of the same bandwidth (so, links being as many, onto the links).
 pub(crate) fn is_automorphism(topo: &Topology, sigma: &[usize]) -> bool {
     let n = topo.n_ranks();
-    if topo.n_switches() > 0 || sigma.len() != n {
+    if topo.n_switches() > 0 || sigma.len() != n || !is_permutation(sigma) {
         return false;
-    }
-    let mut hit = vec![false; n];
-    for &x in sigma {
-        if x >= n || std::mem::replace(&mut hit[x], true) {
-            return false;
-        }
     }
     let image = |v: usize| topo.rank_node(sigma[topo.rank_of(v).expect("no switches")]);
     topo.links
         .iter()
         .all(|l| topo.link_between(image(l.src), image(l.dst)).is_some_and(|m| topo.links[m].bandwidth == l.bandwidth))
+}
+
+/// Whether `sigma` maps `0..len` one-to-one onto itself.
+fn is_permutation(sigma: &[usize]) -> bool {
+    let mut hit = vec![false; sigma.len()];
+    sigma.iter().all(|&x| x < sigma.len() && !std::mem::replace(&mut hit[x], true))
 }
 
 /// The least rank of every cycle of the permutation `sigma`, marked.
@@ -219,10 +216,8 @@ pub fn circulant(n: usize, shifts: &[usize]) -> Option<Profile> {
         classes.clear();
         classes.extend(step.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as Cap)));
         // Rank 0's optimum at this step, without the flows a plan keeps.
-        sum += disjoint_optimum(&classes, |k| caps[k]).unwrap_or_else(|| {
-            let masks = classes.iter().map(|c| c.0).collect();
-            optimum(&Problem { caps: caps.clone(), words: 1, masks, counts: classes.iter().map(|c| c.1).collect() })
-        });
+        sum += disjoint_optimum(&classes, |k| caps[k])
+            .unwrap_or_else(|| optimum(&Problem::of_classes(caps.clone(), &classes)));
     }
     // tau = sum_t U*_t sigma x max ingress / n, max ingress = sum of caps / sigma.
     let ingress: Cap = caps.iter().sum();

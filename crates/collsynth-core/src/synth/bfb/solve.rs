@@ -62,6 +62,16 @@ impl Problem {
         Problem { caps, words, masks, counts: classes.iter().map(|c| c.1).collect() }
     }
 
+    /// A problem of one-word sender masks (at most 64 senders) from `(mask, count)` classes.
+    pub fn of_classes(caps: Vec<Cap>, classes: &[(u64, Cap)]) -> Problem {
+        Problem {
+            caps,
+            words: 1,
+            masks: classes.iter().map(|c| c.0).collect(),
+            counts: classes.iter().map(|c| c.1).collect(),
+        }
+    }
+
     pub fn n_classes(&self) -> usize {
         self.counts.len()
     }
@@ -138,12 +148,7 @@ pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Ca
             return None;
         }
         union |= mask;
-        let mut c: Cap = 0;
-        let mut rest = mask;
-        while rest != 0 {
-            c += cap(rest.trailing_zeros() as usize);
-            rest &= rest - 1;
-        }
+        let c: Cap = bits(mask).map(&cap).sum();
         // count / c > best count / best c, compared by cross-multiplying (c > 0).
         if best.is_none_or(|(bn, bc)| count * bc > bn * c) {
             best = Some((count, c));
@@ -158,6 +163,17 @@ pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Ca
 pub fn optimum_from(p: &Problem, start: Rat) -> Rat {
     let m: Cap = p.counts.iter().sum();
     Network::new(p).newton(p, m, start).0
+}
+
+/// The positions of the set bits of `word`, ascending.
+pub(super) fn bits(mut word: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let b = word.trailing_zeros() as usize;
+            word &= word - 1;
+            b
+        })
+    })
 }
 
 /// The flow network of a problem: node 0 = source, 1 = sink, then one node per class, then

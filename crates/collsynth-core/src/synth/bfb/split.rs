@@ -13,6 +13,7 @@
 //! |J| b > a c(S) >= a c(f(J)), a Hall violation whose ratio |J| / c(f(J)) is above U and at
 //! most U* (a start for the solver's Newton iteration).
 
+use super::solve::bits;
 use crate::flow::Cap;
 use crate::rational::Rat;
 
@@ -179,17 +180,6 @@ fn ratio(classes: &[(u64, Cap)], caps: &[Cap], j: &[bool]) -> Rat {
     Rat::new(count, bits(senders).map(|k| caps[k]).sum())
 }
 
-/// The positions of the set bits of `word`, ascending.
-pub(super) fn bits(mut word: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (word != 0).then(|| {
-            let b = word.trailing_zeros() as usize;
-            word &= word - 1;
-            b
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::Split;
@@ -199,12 +189,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn problem(classes: &[(u64, Cap)], caps: &[Cap]) -> Problem {
-        Problem {
-            caps: caps.to_vec(),
-            words: 1,
-            masks: classes.iter().map(|c| c.0).collect(),
-            counts: classes.iter().map(|c| c.1).collect(),
-        }
+        Problem::of_classes(caps.to_vec(), classes)
     }
 
     /// The answer at `floor` against the solver: Ok iff U* <= floor, else a ratio in
