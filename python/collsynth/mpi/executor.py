@@ -86,14 +86,7 @@ def compile_program(program: dict | str, inplace: bool = False) -> list[Plan]:
     raw = msccl.exec_plan(program, inplace)
     if tuple(raw["op_fields"]) != Op._fields:
         raise InternalError(f"collsynth._core ops have fields {raw['op_fields']}, the executor {Op._fields}")
-    header = (
-        raw["name"],
-        raw["collective"],
-        raw["ngpus"],
-        raw["nchunksperloop"],
-        raw["nchannels"],
-        raw["root"],
-    )
+    header = [raw[k] for k in ("name", "collective", "ngpus", "nchunksperloop", "nchannels", "root")]
     return [
         Plan(
             *header,
@@ -105,7 +98,7 @@ def compile_program(program: dict | str, inplace: bool = False) -> list[Plan]:
             tuple(r["input"]),
             tuple(r["output"]),
             tuple(Op(*o) for o in r["ops"]),
-        )  # fmt: skip
+        )
         for r in raw["ranks"]
     ]
 
@@ -119,10 +112,9 @@ def compile_on(comm: MPI.Comm, program: dict | str, inplace: bool = False) -> Pl
             plans = compile_program(program, inplace)
         except BadInput as e:
             error = str(e)
-    error = comm.bcast(error if error else None, root=0)
+    error, ngpus = comm.bcast((error, None if plans is None else len(plans)), root=0)
     if error:
         raise BadInput(error)
-    ngpus = comm.bcast(len(plans) if plans is not None else None, root=0)
     if ngpus != comm.Get_size():
         raise BadInput(f"the program is for {ngpus} ranks but the communicator has {comm.Get_size()}")
     return comm.scatter(plans, root=0)
