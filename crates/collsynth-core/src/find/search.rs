@@ -4,7 +4,7 @@
 //! of sizes multiplying to M and degrees adding to d — predicted by [`super::predict`] and
 //! pruned to a Pareto frontier per (M, d). Bidirectional pools also hold appendix A.6's
 //! conversion `bi(G)` of the unidirectional candidates of (M, d/2), measured rather than
-//! predicted (see [`unions`]). Pools are cached process-wide: every size of a sweep reuses
+//! predicted (see `unions`). Pools are cached process-wide: every size of a sweep reuses
 //! the pools of its divisors.
 
 use super::candidates::{bases, measure, ready_base, specs};
@@ -208,7 +208,7 @@ fn factors() -> &'static Mutex<HashMap<Key, Option<Candidate>>> {
 /// target needs a pool of, so the work is cut where the answer cannot change: circulants,
 /// whose key the generator search already knows, are measured in key order only until one
 /// is product-ready or the best so far ranks before the next; then that best bounds the
-/// products' search (see [`products`]).
+/// products' search (see `products`).
 pub fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
     let key = (n, d, bidirectional);
     if let Some(f) = factors().lock().expect("find factors").get(&key) {

@@ -51,7 +51,7 @@ pub fn round(parts: &[(u32, Cap)], unit: Cap, p: Cap, out: &mut Vec<(u32, Cap)>)
     out.extend(parts.iter().zip(&y).filter(|(_, &c)| c > 0).map(|(&(w, _), &c)| (w, c)));
 }
 
-/// The plan of `topo` with every shard in `p` chunks (see [`plan_with`]).
+/// The plan of `topo` with every shard in `p` chunks (see `plan_full`).
 pub fn plan(topo: &Topology, p: usize) -> Result<Plan> {
     plan_full(topo, Some(checked(p)?), None)
 }

@@ -70,7 +70,7 @@ pub struct ProcessSchedule {
     pub recv_blocks: Vec<i64>,
     /// Algorithm 5 for the virtual rank.
     pub send_blocks: Vec<i64>,
-    /// Real ranks: (rank - skips[k]) mod p and (rank + skips[k]) mod p.
+    /// Real ranks: (rank - skips\[k\]) mod p and (rank + skips\[k\]) mod p.
     pub recv_from: Vec<usize>,
     pub send_to: Vec<usize>,
 }
@@ -98,7 +98,7 @@ pub fn process_schedule(p: usize, rank: usize, root: usize) -> Result<ProcessSch
 }
 
 /// Per-round latency alpha (us) and time per byte beta (us/B) of the topology as the
-/// schedules use it: the worst route from rank 0 to its q partners rank skips[k] (sum of
+/// schedules use it: the worst route from rank 0 to its q partners rank skips\[k\] (sum of
 /// link latencies; slowest link, GB/s = 10^3 B/us).
 pub fn topology_alpha_beta(topo: &Topology) -> Result<(f64, f64)> {
     let p = topo.n_ranks();

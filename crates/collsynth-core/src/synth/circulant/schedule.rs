@@ -47,7 +47,7 @@ impl Variant {
 }
 
 impl Skips {
-    /// Algorithm 1: halve p (rounding up) until 1. `p = 1` gives q = 0 and skips = [1].
+    /// Algorithm 1: halve p (rounding up) until 1. `p = 1` gives q = 0 and skips = \[1\].
     ///
     /// Panics if p = 0 or p > [`MAX_P`] (callers check user input first).
     pub fn new(p: usize) -> Skips {
@@ -85,7 +85,7 @@ impl Skips {
     }
 
     /// Algorithm 2: the baseblock of process `r` (0 < r < p), the first block it receives.
-    /// bb(skips[k]) = k and bb(r) = bb(r - skips[k]) for skips[k] < r < skips[k+1].
+    /// bb(skips\[k\]) = k and bb(r) = bb(r - skips\[k\]) for skips\[k\] < r < skips\[k+1\].
     pub fn baseblock(&self, r: usize) -> usize {
         assert!(r > 0 && r < self.p, "baseblock({r}) needs 0 < r < p = {}", self.p);
         // The paper walks k down from q; jumping to the homerange of r (O(1)) is the same
@@ -259,7 +259,7 @@ impl Skips {
     }
 
     /// Algorithm 5: the send schedule of (virtual) process r. In round i of a phase, r sends
-    /// what its to-process (r + skips[i]) mod p receives then (erratum 6: the paper omits
+    /// what its to-process (r + skips\[i\]) mod p receives then (erratum 6: the paper omits
     /// the mod); only entries 0..=i of that process's receive schedule are computed.
     pub fn send_schedule(&self, r: usize) -> Vec<i64> {
         let mut out = vec![0; self.q];
@@ -285,7 +285,7 @@ impl Skips {
     }
 
     /// Send schedules of all processes from their receive schedules (Algorithm 9, lines
-    /// 4–9): send[r][k] = recv[(r + skips[k]) mod p][k].
+    /// 4–9): `send[r][k] = recv[(r + skips[k]) mod p][k]`.
     pub fn all_send(&self, recv: &[i64]) -> Vec<i64> {
         let (p, q) = (self.p, self.q);
         (0..p * q).map(|j| recv[((j / q + self.skips[j % q]) % p) * q + j % q]).collect()

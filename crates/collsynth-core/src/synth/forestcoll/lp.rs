@@ -12,7 +12,7 @@
 //! `c_RE + c_BC <= b` per link; flow conservation written "inflow >= outflow" as in the
 //! notes. With switches the links are replaced by the `b'` indirection: logical arcs between
 //! compute nodes whose capacities are carried by a multi-commodity flow in the physical
-//! network (aggregated by source; see [`model`]). `T = M / Σ x`, so algbw = `Σ x`.
+//! network (aggregated by source; see `model`). `T = M / Σ x`, so algbw = `Σ x`.
 //!
 //! **Solver: `microlp`** (pure Rust revised simplex with sparse LU, crates.io). HiGHS (the
 //! notes' solver) needs cmake and libclang at build time, which this machine and CI lack;
@@ -29,7 +29,7 @@
 //! With all capacities in units of `1/K`, Edmonds' theorem with root capacities (Frank;
 //! the notes' Thm 5 with `s -> v` capacity `k_v`) packs `x_v` out-arborescences per root in
 //! the BC graph and `x_v` in-arborescences per root in the RE graph (out-trees of its
-//! transpose), all roots together ([`super::rooted::pack`]). Each piece of a shard follows
+//! transpose), all roots together (`super::rooted::pack`). Each piece of a shard follows
 //! one in-tree (Reduce transfers child -> parent, after the child's own reductions) and then
 //! one out-tree (Copy transfers, the root's after every reduction into it).
 //!

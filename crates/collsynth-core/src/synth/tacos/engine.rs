@@ -588,7 +588,7 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
     run_on(net, sources, seed, materialize, threads())
 }
 
-/// Worker threads for TACOS's parallel parts: the cores, at most [`MAX_THREADS`].
+/// Worker threads for TACOS's parallel parts: the cores, at most `MAX_THREADS`.
 pub fn threads() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS)
 }
