@@ -1,4 +1,4 @@
-//! The base and generative topologies of the finder (notes section 4, Table 9): for a size N
+//! The base and generative topologies of the finder (§6.2, App. F, Table 9): for a size N
 //! and degree d, every zoo spec that is an N-node degree-d member of a family, each evaluated
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.

@@ -1,4 +1,4 @@
-//! Discrete chunked BFB (direct-connect paper App. E.2; notes `seed-direct-connect.md` §3.5):
+//! Discrete chunked BFB (direct-connect paper App. E.2):
 //! every shard is cut into exactly P equal chunks and every (u, t) assignment moves whole
 //! chunks. The integer program (13) is NP-hard in general, so, as the paper does, we round
 //! the exact LP optimum: for each source v with LP split x_{v,w}, `y^LP_w = P x_{v,w}`, take

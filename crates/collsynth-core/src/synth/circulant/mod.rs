@@ -1,6 +1,7 @@
 //! `circulant`: Träff's round-optimal schedules on the circulant graph with skips
-//! 1, 2, ..., ceil(p/2) (`../shared/papers/traff-circulant-broadcast.md`; our notes with the
-//! errata: `../shared/research/seed-traff.md`; user docs: `docs/circulant.md`).
+//! 1, 2, ..., ceil(p/2) (Träff, *(Poly)Logarithmic Time Construction of Round-optimal n-Block
+//! Broadcast Schedules for Broadcast and irregular Allgather in MPI*; user docs and the errata
+//! to its pseudo-code: `docs/circulant.md`).
 //!
 //! * [`schedule`]: Algorithms 1–5, computed per process in O(log³ p) without communication.
 //! * [`check`]: the exhaustive round-by-round checker (`collsynth circulant check`).

@@ -1,5 +1,5 @@
 //! Single-root broadcast / reduce by spanning-arborescence packing (Edmonds), the Blink
-//! baseline of the ForestColl paper (notes §3.4), exact and through switches.
+//! baseline of the ForestColl paper (§5.2), exact and through switches.
 //!
 //! Interface used by `forestcoll/mod.rs` (keep this signature): [`broadcast`]; also
 //! [`reduce`] (the reversal of a broadcast made on the transpose).

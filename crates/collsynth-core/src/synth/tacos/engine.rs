@@ -1,6 +1,6 @@
-//! The event-driven greedy link-chunk matching (paper section IV-E/F; our notes, section
-//! 5.2) on a lazily built time-expanded network: time jumps from one arrival time to the
-//! next, and only what changes at an event is touched.
+//! The event-driven greedy link-chunk matching (paper section IV-E/F, as the TACOS
+//! reference implementation runs it) on a lazily built time-expanded network: time jumps
+//! from one arrival time to the next, and only what changes at an event is touched.
 //!
 //! At each event time t:
 //! 1. arrivals at t are processed (in the order they were matched); a chunk that reached
