@@ -3,7 +3,7 @@ round. Pure Python over the Rust schedules (``collsynth._core.circulant_schedule
 so the plans can be simulated for every rank in one process (tests/test_mpi.py does).
 
 The shifting is the paper's Algorithm 6 (lines 4-12 and 21-22), with our fixes
-(../shared/research/seed-traff.md §7.2, §7.3, §9.3):
+(the errata 9 and 10 of docs/circulant.md):
 
 - x = (-(n - 1)) mod q empty first rounds; entry k starts at ``v - x + q`` if k < x else ``v - x``
   and grows by q each time round k of a phase comes around;
