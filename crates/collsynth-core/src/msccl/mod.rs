@@ -64,7 +64,7 @@ fn self_check(p: &Program, dialect: Dialect) -> Result<String> {
     if let Some(problem) = rules::check(&parsed, dialect).into_iter().next() {
         return Err(bug(problem));
     }
-    if let Some(problem) = interp::check(&parsed, model::connection_slots(p.proto)).into_iter().next() {
+    if let Some(problem) = interp::check(&parsed).into_iter().next() {
         return Err(bug(problem));
     }
     Ok(xml)
@@ -110,7 +110,7 @@ pub fn validate(text: &str, topo: Option<&Topology>) -> Result<Validation> {
         }
     }
     let execution = match &program {
-        Some(p) => interp::check(p, model::connection_slots(p.proto)),
+        Some(p) => interp::check(p),
         None => vec![],
     };
     let loads = match (&program, topo) {
