@@ -411,7 +411,7 @@ impl<'p> Machine<'p> {
             };
             let n = self.calls.of(st);
             let mut at = self.describe(u, t.pc);
-            if n > 1 {
+            if t.call > 0 || t.slice > 0 {
                 at += &format!(" call {} of {n}", t.call + 1);
             }
             if self.calls.iterations > 1 {
