@@ -240,7 +240,10 @@ pub fn export_msccl(
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
     let why = match crate::msccl::export(s, o, auto_pipeline) {
-        Ok(exported) => return Ok(MscclExport { exported, schedule: s.clone(), fallback: None }),
+        Ok(exported) => {
+            let fallback = exported.unfused_because.clone();
+            return Ok(MscclExport { exported, schedule: s.clone(), fallback });
+        }
         Err(CollsynthError::Infeasible(why)) if s.provenance.algorithm == "forestcoll" => why,
         Err(e) => return Err(e),
     };
@@ -274,6 +277,10 @@ pub fn export_msccl(
          {kk} trees per root instead, at {:.1}% of the optimal algbw",
         100.0 * share
     );
+    let note = match &exported.unfused_because {
+        Some(why) => format!("{note}; {why}"),
+        None => note,
+    };
     Ok(MscclExport { exported, schedule: fixed, fallback: Some(note) })
 }
 
