@@ -125,3 +125,22 @@ fn distinct_max_counts_are_the_breakpoints_of_the_call_counts() {
         assert_eq!(got, want, "{all:?}");
     }
 }
+
+/// The argument for running fewer m: every m from 1 to 71 gives the verdict of the largest
+/// m of `distinct_max_counts` at or below it (here on the cycle at several `cnt`, both
+/// protocols, where the verdict does change with m).
+#[test]
+fn every_max_allowed_count_has_the_verdict_of_its_representative() {
+    for (proto, cnt) in [("Simple", 5), ("Simple", 12), ("Simple", 37), ("LL", 20), ("LL", 71)] {
+        let p = cycle(proto, cnt);
+        let reps = distinct_max_counts(&p);
+        let hangs = |m: usize| run(&p, Aliasing::InPlace, Some(Buffers::at(p.proto, m))).deadlock.is_some();
+        let mut changes = 0;
+        for m in 1..MAX_COUNT {
+            let rep = *reps.iter().rfind(|&&r| r <= m).unwrap();
+            assert_eq!(hangs(m), hangs(rep), "{proto} cnt {cnt} m {m} (rep {rep})");
+            changes += usize::from(m > 1 && hangs(m) != hangs(m - 1));
+        }
+        assert_eq!(changes, 1, "{proto} cnt {cnt}: the verdict changes once, from hang to pass");
+    }
+}
