@@ -182,6 +182,56 @@ def test_verify_missing_file_and_topology_mismatch(cli, tmp_path):
     assert "--topology has 4 ranks but the XML is for ngpus = 3" in proc.stderr
 
 
+def buffer_cycle_xml(proto: str, cnt: int) -> str:
+    """GPU 0 `rrcs` cnt chunks with GPU 1; GPU 1 sends on tb 0 (hasdep) and receives on tb 1 only
+    after tb 0's step: at maxAllowedCount m the step is ceil(cnt/m) runtime calls, and the two
+    connections absorb 4 Simple calls (16 LL calls), so tb 0 stops midway and never sets its flag."""
+
+    def step(kind: str, src: str, dst: str, depid: int, hasdep: int) -> str:
+        return (
+            f'      <step s="0" type="{kind}" srcbuf="{src}" srcoff="0" dstbuf="{dst}" dstoff="0" '
+            f'cnt="{cnt}" depid="{depid}" deps="{0 if depid >= 0 else -1}" hasdep="{hasdep}"/>'
+        )
+
+    gpu = f'  <gpu id="{{}}" i_chunks="{cnt}" o_chunks="{cnt}" s_chunks="0">'
+    lines = [
+        f'<algo name="cycle" proto="{proto}" nchunksperloop="{cnt}" ngpus="2" coll="allreduce" inplace="1" '
+        'outofplace="1" minBytes="0" maxBytes="1099511627776" nchannels="1">',
+        gpu.format(0),
+        '    <tb id="0" send="1" recv="1" chan="0">',
+        step("rrcs", "i", "o", -1, 0),
+        "    </tb>",
+        "  </gpu>",
+        gpu.format(1),
+        '    <tb id="0" send="0" recv="-1" chan="0">',
+        step("s", "i", "i", -1, 1),
+        "    </tb>",
+        '    <tb id="1" send="-1" recv="0" chan="0">',
+        step("r", "o", "o", 0, 0),
+        "    </tb>",
+        "  </gpu>",
+        "</algo>",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("proto", "cnt", "hangs"), [("Simple", 12, True), ("Simple", 4, False),
+                                                     ("LL", 12, False), ("LL128", 20, True)])  # fmt: skip
+def test_verify_reports_a_deadlock_of_the_runtime_calls(cli, tmp_path, proto, cnt, hangs):
+    path = tmp_path / "cycle.xml"
+    path.write_text(buffer_cycle_xml(proto, cnt))
+    v = msccl.validate(path.read_text())
+    assert v["dialects"] == {"new": [], "old": []}
+    if not hangs:
+        assert v["ok"], v["execution"]
+        cli("verify", str(path))
+        return
+    proc = cli("verify", str(path), check_status=2)
+    line = proc.stderr.strip().splitlines()[-1]
+    assert f"deadlock with {proto} (" in line and "maxAllowedCount 1, 2 iterations" in line, line
+    assert "gpu 1 tb 0 step 0 (s to 0, chan 0) call " in line
+
+
 # ---------------------------------------------------------------------------------------------
 # The real files
 

@@ -69,14 +69,33 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 /// synthesized and verified; the cost model's tuner picks the fastest at `size`. The
 /// reported synthesis time is the sum over all candidates (what `auto` really costs).
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
+    let names = synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)).map(|a| a.name);
+    fastest_candidate(topo, collective, size, names, |name| synthesize(topo, collective, name, req, size))
+}
+
+/// The fastest at `size` of the schedules `candidate` makes for `names`. A candidate that
+/// does not apply (`BadInput`: an option it does not take; `Infeasible`: a topology it
+/// cannot handle) is skipped; any other error (a bug, a schedule that failed verification)
+/// is returned, naming the algorithm: one broken synthesizer must not hide behind the others.
+fn fastest_candidate<'a>(
+    topo: &Topology,
+    collective: Collective,
+    size: Rat,
+    names: impl IntoIterator<Item = &'a str>,
+    mut candidate: impl FnMut(&str) -> Result<Synthesized>,
+) -> Result<Synthesized> {
     let mut candidates = Vec::new();
     let mut seconds = 0.0;
     let mut topology = topo.clone();
-    for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)) {
-        if let Ok(done) = synthesize(topo, collective, alg.name, req, size) {
-            seconds += done.synthesis_seconds;
-            topology = done.topology;
-            candidates.push(done.schedule);
+    for name in names {
+        match candidate(name) {
+            Ok(done) => {
+                seconds += done.synthesis_seconds;
+                topology = done.topology;
+                candidates.push(done.schedule);
+            }
+            Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
+            Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
         }
     }
     match cost::tuning::fastest(candidates, &topology, size)? {
@@ -221,7 +240,10 @@ pub fn export_msccl(
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
     let why = match crate::msccl::export(s, o, auto_pipeline) {
-        Ok(exported) => return Ok(MscclExport { exported, schedule: s.clone(), fallback: None }),
+        Ok(exported) => {
+            let fallback = exported.unfused_because.clone();
+            return Ok(MscclExport { exported, schedule: s.clone(), fallback });
+        }
         Err(CollsynthError::Infeasible(why)) if s.provenance.algorithm == "forestcoll" => why,
         Err(e) => return Err(e),
     };
@@ -255,5 +277,13 @@ pub fn export_msccl(
          {kk} trees per root instead, at {:.1}% of the optimal algbw",
         100.0 * share
     );
+    let note = match &exported.unfused_because {
+        Some(why) => format!("{note}; {why}"),
+        None => note,
+    };
     Ok(MscclExport { exported, schedule: fixed, fallback: Some(note) })
 }
+
+#[cfg(test)]
+#[path = "api_tests.rs"]
+mod tests;

@@ -15,6 +15,8 @@ pub mod msccl;
 pub mod progress;
 pub mod rational;
 pub mod synth;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod topology;
 pub mod units;
 pub mod verify;

@@ -96,7 +96,13 @@ def print_validation(path: str, v: dict) -> None:
         rows.append(["program", f"{v['collective']}, {v['ngpus']} ranks, {v['nchunksperloop']} chunks/loop"])
         rows.append(["thread blocks", f"{v['thread_blocks']} per rank max, {v['max_steps']} steps max"])
         execution = "correct" if not v["execution"] else v["execution"][0]
-        rows.append(["execution", f"{execution} ({', '.join(modes)}; unbounded and finite buffers)"])
+        rows.append(
+            [
+                "execution",
+                f"{execution} ({', '.join(modes)}; unbounded buffers, and the runtime's buffers "
+                "at every maxAllowedCount)",
+            ]
+        )
     if "bandwidth_time_per_byte" in v:
         num, _, den = v["bandwidth_time_per_byte"].partition("/")
         algbw = int(den or 1) / int(num) if int(num) else float("inf")

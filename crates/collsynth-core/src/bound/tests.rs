@@ -1,7 +1,7 @@
 use super::latency::{diameter_hops, moore_steps, one_ported_broadcast_rounds};
 use super::*;
 use crate::ir::transform::transpose;
-use crate::topology::{NodeKind, TopologyBuilder};
+use crate::topology::TopologyBuilder;
 use crate::zoo::from_spec;
 use proptest::prelude::*;
 
@@ -261,38 +261,10 @@ fn latency_helpers() {
     assert_eq!(diameter_hops(&topo("dgx-a100:2")), 6);
 }
 
-/// A strongly connected random topology: a ring through all nodes (random direction per hop,
-/// sometimes both) plus random extra links; node 0 is always a rank.
+/// Random flat topologies (directed and asymmetric links, up to 3 switches): at most 12
+/// nodes, so the brute force over node subsets stays small.
 fn arb_topology() -> impl Strategy<Value = Topology> {
-    let bw = (1i128..40, 0usize..3).prop_map(|(a, d)| Rat::new(a, [1, 10, 4][d]));
-    (2usize..=12).prop_flat_map(move |n| {
-        let kinds = proptest::collection::vec(prop::bool::weighted(0.7), n);
-        let ring = proptest::collection::vec((bw.clone(), 0u8..3), n);
-        let extra = proptest::collection::vec((0..n, 0..n, bw.clone()), 0..2 * n);
-        (kinds, ring, extra).prop_map(move |(kinds, ring, extra)| {
-            let mut tb = TopologyBuilder::new("random");
-            for (i, &c) in kinds.iter().enumerate() {
-                let kind = if c || i == 0 { NodeKind::Compute } else { NodeKind::Switch };
-                tb.node(format!("v{i}"), kind, None);
-            }
-            for (i, (b, mode)) in ring.into_iter().enumerate() {
-                let j = (i + 1) % n;
-                // mode 0: forward, 1: both ways, 2: forward plus a weaker backward link.
-                tb.link(i, j, b, 1.0);
-                if mode == 1 {
-                    tb.link(j, i, b, 1.0);
-                } else if mode == 2 {
-                    tb.link(j, i, b / Rat::from_integer(3), 1.0);
-                }
-            }
-            for (u, v, b) in extra {
-                if u != v {
-                    tb.link(u, v, b, 1.0);
-                }
-            }
-            tb.build().expect("a ring through every node is strongly connected")
-        })
-    })
+    crate::testing::arb_flat(1..=9, 3, false)
 }
 
 proptest! {

@@ -105,16 +105,23 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
     Ok(out)
 }
 
-/// Run `second` after `first` on the same pieces (allreduce = reduce-scatter then
-/// allgather, or reduce then broadcast). A transfer of `second` that sends piece p from rank
+/// Run `second` after `first` on the same shards (allreduce = reduce-scatter then
+/// allgather, or reduce then broadcast); when their pieces differ, both are first
+/// [`refine`]d to their [`common_pieces`]. A transfer of `second` that sends piece p from rank
 /// u waits for every transfer of `first` that delivers p to u. Steps of `second` follow
 /// those of `first`.
 pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
     if first.uses_scratch() || second.uses_scratch() {
         return Err(CollsynthError::internal("cannot compose schedules that use scratch slots"));
     }
-    if first.shards != second.shards || first.pieces != second.pieces {
-        return Err(CollsynthError::internal("composed schedules must share shards and pieces"));
+    if first.shards != second.shards {
+        return Err(CollsynthError::internal("composed schedules must share shards"));
+    }
+    if first.pieces != second.pieces {
+        // E.g. a reduce-scatter made on the transpose and an allgather made on the graph cut
+        // their shards differently (k trees per root each): both move to the common pieces.
+        let common = common_pieces(first, second)?;
+        return compose(&refine(first, &common)?, &refine(second, &common)?, collective);
     }
     let offset = first.transfers.len();
     let step_offset = first.n_steps().unwrap_or(0);
@@ -129,6 +136,88 @@ pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> R
         let mut after: Vec<usize> = t.after.iter().map(|a| a + offset).collect();
         after.extend(into.get(&(t.src, t.piece)).into_iter().flatten().copied());
         out.transfers.push(Transfer { after, step: t.step.map(|s| s + step_offset), ..t.clone() });
+    }
+    Ok(out)
+}
+
+/// The coarsest pieces that refine the pieces of both `a` and `b` (which share shards): per
+/// shard, the intervals between consecutive endpoints of either's pieces, ordered by shard
+/// and start. Exact: every endpoint is kept as the rational it is.
+pub fn common_pieces(a: &Schedule, b: &Schedule) -> Result<Vec<Piece>> {
+    let mut cuts: Vec<Vec<Rat>> = vec![Vec::new(); a.shards.len()];
+    for p in a.pieces.iter().chain(&b.pieces) {
+        let c = cuts
+            .get_mut(p.shard)
+            .ok_or_else(|| CollsynthError::internal(format!("piece of unknown shard {}", p.shard)))?;
+        c.extend([p.start, p.end]);
+    }
+    let mut out = Vec::new();
+    for (shard, c) in cuts.iter_mut().enumerate() {
+        c.sort();
+        c.dedup();
+        out.extend(c.windows(2).map(|w| Piece { shard, start: w[0], end: w[1] }));
+    }
+    Ok(out)
+}
+
+/// `s` on `pieces`, a refinement of its own (sorted by shard and start, each of its pieces a
+/// run of consecutive ones): transfer i becomes one transfer per sub-piece of its piece, in
+/// order. A copy depends on its dependency's copy of the same sub-piece when that
+/// dependency carries it (the data it waits for), else on every copy of the dependency.
+/// Steps, routes, ops and per-link bytes are kept.
+pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
+    let not_refined = |p: &Piece| {
+        CollsynthError::internal(format!(
+            "pieces do not refine piece [{}, {}) of shard {}",
+            crate::rational::to_fraction_string(&p.start),
+            crate::rational::to_fraction_string(&p.end),
+            p.shard
+        ))
+    };
+    let key = |p: &Piece| (p.shard, p.start);
+    let runs = s
+        .pieces
+        .iter()
+        .map(|p| {
+            let lo = pieces.partition_point(|q| key(q) < key(p));
+            let hi = pieces.partition_point(|q| key(q) < (p.shard, p.end));
+            let run = &pieces[lo..hi];
+            let tiles = !run.is_empty()
+                && run.iter().all(|q| q.shard == p.shard)
+                && run[0].start == p.start
+                && run[run.len() - 1].end == p.end
+                && run.windows(2).all(|w| w[0].end == w[1].start);
+            if tiles {
+                Ok(lo..hi)
+            } else {
+                Err(not_refined(p))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let run_of = |i: usize| s.transfers.get(i).and_then(|t| runs.get(t.piece)).cloned();
+    let mut base = Vec::with_capacity(s.transfers.len());
+    let mut total = 0;
+    for (i, t) in s.transfers.iter().enumerate() {
+        base.push(total);
+        total += run_of(i)
+            .ok_or_else(|| CollsynthError::internal(format!("transfer {i} has unknown piece {}", t.piece)))?
+            .len();
+    }
+    let mut out = Schedule { pieces: pieces.to_vec(), transfers: Vec::with_capacity(total), ..s.clone() };
+    for (i, t) in s.transfers.iter().enumerate() {
+        for piece in run_of(i).expect("checked above") {
+            let mut after = Vec::with_capacity(t.after.len());
+            for &d in &t.after {
+                let dep = run_of(d)
+                    .ok_or_else(|| CollsynthError::internal(format!("transfer {i} depends on unknown transfer {d}")))?;
+                if dep.contains(&piece) {
+                    after.push(base[d] + piece - dep.start);
+                } else {
+                    after.extend((0..dep.len()).map(|j| base[d] + j));
+                }
+            }
+            out.transfers.push(Transfer { piece, after, ..t.clone() });
+        }
     }
     Ok(out)
 }
@@ -226,3 +315,7 @@ pub fn side_by_side(parts: &[(&Schedule, Rat)]) -> Result<Schedule> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "transform_tests.rs"]
+mod tests;

@@ -8,10 +8,15 @@
 //! thread blocks), and wrong values (bad reductions, reads of empty chunks, final buffers
 //! that do not match the collective).
 //!
-//! A message is one slice: a step that receives and sends (`rcs`, `rrs`, `rrcs`) starts only
-//! when its data has arrived and its outgoing connection has a free slot, as NCCL's
-//! primitives wait for both before each slice (so a ring allreduce deadlocks with
-//! 1-slice connections).
+//! Connection buffers are counted as the runtimes count them (`docs/msccl.md`, "Connection
+//! buffers", has the source references): a step of `cnt` chunks is ceil(cnt / m) send or
+//! receive calls, m = maxAllowedCount; a Simple call is 2 slices and a connection holds 4
+//! (2 calls), an LL or LL128 call is 1 slice and a connection holds 8. Every slice of a step
+//! that receives needs its data and every slice of a step that sends needs room, so a step
+//! can stop midway; its dependency flag is published when all its calls are done. With
+//! m = 1 the runtime loops over slices of the buffer with no barrier, so the program runs
+//! `iterations` times, interleaved, on shared connections and each on its own copy of the
+//! buffers.
 //!
 //! Choices: a dependency (`depid`, `deps`) is satisfied once thread block `depid` has
 //! completed step `deps` (`hasdep` is a rule for `rules.rs`, not modeled); broadcast and
@@ -20,6 +25,9 @@
 //! scheduling order: each connection has one reader and one writer and all waits are
 //! monotone, so the program is a Kahn network.
 
+#[cfg(test)]
+#[path = "interp_buffers_tests.rs"]
+mod buffers_tests;
 mod clock;
 mod machine;
 mod memory;
@@ -29,11 +37,11 @@ mod step;
 #[path = "interp_tests.rs"]
 mod tests;
 
-use super::model::Program;
+use super::model::{connection_slots, Program, Proto, MAX_COUNT};
 use crate::ir::Router;
 use crate::rational::Rat;
 use crate::topology::Topology;
-use machine::Machine;
+use machine::{Calls, Machine};
 use std::collections::BTreeMap;
 
 /// How the input and output buffers of a call relate.
@@ -99,19 +107,73 @@ impl Lines {
     }
 }
 
-/// "unbounded buffers" or "2-slice connections" (a connection holds at least one slice).
-fn buffers(slots: Option<usize>) -> String {
-    match slots {
-        None => "unbounded buffers".into(),
-        Some(k) => format!("{}-slice connections", k.max(1)),
+/// The runtime's connection buffers for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buffers {
+    pub proto: Proto,
+    /// maxAllowedCount: chunks per send/receive call (at least 1).
+    pub max_count: usize,
+    /// Interleaved iterations of the runtime's loop over the buffer (at least 1).
+    pub iterations: usize,
+}
+
+impl Buffers {
+    /// What the runtime does for a buffer size that gives maxAllowedCount `m`: several
+    /// iterations of the buffer loop happen only when m = 1 (`docs/msccl.md`), and we run
+    /// `ITERATIONS` of them then.
+    pub fn at(proto: Proto, m: usize) -> Buffers {
+        Buffers { proto, max_count: m.max(1), iterations: if m <= 1 { ITERATIONS } else { 1 } }
+    }
+    /// Slices per call: Simple moves a call in 2 slices of 2 of the connection's 8 NCCL
+    /// steps, LL and LL128 in one step.
+    pub fn slices_per_call(&self) -> usize {
+        match self.proto {
+            Proto::Simple => 2,
+            Proto::LL | Proto::LL128 => 1,
+        }
+    }
+    fn calls(&self) -> Calls {
+        let slices_per_call = self.slices_per_call();
+        Calls {
+            max_count: self.max_count.max(1),
+            slices_per_call,
+            capacity: Some(connection_slots(self.proto) * slices_per_call),
+            iterations: self.iterations.max(1),
+        }
+    }
+    /// "Simple (2 calls per connection), maxAllowedCount 1, 2 iterations".
+    pub fn describe(&self) -> String {
+        let its =
+            if self.iterations == 1 { "1 iteration".to_string() } else { format!("{} iterations", self.iterations) };
+        format!(
+            "{} ({} calls per connection), maxAllowedCount {}, {its}",
+            self.proto.name(),
+            connection_slots(self.proto),
+            self.max_count
+        )
     }
 }
 
-/// Execute `p` under `aliasing` with connections holding at most `slots` unreceived
-/// messages (None: unbounded; `Some(0)` acts as `Some(1)`). Never panics: a structurally
-/// inconsistent program (bad ids, peers, offsets, chunk counts) yields one line in `wrong`.
-pub fn run(p: &Program, aliasing: Aliasing, slots: Option<usize>) -> Outcome {
-    let mut m = match Machine::new(p, aliasing, slots) {
+/// Iterations of the buffer loop run when maxAllowedCount is 1.
+pub const ITERATIONS: usize = 2;
+
+/// "unbounded buffers" or the runtime's buffers.
+fn buffers(b: Option<Buffers>) -> String {
+    match b {
+        None => "unbounded buffers".into(),
+        Some(b) => b.describe(),
+    }
+}
+
+/// Execute `p` under `aliasing` with the runtime's `buffers` (None: unbounded connections,
+/// one call per step, one iteration). Never panics: a structurally inconsistent program
+/// (bad ids, peers, offsets, chunk counts) yields one line in `wrong`.
+pub fn run(p: &Program, aliasing: Aliasing, buffers: Option<Buffers>) -> Outcome {
+    let calls = match buffers {
+        Some(b) => b.calls(),
+        None => Calls { max_count: usize::MAX, slices_per_call: 1, capacity: None, iterations: 1 },
+    };
+    let mut m = match Machine::new(p, aliasing, calls) {
         Ok(m) => m,
         Err(e) => return Outcome { wrong: vec![e], ..Outcome::default() },
     };
@@ -123,10 +185,13 @@ pub fn run(p: &Program, aliasing: Aliasing, slots: Option<usize>) -> Outcome {
             let stuck = m.stuck();
             if stuck.is_empty() {
                 let mut lines = Vec::new();
-                (0..p.ngpus).for_each(|r| m.layout.check_final(r, &m.mem[r], &mut lines));
-                lines.into_iter().for_each(|l| m.wrong.push(l));
+                for mem in &m.mem {
+                    (0..p.ngpus).for_each(|r| m.layout.check_final(r, &mem[r], &mut lines));
+                }
+                let mut seen = std::collections::HashSet::new();
+                lines.into_iter().filter(|l| seen.insert(l.clone())).for_each(|l| m.wrong.push(l));
             } else {
-                deadlock = Some(deadlock_line(slots, &stuck));
+                deadlock = Some(deadlock_line(buffers, &stuck));
             }
         }
     }
@@ -139,36 +204,91 @@ pub fn run(p: &Program, aliasing: Aliasing, slots: Option<usize>) -> Outcome {
     }
 }
 
-fn deadlock_line(slots: Option<usize>, stuck: &[String]) -> String {
+fn deadlock_line(b: Option<Buffers>, stuck: &[String]) -> String {
     let mut shown = stuck[..stuck.len().min(MAX_STUCK)].join("; ");
     if stuck.len() > MAX_STUCK {
         shown += &format!("; and {} more", stuck.len() - MAX_STUCK);
     }
-    format!("deadlock with {}: {shown}", buffers(slots))
+    format!("deadlock with {}: {shown}", buffers(b))
+}
+
+/// The values of maxAllowedCount that `check` runs: one m per distinct vector of call
+/// counts ceil(cnt / m) over the program's steps that use a connection (the run depends on
+/// m only through those counts, and through the iterations, which differ only at m = 1),
+/// from 1 up to the largest `cnt` (every larger m gives one call per step). Ascending.
+pub fn distinct_max_counts(p: &Program) -> Vec<usize> {
+    let mut cnts: Vec<usize> = p
+        .gpus
+        .iter()
+        .flat_map(|g| &g.tbs)
+        .flat_map(|t| &t.steps)
+        .filter(|s| s.kind.sends() || s.kind.receives())
+        .map(|s| s.cnt.clamp(1, MAX_COUNT))
+        .collect();
+    cnts.sort_unstable();
+    cnts.dedup();
+    let top = cnts.last().copied().unwrap_or(1);
+    let mut out: Vec<usize> = vec![1];
+    let calls = |m: usize| cnts.iter().map(|c| c.div_ceil(m)).collect::<Vec<_>>();
+    let mut last = calls(1);
+    for m in 2..=top {
+        let now = calls(m);
+        if now != last {
+            out.push(m);
+            last = now;
+        }
+    }
+    out
 }
 
 /// Run every mode `p` claims (in-place, out-of-place), each with unbounded buffers and with
-/// `topo_slots`-slice connections, and return every problem prefixed with its mode, e.g.
-/// "in-place, unbounded buffers: ..." or "out-of-place: deadlock with 2-slice connections:
-/// ...". The bounded run only adds what the unbounded one did not already report. Empty
-/// means the program is correct in every claimed mode.
-pub fn check(p: &Program, topo_slots: usize) -> Vec<String> {
+/// the runtime's buffers for its protocol at every maxAllowedCount of
+/// [`distinct_max_counts`], and return every problem prefixed with its mode, e.g.
+/// "in-place, unbounded buffers: ..." or "out-of-place: deadlock with Simple (2 calls per
+/// connection), maxAllowedCount 1, 2 iterations: ...". Bounded runs add value and race lines
+/// only when the unbounded run had none; a deadlock is reported at its smallest m, naming
+/// the other m that deadlock. Empty means the program is correct in every claimed mode.
+pub fn check(p: &Program) -> Vec<String> {
     if !p.inplace && !p.outofplace {
         return vec!["the program claims neither in-place nor out-of-place use".into()];
     }
     let mut out = Vec::new();
     let modes = [(p.inplace, Aliasing::InPlace, "in-place"), (p.outofplace, Aliasing::OutOfPlace, "out-of-place")];
+    let ms = distinct_max_counts(p);
     for (_, aliasing, mode) in modes.into_iter().filter(|m| m.0) {
         let free = run(p, aliasing, None);
-        let tight = run(p, aliasing, Some(topo_slots));
         report(&mut out, mode, &free, None, None);
-        report(&mut out, mode, &tight, Some(topo_slots), Some(&free));
+        if free.deadlock.is_some() {
+            continue;
+        }
+        let (pos, mut first, mut also) = (out.len(), None::<String>, Vec::new());
+        for &m in &ms {
+            let b = Buffers::at(p.proto, m);
+            let tight = run(p, aliasing, Some(b));
+            match (&tight.deadlock, &first) {
+                (Some(d), None) => first = Some(format!("{mode}: {d}")),
+                (Some(_), Some(_)) => also.push(m.to_string()),
+                _ => {}
+            }
+            // Value lines from the first bounded run that adds any (they repeat across m),
+            // and only when the unbounded run was clean (a race shows up differently under
+            // another schedule).
+            if out.len() == pos && free.is_ok() {
+                report(&mut out, mode, &Outcome { deadlock: None, ..tight }, Some(b), Some(&free));
+            }
+        }
+        if let Some(mut d) = first {
+            if !also.is_empty() {
+                d += &format!(" (also deadlocks at maxAllowedCount {})", also.join(", "));
+            }
+            out.insert(pos, d);
+        }
     }
     out
 }
 
 /// Append `o`'s problems, skipping those `seen` (the unbounded run) already reported.
-fn report(out: &mut Vec<String>, mode: &str, o: &Outcome, slots: Option<usize>, seen: Option<&Outcome>) {
+fn report(out: &mut Vec<String>, mode: &str, o: &Outcome, b: Option<Buffers>, seen: Option<&Outcome>) {
     if let Some(d) = &o.deadlock {
         if seen.is_none_or(|s| s.deadlock.is_none()) {
             out.push(format!("{mode}: {d}"));
@@ -176,7 +296,7 @@ fn report(out: &mut Vec<String>, mode: &str, o: &Outcome, slots: Option<usize>, 
     }
     for line in o.wrong.iter().chain(&o.races) {
         if seen.is_none_or(|s| !s.wrong.contains(line) && !s.races.contains(line)) {
-            out.push(format!("{mode}, {}: {line}", buffers(slots)));
+            out.push(format!("{mode}, {}: {line}", buffers(b)));
         }
     }
 }

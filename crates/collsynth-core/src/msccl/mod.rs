@@ -22,19 +22,25 @@ pub struct Exported {
     pub program: Program,
     pub xml: String,
     pub pipeline: usize,
+    /// Why fused steps were dropped (the fused program's deadlock under the runtime's
+    /// buffers, and the step counts), or None when the program is as fused as lowered.
+    pub unfused_because: Option<String>,
 }
 
 /// Lower `s` (verified) and check the XML the way `validate` would; a problem there is a
-/// bug (internal error): no XML that a runtime would reject or that computes a wrong
-/// result leaves this function. With `auto_pipeline`, tree schedules (no steps) are cut
-/// into 4, else 2, else 1 sub-chunks per piece, the finest that fits the runtime's limits.
-/// A fused program that would deadlock on the runtime's finite connection buffers is
-/// replaced by the same program without fused steps (deadlock-free with any buffers).
+/// bug (internal error): no XML that a runtime would reject, that computes a wrong result,
+/// or that deadlocks under the runtime's connection buffers at any buffer size (every
+/// maxAllowedCount, interleaved iterations of the buffer loop; `interp::check`) leaves this
+/// function. With `auto_pipeline`, tree schedules (no steps) are cut into 4, else 2, else 1
+/// sub-chunks per piece, the finest that fits the runtime's limits. A fused program that
+/// fails is replaced by the same program without fused steps, which is deadlock-free at
+/// every buffer size (`docs/msccl.md`).
 pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
     let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
     let mut last = None;
     for k in pipelines {
         let ok = lower::Options { pipeline: k, ..o.clone() };
+        let mut unfused_because: Option<(String, usize)> = None;
         for fuse in if o.fused { vec![true, false] } else { vec![false] } {
             let program = match lower::lower_with(s, &ok, fuse) {
                 Ok(p) => p,
@@ -45,28 +51,51 @@ pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<E
                 Err(e) => return Err(e),
             };
             match self_check(&program, o.dialect) {
-                Ok(xml) => return Ok(Exported { program, xml, pipeline: k }),
-                Err(e) if fuse => last = Some(e),
-                Err(e) => return Err(e),
+                Ok(xml) => {
+                    let unfused_because = unfused_because.map(|(why, steps)| {
+                        format!(
+                            "the fused program would hang the runtime ({}); exported without fused steps, \
+                             deadlock-free at every buffer size with the same bytes per link (at most {} steps \
+                             per rank instead of {steps})",
+                            why.split(": gpu ").next().unwrap_or(&why),
+                            max_steps(&program)
+                        )
+                    });
+                    return Ok(Exported { program, xml, pipeline: k, unfused_because });
+                }
+                Err(problem) if fuse => {
+                    unfused_because = Some((problem.clone(), max_steps(&program)));
+                    last = Some(bug(problem));
+                }
+                Err(problem) => return Err(bug(problem)),
             }
         }
     }
     Err(last.unwrap_or_else(|| CollsynthError::internal("no pipeline tried")))
 }
 
-/// Write `p`, read it back as the runtime would and run the validator on it.
-fn self_check(p: &Program, dialect: Dialect) -> Result<String> {
+/// Steps of the busiest rank.
+fn max_steps(p: &Program) -> usize {
+    p.gpus.iter().map(|g| g.tbs.iter().map(|t| t.steps.len()).sum()).max().unwrap_or(0)
+}
+
+fn bug(problem: String) -> CollsynthError {
+    CollsynthError::internal(format!("exported MSCCL XML fails its own validation: {problem}"))
+}
+
+/// Write `p`, read it back as the runtime would and run the validator on it; Err: the
+/// first problem.
+fn self_check(p: &Program, dialect: Dialect) -> std::result::Result<String, String> {
     let xml = write::to_xml(p, dialect);
-    let bug = |what: String| CollsynthError::internal(format!("exported MSCCL XML fails its own validation: {what}"));
-    let parsed = parse::parse(&xml, dialect).map_err(|ps| bug(ps[0].to_string()))?;
+    let parsed = parse::parse(&xml, dialect).map_err(|ps| ps[0].to_string())?;
     if &parsed != p {
-        return Err(bug("the XML does not read back as the program written".into()));
+        return Err("the XML does not read back as the program written".into());
     }
     if let Some(problem) = rules::check(&parsed, dialect).into_iter().next() {
-        return Err(bug(problem));
+        return Err(problem);
     }
-    if let Some(problem) = interp::check(&parsed, model::connection_slots(p.proto)).into_iter().next() {
-        return Err(bug(problem));
+    if let Some(problem) = interp::check(&parsed).into_iter().next() {
+        return Err(problem);
     }
     Ok(xml)
 }
@@ -122,6 +151,9 @@ pub fn read_program(text: &str) -> Result<Program> {
         .map_err(|ps| CollsynthError::bad(ps.first().map_or("empty XML".to_string(), |p| p.to_string())))
 }
 
+#[cfg(test)]
+#[path = "export_buffers_tests.rs"]
+mod export_buffers_tests;
 #[cfg(test)]
 #[path = "export_tests.rs"]
 mod export_tests;

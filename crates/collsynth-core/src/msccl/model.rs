@@ -62,7 +62,9 @@ pub const MAX_CHILDREN_PER_NODE: usize = 1024;
 /// Nodes parsed for one rank (its `<gpu>` subtree and the `<algo>`).
 pub const MAX_NODES_PER_RANK: usize = 4096;
 pub const MAX_STRING_LEN: usize = 255;
-/// Unreceived slices a connection holds before a send blocks (docs/contracts.md, "MSCCL XML").
+/// Unreceived send calls a connection holds before a send blocks (docs/contracts.md, "MSCCL
+/// XML"; a Simple call is 2 slices of 2 NCCL steps, an LL or LL128 call 1 step, of a
+/// connection's 8).
 pub fn connection_slots(proto: Proto) -> usize {
     match proto {
         Proto::Simple => 2,

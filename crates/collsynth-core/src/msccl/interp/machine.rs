@@ -8,17 +8,47 @@ use crate::msccl::model::{Program, Step, ThreadBlock};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
-/// One thread block while running.
+/// One thread block while running: in iteration `iter` of the buffer loop, at step `pc`,
+/// with `call` send/receive calls of that step done and `slice` slices of the next one.
 pub(super) struct Tb<'p> {
     pub rank: usize,
     pub tb: &'p ThreadBlock,
-    /// Next step to run (= steps completed).
+    pub iter: usize,
+    /// Next step to run (= steps of this iteration completed).
     pub pc: usize,
+    pub call: usize,
+    pub slice: usize,
+    /// Events (calls, or steps without peers) completed over all iterations: the thread
+    /// block's own vector-clock component, and the second half of an access's `At`.
+    pub ev: u32,
     pub vc: Vc,
     pub send_conn: Option<usize>,
     pub recv_conn: Option<usize>,
+    /// Messages received by the call in progress (one per call in a consistent program).
+    pub inbox: Vec<Message>,
+    /// `starts[k]`: events of one iteration before step k (last entry: per iteration).
+    pub starts: Vec<u32>,
 }
 
+impl Tb<'_> {
+    /// The last step completed as a flag (iteration, step + 1), ordered like the runtime's
+    /// flags (0: none yet).
+    pub fn progress(&self) -> u64 {
+        match (self.iter, self.pc) {
+            (0, 0) => 0,
+            (it, 0) => flag(it - 1, self.tb.steps.len()),
+            (it, pc) => flag(it, pc),
+        }
+    }
+    /// The step (index in the thread block) that event `ev` belongs to.
+    pub fn step_of(&self, ev: u32) -> usize {
+        let per = *self.starts.last().unwrap_or(&1);
+        let e = if per == 0 { 0 } else { ev % per };
+        self.starts.partition_point(|&s| s <= e).saturating_sub(1)
+    }
+}
+
+/// What the last slice of a call carries: the call's chunks.
 pub(super) struct Message {
     pub vals: Vec<Cell>,
     pub clock: Clock,
@@ -26,47 +56,76 @@ pub(super) struct Message {
     pub from: (usize, usize, usize),
 }
 
-/// The FIFO connection (from rank, to rank, channel).
+/// The FIFO connection (from rank, to rank, channel), shared by all iterations: one entry
+/// per slice, the last slice of each call carrying its message.
 #[derive(Default)]
 pub(super) struct Conn {
-    pub msgs: VecDeque<Message>,
+    pub slices: VecDeque<Option<Message>>,
     pub recv_waiters: Vec<usize>,
     pub send_waiters: Vec<usize>,
 }
 
-/// Why a thread block cannot run its next step.
+/// Why a thread block cannot run its next slice.
 pub(super) enum Block {
-    /// Needs thread block `tb` (global id) to have completed `need` steps.
+    /// Needs thread block `tb` (global id) to reach progress `need` (see `Tb::progress`).
     Dep {
         tb: usize,
-        need: usize,
+        need: u64,
     },
     Data(usize),
     Slot(usize),
 }
 
+/// How the runtime moves a step's chunks (see `Buffers` in `interp.rs`), resolved.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Calls {
+    /// Chunks per call (maxAllowedCount); `usize::MAX`: one call per step.
+    pub max_count: usize,
+    pub slices_per_call: usize,
+    /// Unreceived slices a connection holds; None: unbounded.
+    pub capacity: Option<usize>,
+    pub iterations: usize,
+}
+
+impl Calls {
+    /// Calls a step of `st` makes: ceil(cnt / max_count) when it uses a connection (at
+    /// least one), one otherwise (a local step's calls are invisible to other blocks).
+    pub fn of(&self, st: &Step) -> usize {
+        match st.kind.sends() || st.kind.receives() {
+            true => st.cnt.div_ceil(self.max_count).max(1),
+            false => 1,
+        }
+    }
+}
+
 pub(super) struct Machine<'p> {
     pub layout: Layout,
-    pub slots: Option<usize>,
+    pub calls: Calls,
     pub tbs: Vec<Tb<'p>>,
     /// Global id of thread block 0 of each rank.
     pub first_tb: Vec<usize>,
     pub conns: Vec<Conn>,
-    pub mem: Vec<Vec<Cell>>,
-    pub hist: Vec<Vec<History>>,
+    /// `mem[iteration][rank]`: each iteration works on its own slice of the buffers.
+    pub mem: Vec<Vec<Vec<Cell>>>,
+    pub hist: Vec<Vec<Vec<History>>>,
     /// `comp[t]`: vector-clock component of thread block t (clock::NONE if alone on its GPU).
     pub comp: Vec<u32>,
-    /// `dep_clocks[t]`: (step, its clock once completed) for the steps of t some step
-    /// depends on, sorted by step.
-    pub dep_clocks: Vec<Vec<(usize, Option<Clock>)>>,
+    /// `dep_clocks[t]`: (step, its clock once completed, per iteration) for the steps of t
+    /// some step depends on, sorted by step.
+    pub dep_clocks: Vec<Vec<(usize, Vec<Option<Clock>>)>>,
     /// `dep_waiters[t]`: (steps of t needed, waiting tb).
-    dep_waiters: Vec<Vec<(usize, usize)>>,
+    dep_waiters: Vec<Vec<(u64, usize)>>,
     queue: VecDeque<usize>,
     queued: Vec<bool>,
     pub races: Lines,
     pub wrong: Lines,
     pub steps_executed: usize,
     pub messages: usize,
+}
+
+/// The flag of (iteration, steps completed in it), ordered lexicographically.
+fn flag(iter: usize, steps: usize) -> u64 {
+    ((iter as u64) << 32) | steps.min(u32::MAX as usize) as u64
 }
 
 /// `p.gpus` indexed by rank, each with its thread blocks indexed by id.
@@ -118,7 +177,7 @@ fn peer(v: i64, rank: usize, n: usize, what: &str) -> Result<Option<usize>, Stri
 
 impl<'p> Machine<'p> {
     /// A machine at the initial state of `p`, or the first structural inconsistency.
-    pub fn new(p: &'p Program, aliasing: Aliasing, slots: Option<usize>) -> Result<Machine<'p>, String> {
+    pub fn new(p: &'p Program, aliasing: Aliasing, calls: Calls) -> Result<Machine<'p>, String> {
         if p.collective == crate::ir::Collective::Allgatherv {
             return Err("allgatherv is not expressible in MSCCL XML".into());
         }
@@ -140,15 +199,36 @@ impl<'p> Machine<'p> {
                 let send = peer(tb.send, rank, p.ngpus, "send")?.map(|q| conn(rank, q, tb.chan));
                 let recv = peer(tb.recv, rank, p.ngpus, "recv")?.map(|q| conn(q, rank, tb.chan));
                 let vc = Rc::clone(&zero);
-                tbs.push(Tb { rank, tb, pc: 0, vc, send_conn: send, recv_conn: recv });
+                let starts = std::iter::once(0)
+                    .chain(tb.steps.iter().scan(0u32, |n, st| {
+                        *n = n.saturating_add(calls.of(st).min(u32::MAX as usize) as u32);
+                        Some(*n)
+                    }))
+                    .collect();
+                tbs.push(Tb {
+                    rank,
+                    tb,
+                    iter: 0,
+                    pc: 0,
+                    call: 0,
+                    slice: 0,
+                    ev: 0,
+                    vc,
+                    send_conn: send,
+                    recv_conn: recv,
+                    inbox: Vec::new(),
+                    starts,
+                });
             }
         }
         let mem: Vec<Vec<Cell>> = (0..p.ngpus).map(|r| layout.initial(r)).collect();
+        let hist: Vec<Vec<History>> = mem.iter().map(|cells| vec![History::default(); cells.len()]).collect();
+        let iterations = calls.iterations.max(1);
         let mut m = Machine {
-            hist: mem.iter().map(|cells| vec![History::default(); cells.len()]).collect(),
-            mem,
+            hist: vec![hist; iterations],
+            mem: vec![mem; iterations],
             layout,
-            slots: slots.map(|k| k.max(1)),
+            calls: Calls { iterations, ..calls },
             conns: (0..conn_ids.len()).map(|_| Conn::default()).collect(),
             dep_clocks: vec![Vec::new(); total],
             comp,
@@ -187,7 +267,8 @@ impl<'p> Machine<'p> {
         }
         targets.sort_unstable();
         targets.dedup();
-        targets.into_iter().for_each(|(t, k)| self.dep_clocks[t].push((k, None)));
+        let iterations = self.calls.iterations;
+        targets.into_iter().for_each(|(t, k)| self.dep_clocks[t].push((k, vec![None; iterations])));
         Ok(())
     }
 
@@ -205,7 +286,8 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    /// The dependency of step `st` of thread block `u`: (global target, steps it must complete).
+    /// The dependency of step `st` of thread block `u`: (global target, steps it must
+    /// complete within one iteration).
     pub fn dep(&self, u: usize, st: &Step) -> Result<Option<(usize, usize)>, String> {
         match (st.depid, st.deps) {
             (-1, _) => Ok(None),
@@ -221,45 +303,65 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// The clock thread block `t` published when it completed step `k` (if it did).
-    pub fn dep_clock(&self, t: usize, k: usize) -> Option<&Clock> {
+    /// The dependency of `u`'s current step as (target, its progress needed): the runtime's
+    /// flags are (iteration, step) compared lexicographically (`COMPUTE_FLAG`), so step `k`
+    /// of the current iteration is done once the target has completed it or any later step.
+    fn dep_now(&self, u: usize, st: &Step) -> Result<Option<(usize, u64)>, String> {
+        let it = self.tbs[u].iter;
+        Ok(self.dep(u, st)?.map(|(t, need)| (t, flag(it, need))))
+    }
+
+    /// The clock thread block `t` published when it completed step `k` of iteration `it`.
+    pub fn dep_clock(&self, t: usize, k: usize, it: usize) -> Option<&Clock> {
         let v = &self.dep_clocks[t];
-        v.binary_search_by_key(&k, |d| d.0).ok().and_then(|i| v[i].1.as_ref())
+        v.binary_search_by_key(&k, |d| d.0).ok().and_then(|i| v[i].1.get(it)?.as_ref())
     }
 
     /// Run until every thread block is done or none can move; Err on an inconsistency.
     pub fn run(&mut self) -> Result<(), String> {
         while let Some(u) = self.queue.pop_front() {
             self.queued[u] = false;
-            let tb: &'p ThreadBlock = self.tbs[u].tb;
-            while let Some(st) = tb.steps.get(self.tbs[u].pc) {
-                match self.blocker(u, st)? {
-                    Some(b) => {
-                        self.park(u, b);
-                        break;
-                    }
-                    None => self.exec(u, st)?,
-                }
-            }
+            while self.slice(u)? {}
             self.wake_dep_waiters(u);
         }
         Ok(())
     }
 
-    /// Why step `st` of `u` cannot start now (None: it can).
+    /// Run the next slice of `u` if it can; false when `u` is done or parked.
+    fn slice(&mut self, u: usize) -> Result<bool, String> {
+        let t = &self.tbs[u];
+        if t.iter >= self.calls.iterations {
+            return Ok(false);
+        }
+        let tb: &'p ThreadBlock = t.tb;
+        let Some(st) = tb.steps.get(t.pc) else { return Ok(false) };
+        if let Some(b) = self.blocker(u, st)? {
+            self.park(u, b);
+            return Ok(false);
+        }
+        self.exec_slice(u, st)?;
+        Ok(true)
+    }
+
+    /// Why the next slice of `u` (of step `st`) cannot run now (None: it can). The
+    /// dependency is waited for before the step's first call; every slice of a step that
+    /// receives needs its data, and every slice of a step that sends needs room.
     pub fn blocker(&self, u: usize, st: &Step) -> Result<Option<Block>, String> {
-        if let Some((tb, need)) = self.dep(u, st)? {
-            if self.tbs[tb].pc < need {
-                return Ok(Some(Block::Dep { tb, need }));
+        let t = &self.tbs[u];
+        if t.call == 0 && t.slice == 0 {
+            if let Some((tb, need)) = self.dep_now(u, st)? {
+                if self.tbs[tb].progress() < need {
+                    return Ok(Some(Block::Dep { tb, need }));
+                }
             }
         }
-        if let (true, Some(c)) = (st.kind.receives(), self.tbs[u].recv_conn) {
-            if self.conns[c].msgs.is_empty() {
+        if let (true, Some(c)) = (st.kind.receives(), t.recv_conn) {
+            if self.conns[c].slices.is_empty() {
                 return Ok(Some(Block::Data(c)));
             }
         }
-        if let (true, Some(c), Some(k)) = (st.kind.sends(), self.tbs[u].send_conn, self.slots) {
-            if self.conns[c].msgs.len() >= k {
+        if let (true, Some(c), Some(k)) = (st.kind.sends(), t.send_conn, self.calls.capacity) {
+            if self.conns[c].slices.len() >= k {
                 return Ok(Some(Block::Slot(c)));
             }
         }
@@ -282,13 +384,13 @@ impl<'p> Machine<'p> {
     }
 
     fn wake_dep_waiters(&mut self, t: usize) {
-        let pc = self.tbs[t].pc;
+        let done = self.tbs[t].progress();
         let mut waiters = std::mem::take(&mut self.dep_waiters[t]);
         waiters.retain(|&(need, w)| {
-            if need <= pc {
+            if need <= done {
                 self.wake(w);
             }
-            need > pc
+            need > done
         });
         self.dep_waiters[t] = waiters;
     }
@@ -297,20 +399,33 @@ impl<'p> Machine<'p> {
     pub fn stuck(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (u, t) in self.tbs.iter().enumerate() {
+            if t.iter >= self.calls.iterations {
+                continue;
+            }
             let Some(st) = t.tb.steps.get(t.pc) else { continue };
             let why = match self.blocker(u, st) {
                 Ok(Some(Block::Data(_))) => "waits for data".to_string(),
-                Ok(Some(Block::Slot(_))) => "waits for a free slot".to_string(),
+                Ok(Some(Block::Slot(_))) => "waits for room on its send connection".to_string(),
                 Ok(Some(Block::Dep { tb, need })) => self.dep_wait(tb, need),
                 Ok(None) | Err(_) => "could run (scheduler stopped)".to_string(),
             };
-            out.push(format!("{} {why}", self.describe(u, t.pc)));
+            let n = self.calls.of(st);
+            let mut at = self.describe(u, t.pc);
+            if t.call > 0 || t.slice > 0 {
+                at += &format!(" call {} of {n}", t.call + 1);
+            }
+            if self.calls.iterations > 1 {
+                at += &format!(" in iteration {}", t.iter);
+            }
+            out.push(format!("{at} {why}"));
         }
         out
     }
 
-    fn dep_wait(&self, tb: usize, need: usize) -> String {
+    /// "waits for gpu 0 tb 2 step 3" (of the waiter's iteration, `need` as in `dep_now`).
+    fn dep_wait(&self, tb: usize, need: u64) -> String {
         let t = &self.tbs[tb];
+        let need = (need & u64::from(u32::MAX)) as usize;
         let target = format!("gpu {} tb {} step {}", t.rank, t.tb.id, need - 1);
         match t.tb.steps.len() {
             1 if need > 1 => format!("waits for {target}, which does not exist (tb {} has 1 step)", t.tb.id),

@@ -1,5 +1,7 @@
-//! Executing one step: clocks first (so the race checks see the step's causality), then
-//! the data: read, receive, combine, write, send.
+//! Executing one slice of a step. A step makes `Calls::of` send/receive calls, each of
+//! `slices_per_call` slices; every slice receives one slice and sends one. The last slice
+//! of a call does the call's data work: clocks first (so the race checks see the call's
+//! causality), then read, receive, combine, write, and the message it sends.
 
 use super::clock::{merge, At, Clock, Now};
 use super::machine::{Machine, Message};
@@ -7,39 +9,75 @@ use super::memory::{cell_name, Cell, Value};
 use crate::msccl::model::{Buf, Step, StepType};
 
 impl<'p> Machine<'p> {
-    /// Run step `st` (the next one) of thread block `u`; its blocker must be clear.
-    pub fn exec(&mut self, u: usize, st: &'p Step) -> Result<(), String> {
-        let k = self.tbs[u].pc;
-        let me: At = (u as u32, k as u32);
-        if let Some((d, need)) = self.dep(u, st)? {
-            if let Some(c) = self.dep_clock(d, need - 1).cloned() {
-                merge(&mut self.tbs[u].vc, &c);
+    /// Run the next slice of thread block `u` (of its current step `st`); its blocker must
+    /// be clear.
+    pub fn exec_slice(&mut self, u: usize, st: &'p Step) -> Result<(), String> {
+        let (sends, receives) = (st.kind.sends(), st.kind.receives());
+        let slices = if sends || receives { self.calls.slices_per_call.max(1) } else { 1 };
+        if self.tbs[u].call == 0 && self.tbs[u].slice == 0 {
+            if let Some((d, need)) = self.dep(u, st)? {
+                if let Some(c) = self.dep_clock(d, need - 1, self.tbs[u].iter).cloned() {
+                    merge(&mut self.tbs[u].vc, &c);
+                }
             }
         }
-        if self.is_self_copy(u, st) {
-            return self.finish(u, st, k, Vec::new());
+        if receives {
+            let c = self.tbs[u].recv_conn.ok_or("receive without a recv peer")?;
+            let unit = self.conns[c].slices.pop_front().ok_or("receive without a slice")?;
+            for w in std::mem::take(&mut self.conns[c].send_waiters) {
+                self.wake(w);
+            }
+            self.tbs[u].inbox.extend(unit);
         }
-        let got = if st.kind.receives() { Some(self.receive(u, k, st.cnt)?) } else { None };
-        let src = match st.kind.reads_src() {
-            true => self.read(me, st.srcbuf, st.srcoff, st.cnt, src_verb(st.kind))?,
-            false => Vec::new(),
+        let last = self.tbs[u].slice + 1 == slices;
+        let out = if last { Some(self.exec_call(u, st)?) } else { None };
+        self.tbs[u].slice = if last { 0 } else { self.tbs[u].slice + 1 };
+        if sends {
+            self.messages += usize::from(out.is_some());
+            let Some(c) = self.tbs[u].send_conn else { return Err("send without a send peer".into()) };
+            self.conns[c].slices.push_back(out);
+            for w in std::mem::take(&mut self.conns[c].recv_waiters) {
+                self.wake(w);
+            }
+        }
+        Ok(())
+    }
+
+    /// The data work of the current call of `u` (chunks `c0..c0+n` of step `st`), which
+    /// then counts as done; returns what the call sends.
+    fn exec_call(&mut self, u: usize, st: &'p Step) -> Result<Message, String> {
+        let t = &self.tbs[u];
+        let (k, me): (usize, At) = (t.pc, (u as u32, t.ev));
+        let (c0, n) = match self.calls.of(st) {
+            1 => (0, st.cnt),
+            _ => (t.call * self.calls.max_count, self.calls.max_count.min(st.cnt - t.call * self.calls.max_count)),
         };
-        let out = match (st.kind, got) {
-            (StepType::Send | StepType::Copy, _) => src,
-            (StepType::Recv | StepType::RecvCopySend, Some(got)) => got,
-            (StepType::RecvReduceSend | StepType::RecvReduceCopy | StepType::RecvReduceCopySend, Some(got)) => {
-                self.add_all(me, &src, &got)
+        let inbox = std::mem::take(&mut self.tbs[u].inbox);
+        let got = if st.kind.receives() { Some(self.receive(u, k, n, inbox)) } else { None };
+        let mut out = Vec::new();
+        if !self.is_self_copy(u, st) {
+            let (srcoff, dstoff) = (st.srcoff + c0 as i64, st.dstoff + c0 as i64);
+            let src = match st.kind.reads_src() {
+                true => self.read(me, st.srcbuf, srcoff, n, src_verb(st.kind))?,
+                false => Vec::new(),
+            };
+            out = match (st.kind, got) {
+                (StepType::Send | StepType::Copy, _) => src,
+                (StepType::Recv | StepType::RecvCopySend, Some(got)) => got,
+                (StepType::RecvReduceSend | StepType::RecvReduceCopy | StepType::RecvReduceCopySend, Some(got)) => {
+                    self.add_all(me, &src, &got)
+                }
+                (StepType::LocalReduce, _) => {
+                    let dst = self.read(me, st.dstbuf, dstoff, n, "reduces into")?;
+                    self.add_all(me, &dst, &src)
+                }
+                _ => Vec::new(),
+            };
+            if st.kind.writes_dst() {
+                self.write(me, st.dstbuf, dstoff, out.iter().cloned())?;
             }
-            (StepType::LocalReduce, _) => {
-                let dst = self.read(me, st.dstbuf, st.dstoff, st.cnt, "reduces into")?;
-                self.add_all(me, &dst, &src)
-            }
-            _ => Vec::new(),
-        };
-        if st.kind.writes_dst() {
-            self.write(me, st.dstbuf, st.dstoff, out.iter().cloned())?;
         }
-        self.finish(u, st, k, out)
+        Ok(self.finish_call(u, st, out))
     }
 
     /// A copy of chunks onto themselves (in-place aliasing): changes nothing, so it is
@@ -49,36 +87,49 @@ impl<'p> Machine<'p> {
         st.kind == StepType::Copy && l.cell(rank, st.srcbuf, st.srcoff) == l.cell(rank, st.dstbuf, st.dstoff)
     }
 
-    /// Complete step `k` of `u`: advance, publish the clock, send `out` if the step sends.
-    fn finish(&mut self, u: usize, st: &Step, k: usize, out: Vec<Cell>) -> Result<(), String> {
+    /// Count the current call of `u` as done (and its step, after its last call: advance,
+    /// publish the dependency clock); returns the message carrying `out`.
+    fn finish_call(&mut self, u: usize, st: &Step, out: Vec<Cell>) -> Message {
+        let calls = self.calls.of(st);
+        let iterations = self.calls.iterations;
         let t = &mut self.tbs[u];
-        t.pc += 1;
-        let clock = Clock::snapshot(&t.vc, self.comp[u], t.pc as u32);
+        t.ev += 1;
+        let clock = Clock::snapshot(&t.vc, self.comp[u], t.ev);
+        let (k, it) = (t.pc, t.iter);
         let from = (t.rank, t.tb.id, k);
-        self.steps_executed += 1;
-        if st.kind.sends() {
-            self.send(u, Message { vals: out, clock: clock.clone(), from });
+        t.call += 1;
+        if t.call == calls {
+            t.call = 0;
+            t.pc += 1;
+            if t.pc == t.tb.steps.len() {
+                t.pc = 0;
+                t.iter = (t.iter + 1).min(iterations);
+            }
+            self.steps_executed += 1;
+            if let Ok(i) = self.dep_clocks[u].binary_search_by_key(&k, |d| d.0) {
+                if let Some(slot) = self.dep_clocks[u][i].1.get_mut(it) {
+                    *slot = Some(clock.clone());
+                }
+            }
         }
-        if let Ok(i) = self.dep_clocks[u].binary_search_by_key(&k, |d| d.0) {
-            self.dep_clocks[u][i].1 = Some(clock);
-        }
-        Ok(())
+        Message { vals: out, clock, from }
     }
 
-    /// Pop the head message of `u`'s receive connection, merge its clock, and return its
-    /// values resized to `cnt` (a size mismatch is reported).
-    fn receive(&mut self, u: usize, k: usize, cnt: usize) -> Result<Vec<Cell>, String> {
-        let c = self.tbs[u].recv_conn.ok_or("receive without a recv peer")?;
-        let m = self.conns[c].msgs.pop_front().ok_or("receive without a message")?;
-        for w in std::mem::take(&mut self.conns[c].send_waiters) {
-            self.wake(w);
+    /// The chunks the current call of `u` (step `k`) received, `cnt` of them, from the
+    /// messages of its slices (one in a consistent program); clocks merged, a size
+    /// mismatch reported.
+    fn receive(&mut self, u: usize, k: usize, cnt: usize, inbox: Vec<Message>) -> Vec<Cell> {
+        let mut vals = Vec::with_capacity(cnt);
+        let mut from = None;
+        for m in inbox {
+            merge(&mut self.tbs[u].vc, &m.clock);
+            from.get_or_insert(m.from);
+            vals.extend(m.vals);
         }
-        merge(&mut self.tbs[u].vc, &m.clock);
-        let mut vals = m.vals;
         if vals.len() != cnt {
-            let (g, t, s) = m.from;
+            let sender = from.map_or("an empty slice".to_string(), |(g, t, s)| format!("gpu {g} tb {t} step {s}"));
             let line = format!(
-                "{} receives {} but the message from gpu {g} tb {t} step {s} carries {}",
+                "{} receives {} but the message from {sender} carries {}",
                 self.at(u, k),
                 chunks(cnt),
                 vals.len()
@@ -86,32 +137,23 @@ impl<'p> Machine<'p> {
             self.wrong.push(line);
             vals.resize(cnt, Cell::Bad);
         }
-        Ok(vals)
-    }
-
-    fn send(&mut self, u: usize, m: Message) {
-        let Some(c) = self.tbs[u].send_conn else { return };
-        self.conns[c].msgs.push_back(m);
-        self.messages += 1;
-        for w in std::mem::take(&mut self.conns[c].recv_waiters) {
-            self.wake(w);
-        }
+        vals
     }
 
     /// Read `cnt` chunks of `buf` from `off` for step `me`, checking races; an empty cell is
     /// reported (as "`me` `verb` input chunk 3, which holds nothing") and read as `Bad`.
     fn read(&mut self, me: At, buf: Buf, off: i64, cnt: usize, verb: &str) -> Result<Vec<Cell>, String> {
-        let (u, rank) = (me.0 as usize, self.tbs[me.0 as usize].rank);
+        let (u, rank, it) = (me.0 as usize, self.tbs[me.0 as usize].rank, self.tbs[me.0 as usize].iter);
         let mut vals = Vec::with_capacity(cnt);
         for j in 0..cnt {
             let (i, name) = self.locate(rank, buf, off, j)?;
             let now = Now { me, vc: &self.tbs[u].vc, comp: &self.comp };
-            if let Some(other) = self.hist[rank][i].read(&now) {
+            if let Some(other) = self.hist[it][rank][i].read(&now) {
                 self.race(rank, &name, (other, true), (me, false));
             }
-            let v = self.mem[rank][i].clone();
+            let v = self.mem[it][rank][i].clone();
             if v == Cell::Empty {
-                let line = format!("{} {verb} {name}, which holds nothing", self.at(u, me.1 as usize));
+                let line = format!("{} {verb} {name}, which holds nothing", self.at(u, self.tbs[u].pc));
                 self.wrong.push(line);
             }
             vals.push(if v == Cell::Empty { Cell::Bad } else { v });
@@ -120,14 +162,14 @@ impl<'p> Machine<'p> {
     }
 
     fn write(&mut self, me: At, buf: Buf, off: i64, vals: impl Iterator<Item = Cell>) -> Result<(), String> {
-        let (u, rank) = (me.0 as usize, self.tbs[me.0 as usize].rank);
+        let (u, rank, it) = (me.0 as usize, self.tbs[me.0 as usize].rank, self.tbs[me.0 as usize].iter);
         for (j, v) in vals.enumerate() {
             let (i, name) = self.locate(rank, buf, off, j)?;
             let now = Now { me, vc: &self.tbs[u].vc, comp: &self.comp };
-            if let Some((other, wrote)) = self.hist[rank][i].write(&now) {
+            if let Some((other, wrote)) = self.hist[it][rank][i].write(&now) {
                 self.race(rank, &name, (other, wrote), (me, true));
             }
-            self.mem[rank][i] = v;
+            self.mem[it][rank][i] = v;
         }
         Ok(())
     }
@@ -160,7 +202,7 @@ impl<'p> Machine<'p> {
     /// `base + added`: the same chunk, disjoint contributions; otherwise reported, `Bad`.
     fn add(&mut self, me: At, base: &Cell, added: &Cell) -> Cell {
         let (Cell::Val(b), Cell::Val(a)) = (base, added) else { return Cell::Bad };
-        let (rank, at) = (self.tbs[me.0 as usize].rank, self.at(me.0 as usize, me.1 as usize));
+        let (rank, at) = (self.tbs[me.0 as usize].rank, self.at(me.0 as usize, self.tbs[me.0 as usize].pc));
         if a.chunk != b.chunk {
             self.wrong.push(format!("rank {rank} reduces chunk {} into chunk {} ({at})", a.chunk, b.chunk));
             return Cell::Bad;
@@ -185,8 +227,8 @@ impl<'p> Machine<'p> {
     }
 
     /// "gpu 1 tb 0 step 2 (rrc)".
-    fn short(&self, (u, k): At) -> String {
-        let (u, k) = (u as usize, k as usize);
+    fn short(&self, (u, ev): At) -> String {
+        let (u, k) = (u as usize, self.tbs[u as usize].step_of(ev));
         let kind = self.tbs[u].tb.steps.get(k).map_or("?", |s| s.kind.name());
         format!("{} ({kind})", self.at(u, k))
     }

@@ -5,7 +5,7 @@
 
 use super::super::model::{Dialect, Program, MAX_CHILDREN_PER_NODE};
 use super::super::parse::{self, Element, Problem};
-use super::super::{interp, model, rules, Validation};
+use super::super::{interp, rules, Validation};
 use crate::error::{CollsynthError, Result};
 use crate::ir::Collective;
 use serde_json::Value;
@@ -77,7 +77,7 @@ pub fn judge(read: impl Fn(Dialect) -> std::result::Result<Program, Vec<String>>
         }
     }
     let execution = match &program {
-        Some(p) => interp::check(p, model::connection_slots(p.proto)),
+        Some(p) => interp::check(p),
         None => vec![],
     };
     Validation { dialects, program, execution, loads: None }

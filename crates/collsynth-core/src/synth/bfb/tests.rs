@@ -412,30 +412,10 @@ fn hall_ratio(t: &Topology, u: usize, step: usize) -> Rat {
     best
 }
 
-/// Random strongly connected switch-free digraphs: a directed ring through all nodes plus
-/// random links (sometimes both ways), bandwidths in {1/2, 1, 2, 3}.
+/// Random strongly connected switch-free digraphs (directed and asymmetric links), up to 10
+/// ranks so the Hall-ratio brute force stays small.
 pub(super) fn arb_digraph() -> impl Strategy<Value = Topology> {
-    let bw = (0usize..4).prop_map(|i| [r(1, 2), r(1, 1), r(2, 1), r(3, 1)][i]);
-    (2usize..=10, any::<bool>()).prop_flat_map(move |(n, both)| {
-        let ring = proptest::collection::vec(bw.clone(), n);
-        let extra = proptest::collection::vec((0..n, 0..n, bw.clone()), 0..2 * n);
-        (ring, extra).prop_map(move |(ring, extra)| {
-            let mut b = TopologyBuilder::new("random");
-            for i in 0..n {
-                b.compute(format!("v{i}"), None);
-            }
-            for (i, x) in ring.into_iter().enumerate() {
-                b.link(i, (i + 1) % n, x, 1.0);
-            }
-            for (u, v, x) in extra.into_iter().filter(|(u, v, _)| u != v) {
-                b.link(u, v, x, 1.0);
-                if both {
-                    b.link(v, u, x, 1.0);
-                }
-            }
-            b.build().expect("a ring through every node is strongly connected")
-        })
-    })
+    crate::testing::arb_digraph(10)
 }
 
 proptest! {

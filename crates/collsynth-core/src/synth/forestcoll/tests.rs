@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::cost::bandwidth_term_us;
-use crate::topology::{NodeKind, TopologyBuilder};
+use crate::topology::TopologyBuilder;
 use crate::verify::verify;
 use crate::zoo::from_spec;
 use proptest::prelude::*;
@@ -343,41 +343,10 @@ fn eq2_gamma_of_fig2_is_exact() {
     assert_eq!(gm("c1.1", "w1", "c1.1"), 4);
 }
 
-/// Random strongly connected topologies: bidirectional (Eulerian) with 0-3 switches, or
+/// Random strongly connected topologies: symmetric (Eulerian) with 0-3 switches, or
 /// directed and switch-free; up to 12 ranks.
-pub(super) fn arb_topology() -> impl Strategy<Value = Topology> {
-    let bw = (1i128..12, 0usize..2).prop_map(|(a, d)| Rat::new(a, [1, 2][d]));
-    (2usize..=12, 0usize..=3, any::<bool>()).prop_flat_map(move |(n, sw, bidir)| {
-        let sw = if bidir { sw } else { 0 };
-        let total = n + sw;
-        let ring = proptest::collection::vec(bw.clone(), total);
-        let extra = proptest::collection::vec((0..total, 0..total, bw.clone()), 0..2 * total);
-        (ring, extra).prop_map(move |(ring, extra)| {
-            let mut tb = TopologyBuilder::new("random");
-            for i in 0..total {
-                let kind = if i < n { NodeKind::Compute } else { NodeKind::Switch };
-                tb.node(format!("v{i}"), kind, None);
-            }
-            for (i, b) in ring.into_iter().enumerate() {
-                let j = (i + 1) % total;
-                if bidir {
-                    tb.bilink(i, j, b, 1.0);
-                } else {
-                    tb.link(i, j, b, 1.0);
-                }
-            }
-            for (u, v, b) in extra {
-                if u != v {
-                    if bidir {
-                        tb.bilink(u, v, b, 1.0);
-                    } else {
-                        tb.link(u, v, b, 1.0);
-                    }
-                }
-            }
-            tb.build().expect("a ring through every node is strongly connected")
-        })
-    })
+fn arb_topology() -> impl Strategy<Value = Topology> {
+    prop_oneof![crate::testing::arb_flat(2..=12, 3, true), crate::testing::arb_digraph(12)]
 }
 
 proptest! {

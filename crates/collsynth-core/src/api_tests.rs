@@ -1,0 +1,54 @@
+//! `auto` skips the candidates that do not apply and surfaces every other failure.
+
+use super::*;
+use crate::zoo::from_spec;
+
+fn ring() -> Topology {
+    from_spec("ring:6").unwrap()
+}
+
+/// Candidates named "ring" and "direct" are real; "broken" fails as `fail` says.
+fn pick(fail: CollsynthError) -> Result<Synthesized> {
+    let t = ring();
+    let size = Rat::from_integer(1 << 20);
+    fastest_candidate(&t, Collective::Allgather, size, ["ring", "broken", "direct"], |name| {
+        if name == "broken" {
+            return Err(fail.clone());
+        }
+        synthesize(&t, Collective::Allgather, name, &Request::default(), size)
+    })
+}
+
+#[test]
+fn candidates_that_do_not_apply_are_skipped() {
+    for fail in [CollsynthError::Infeasible("needs a circulant".into()), CollsynthError::bad("option --x")] {
+        let got = pick(fail).unwrap();
+        assert!(["ring", "direct"].contains(&got.schedule.provenance.algorithm.as_str()));
+    }
+}
+
+#[test]
+fn an_internal_error_of_one_candidate_surfaces() {
+    let err = pick(CollsynthError::internal("broken schedule failed verification: x")).err().unwrap();
+    assert_eq!(err, CollsynthError::internal("auto: algorithm 'broken': broken schedule failed verification: x"));
+}
+
+#[test]
+fn no_candidate_is_bad_input() {
+    let t = ring();
+    let err = fastest_candidate(&t, Collective::Allgather, Rat::from_integer(1), ["a"], |_| {
+        Err(CollsynthError::Infeasible("no".into()))
+    })
+    .err()
+    .unwrap();
+    assert!(matches!(err, CollsynthError::BadInput(ref m) if m.starts_with("no registered algorithm applies")));
+}
+
+/// Through the registry: `auto` on a directed graph finds a verified schedule (ForestColl's
+/// allreduce composes a reduce-scatter and an allgather with different pieces there).
+#[test]
+fn auto_on_a_directed_graph() {
+    let t = from_spec("kautz:2:6").unwrap();
+    let got = synthesize(&t, Collective::Allreduce, "auto", &Request::default(), Rat::from_integer(1 << 30)).unwrap();
+    verify::verify(&got.schedule, &got.topology).unwrap();
+}

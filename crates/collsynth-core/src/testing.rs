@@ -1,0 +1,268 @@
+//! Random valid topologies for property tests, shared by every module's tests.
+//!
+//! Every strategy yields a [`Topology`] that passes the builder's validation (compute ranks
+//! mutually reachable): a ring through every node keeps flat graphs strongly connected, and a
+//! switch per box plus inter-box NIC links keep multi-box machines connected. Bandwidths are
+//! exact rationals `a/d` (GB/s) and latencies multiples of 1/8 us (exact in binary), drawn
+//! per link, so links are heterogeneous; "directed" strategies also make one-way links and
+//! pairs whose two directions differ in bandwidth and latency.
+//!
+//! - [`arb_topology`]: any of the shapes below, 2..=`max_ranks` ranks (the general one).
+//! - [`arb_flat`]: a ring through ranks and switches plus random extra links.
+//! - [`arb_digraph`]: switch-free directed graphs (a directed ring plus random links).
+//! - [`arb_boxes`]: boxes of GPUs behind a box switch, joined by NIC links (a network switch
+//!   or a directed ring of boxes).
+//!
+//! `symmetric = true` makes every link a pair of equal links both ways (every node Eulerian),
+//! for algorithms and oracles that only hold there.
+
+use crate::rational::Rat;
+use crate::topology::{NodeKind, Topology, TopologyBuilder};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+
+/// An exact bandwidth `a/d` GB/s with `a` in 1..=40 and `d` in {1, 2, 3, 4, 10}.
+pub fn arb_bandwidth() -> impl Strategy<Value = Rat> + Clone {
+    (1i128..=40, 0usize..5).prop_map(|(a, d)| Rat::new(a, [1, 2, 3, 4, 10][d]))
+}
+
+/// A latency in us: a multiple of 1/8 in [0, 5).
+pub fn arb_latency() -> impl Strategy<Value = f64> + Clone {
+    (0u32..40).prop_map(|x| f64::from(x) / 8.0)
+}
+
+/// One link's parameters.
+fn arb_link() -> impl Strategy<Value = (Rat, f64)> + Clone {
+    (arb_bandwidth(), arb_latency())
+}
+
+/// How a pair of nodes is joined in a directed strategy: one way, both ways equal, both ways
+/// with independent bandwidth and latency, or only backwards.
+#[derive(Debug, Clone, Copy)]
+enum Join {
+    Forward,
+    Both,
+    Asymmetric,
+    Backward,
+}
+
+fn arb_join(symmetric: bool) -> BoxedStrategy<Join> {
+    if symmetric {
+        Just(Join::Both).boxed()
+    } else {
+        prop_oneof![Just(Join::Forward), Just(Join::Both), Just(Join::Asymmetric), Just(Join::Backward)].boxed()
+    }
+}
+
+/// Add `u -> v` (parameters `a`) and, per `join`, the reverse (parameters `a` or `b`).
+/// `Backward` adds only `v -> u`, so it must not be used where `u -> v` keeps connectivity.
+fn join(tb: &mut TopologyBuilder, u: usize, v: usize, how: Join, a: (Rat, f64), b: (Rat, f64)) {
+    match how {
+        Join::Forward => tb.link(u, v, a.0, a.1),
+        Join::Both => tb.bilink(u, v, a.0, a.1),
+        Join::Asymmetric => {
+            tb.link(u, v, a.0, a.1);
+            tb.link(v, u, b.0, b.1);
+        }
+        Join::Backward => tb.link(v, u, a.0, a.1),
+    }
+}
+
+/// A joined hop that keeps the forward direction (for the ring that guarantees connectivity).
+fn keep_forward(how: Join) -> Join {
+    match how {
+        Join::Backward => Join::Forward,
+        other => other,
+    }
+}
+
+/// Flat topologies: `ranks` compute nodes and up to `max_switches` switches, placed in a
+/// random order on a ring (each hop forward, or both ways), plus up to two extra random
+/// links per node. Directed unless `symmetric`. A range starting at 1 also yields single
+/// ranks (alone, or on a ring with switches).
+pub fn arb_flat(
+    ranks: std::ops::RangeInclusive<usize>,
+    max_switches: usize,
+    symmetric: bool,
+) -> impl Strategy<Value = Topology> {
+    (ranks, 0..=max_switches)
+        .prop_flat_map(move |(n, s)| {
+            let total = n + s;
+            let order = Just((0..total).collect::<Vec<usize>>()).prop_shuffle();
+            let ring = proptest::collection::vec((arb_join(symmetric), arb_link(), arb_link()), total);
+            let extra = proptest::collection::vec(
+                (0..total, 0..total, arb_join(symmetric), arb_link(), arb_link()),
+                0..=2 * total,
+            );
+            (Just(n), order, ring, extra)
+        })
+        .prop_map(|(n, order, ring, extra)| {
+            let total = order.len();
+            let mut tb = TopologyBuilder::new("random");
+            for i in 0..total {
+                if i < n {
+                    tb.compute(format!("r{i}"), None);
+                } else {
+                    tb.switch(format!("s{}", i - n), None);
+                }
+            }
+            for (i, (how, a, b)) in ring.into_iter().enumerate().filter(|_| total > 1) {
+                join(&mut tb, order[i], order[(i + 1) % total], keep_forward(how), a, b);
+            }
+            for (u, v, how, a, b) in extra.into_iter().filter(|(u, v, ..)| u != v) {
+                join(&mut tb, u, v, how, a, b);
+            }
+            tb.build().expect("a ring through every node is strongly connected")
+        })
+}
+
+/// Switch-free directed graphs with 2..=`max_ranks` ranks (see [`arb_flat`]).
+pub fn arb_digraph(max_ranks: usize) -> impl Strategy<Value = Topology> {
+    arb_flat(2..=max_ranks, 0, false)
+}
+
+/// Multi-box machines with 2..=`max_ranks` GPUs: 1 to 4 boxes of equally many GPUs, each GPU
+/// joined to its box switch (up and down links may differ unless `symmetric`), sometimes
+/// with direct GPU links inside the box; between boxes either every GPU's NIC joins one
+/// network switch, or GPU i of box b links to GPU i of box b + 1 (a ring of boxes, one way
+/// unless `symmetric`).
+pub fn arb_boxes(max_ranks: usize, symmetric: bool) -> impl Strategy<Value = Topology> {
+    let max_ranks = max_ranks.max(2);
+    (1usize..=max_ranks.min(4))
+        .prop_flat_map(move |nb| {
+            let lo = if nb == 1 { 2 } else { 1 };
+            (Just(nb), lo..=max_ranks / nb)
+        })
+        .prop_flat_map(move |(nb, g)| {
+            let n = nb * g;
+            let up = proptest::collection::vec((arb_join(symmetric), arb_link(), arb_link()), n);
+            let nic = proptest::collection::vec((arb_join(symmetric), arb_link(), arb_link()), n);
+            let inside = proptest::collection::vec((0..g, 0..g, arb_join(symmetric), arb_link(), arb_link()), 0..=g);
+            (Just((nb, g)), up, nic, inside, any::<bool>())
+        })
+        .prop_map(|((nb, g), up, nic, inside, net_switch)| {
+            let mut tb = TopologyBuilder::new("random-boxes");
+            let gpu = |b: usize, i: usize| b * (g + 1) + i;
+            for b in 0..nb {
+                let group = format!("box{b}");
+                for i in 0..g {
+                    tb.compute(format!("b{b}.gpu{i}"), Some(&group));
+                }
+                tb.switch(format!("b{b}.sw"), Some(&group));
+            }
+            let net = (net_switch && nb > 1).then(|| tb.switch("net", None));
+            for b in 0..nb {
+                let sw = gpu(b, g);
+                for i in 0..g {
+                    let (how, a, c) = up[b * g + i];
+                    // A box switch needs links both ways to every GPU for the box to stay connected.
+                    let how = if matches!(how, Join::Forward | Join::Backward) { Join::Both } else { how };
+                    join(&mut tb, gpu(b, i), sw, how, a, c);
+                }
+                for &(i, j, how, a, c) in inside.iter().filter(|(i, j, ..)| i != j) {
+                    join(&mut tb, gpu(b, i), gpu(b, j), how, a, c);
+                }
+                if nb > 1 {
+                    for i in 0..g {
+                        let (how, a, c) = nic[b * g + i];
+                        match net {
+                            Some(net) => {
+                                let how = if matches!(how, Join::Forward | Join::Backward) { Join::Both } else { how };
+                                join(&mut tb, gpu(b, i), net, how, a, c);
+                            }
+                            None => join(&mut tb, gpu(b, i), gpu((b + 1) % nb, i), keep_forward(how), a, c),
+                        }
+                    }
+                }
+            }
+            tb.build().expect("boxes joined by a switch or a ring of boxes are strongly connected")
+        })
+}
+
+/// Any valid topology with 2..=`max_ranks` ranks: flat (with up to 3 switches or none) or
+/// multi-box, directed and asymmetric or symmetric, with heterogeneous exact bandwidths and
+/// latencies. Every compute rank reaches every other.
+pub fn arb_topology(max_ranks: usize) -> BoxedStrategy<Topology> {
+    let max_ranks = max_ranks.max(2);
+    prop_oneof![
+        2 => arb_flat(2..=max_ranks, 0, false),
+        2 => arb_flat(2..=max_ranks, 3, false),
+        1 => arb_flat(2..=max_ranks, 3, true),
+        2 => arb_boxes(max_ranks, false),
+        1 => arb_boxes(max_ranks, true),
+    ]
+    .boxed()
+}
+
+/// A compact one-line description (ranks, switches, links) for failure messages.
+pub fn describe(t: &Topology) -> String {
+    let links: Vec<String> = t
+        .links
+        .iter()
+        .map(|l| {
+            format!(
+                "{}->{}:{}@{}",
+                t.nodes[l.src].name,
+                t.nodes[l.dst].name,
+                crate::rational::to_fraction_string(&l.bandwidth),
+                l.latency
+            )
+        })
+        .collect();
+    let switches = t.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count();
+    format!("{} ranks, {switches} switches: {}", t.n_ranks(), links.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_symmetric(t: &Topology) -> bool {
+        t.links.iter().all(|l| {
+            t.link_between(l.dst, l.src)
+                .is_some_and(|r| t.links[r].bandwidth == l.bandwidth && t.links[r].latency == l.latency)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn shapes_hold(t in arb_topology(24)) {
+            prop_assert!((2..=24).contains(&t.n_ranks()), "{}", describe(&t));
+        }
+
+        #[test]
+        fn symmetric_means_equal_both_ways(t in arb_flat(2..=8, 3, true), u in arb_boxes(12, true)) {
+            prop_assert!(is_symmetric(&t) && is_symmetric(&u));
+        }
+
+        #[test]
+        fn digraphs_have_no_switch(t in arb_digraph(10)) {
+            prop_assert_eq!(t.n_switches(), 0);
+            prop_assert!((2..=10).contains(&t.n_ranks()));
+        }
+    }
+
+    /// The general strategy really produces what it promises: directed links, asymmetric
+    /// pairs, switches, several boxes, non-integer bandwidths and N up to the maximum.
+    #[test]
+    fn general_strategy_covers_every_feature() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let (mut one_way, mut asym, mut switch, mut boxes, mut frac, mut max_n) = (0, 0, 0, 0, 0, 0);
+        for _ in 0..300 {
+            let t = arb_topology(24).new_tree(&mut runner).unwrap().current();
+            one_way += usize::from(!t.is_bidirectional());
+            asym += usize::from(!is_symmetric(&t) && t.is_bidirectional());
+            switch += usize::from(t.n_switches() > 0);
+            boxes += usize::from(t.nodes.iter().any(|n| n.name == "b1.sw"));
+            frac += usize::from(t.links.iter().any(|l| !l.bandwidth.is_integer()));
+            max_n = max_n.max(t.n_ranks());
+        }
+        assert!(
+            one_way > 30 && asym > 10 && switch > 100 && boxes > 30 && frac > 200,
+            "{one_way} {asym} {switch} {boxes} {frac}"
+        );
+        assert!(max_n >= 20, "{max_n}");
+    }
+}
