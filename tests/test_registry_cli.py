@@ -3,6 +3,7 @@ verified schedule (exit 0) or says in one line why it does not apply (exit 2); n
 (internal error) or a traceback."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,9 @@ def _write(tmp_path, name, nodes, links):
 def _asymmetric_switch(tmp_path):
     """Four GPUs on a one-way ring of unequal links, plus a switch whose up and down links differ."""
     gpus = [{"name": f"g{i}", "type": "compute"} for i in range(4)]
-    links = [{"src": f"g{i}", "dst": f"g{(i + 1) % 4}", "bandwidth": 10 + 5 * i, "latency": 0.5} for i in range(4)]
+    links = [
+        {"src": f"g{i}", "dst": f"g{(i + 1) % 4}", "bandwidth": 10 + 5 * i, "latency": 0.5} for i in range(4)
+    ]
     for i in range(4):
         links.append({"src": f"g{i}", "dst": "sw", "bandwidth": 2.5 * (i + 1), "latency": 1})
         links.append({"src": "sw", "dst": f"g{i}", "bandwidth": 4, "latency": 0.25})
@@ -35,12 +38,17 @@ def _two_boxes_one_way(tmp_path):
         for i in range(3):
             links.append({"src": f"b{b}.g{i}", "dst": f"b{b}.sw", "bandwidth": 100, "latency": 0.5})
             links.append({"src": f"b{b}.sw", "dst": f"b{b}.g{i}", "bandwidth": 75, "latency": 0.5})
-            links.append({"src": f"b{b}.g{i}", "dst": f"b{1 - b}.g{i}", "bandwidth": 12.5 * (b + 1), "latency": 2})
+            links.append(
+                {"src": f"b{b}.g{i}", "dst": f"b{1 - b}.g{i}", "bandwidth": 12.5 * (b + 1), "latency": 2}
+            )
     return _write(tmp_path, "two-boxes-one-way", nodes, links)
 
 
 # Every algorithm's allreduce, and ForestColl's other collectives (transposes and roots).
-RUNS = [(a, "allreduce") for a in ["forestcoll", "tacos", "bfb", "circulant", "ring", "direct", "rhd", "dbt", "auto"]]
+RUNS = [
+    (a, "allreduce")
+    for a in ["forestcoll", "tacos", "bfb", "circulant", "ring", "direct", "rhd", "dbt", "auto"]
+]
 RUNS += [("forestcoll", c) for c in ["reduce-scatter", "broadcast", "reduce"]]
 
 
@@ -64,7 +72,26 @@ def test_directed_inputs_verify_or_do_not_apply(tmp_path, topology):
             lines = proc.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("collsynth: error: "), where
             outcomes[(algorithm, collective)] = lines[0]
-    # The general algorithms apply to every one of these inputs.
-    for algorithm in ["forestcoll", "tacos", "ring", "direct", "auto"]:
+    # The general algorithms apply to every one of these inputs; ForestColl to every
+    # switch-free one (its switch removal needs Eulerian switches: exit 2 above otherwise).
+    general = ["tacos", "ring", "direct", "auto"]
+    if "kautz" in topology:
+        general.append("forestcoll")
+        assert outcomes[("forestcoll", "reduce-scatter")] == "verified", outcomes
+    for algorithm in general:
         assert outcomes[(algorithm, "allreduce")] == "verified", (topology, algorithm, outcomes)
-    assert outcomes[("forestcoll", "reduce-scatter")] == "verified", outcomes
+
+
+def test_infeasible_is_exit_2_does_not_apply_because():
+    """A random multi-box machine (found by the core's registry property test) whose switches
+    cannot forward ForestColl's broadcast from rank 14: one line, exit 2, saying why."""
+    data = Path(__file__).parent / "data" / "switches_cannot_forward_broadcast.json"
+    proc = run_cli("synth", str(data), "-c", "broadcast", "-a", "forestcoll", "--root", "14", check_status=2)
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "collsynth: error: algorithm 'forestcoll' does not apply to broadcast on this topology because "
+        "forestcoll broadcast/reduce (single-root packing): "
+        "the switches cannot forward a broadcast from this root"
+    ]
+    # `auto` skips it and picks another algorithm.
+    run_cli("synth", str(data), "-c", "broadcast", "-a", "auto", "--root", "14")
