@@ -93,34 +93,25 @@ fn check(alg: &str, cases: u32, max_ranks: usize) -> (usize, usize) {
 // on two cores: most of the time is the allreduce LP of `api::bounds` and ForestColl's
 // allreduce, which grow fast with N and links. `REGISTRY_CASES=300` hunts longer.
 
-#[test]
-fn forestcoll_on_random_topologies() {
-    let (ok, _) = check("forestcoll", 12, 24);
-    assert!(ok > 0);
+/// One test per algorithm (they run in parallel): `cases` topologies, N from 2 to 24; each
+/// algorithm must verify on some of them.
+macro_rules! on_random_topologies {
+    ($($test:ident: $alg:literal, $cases:literal;)*) => {$(
+        #[test]
+        fn $test() {
+            let (verified, _) = check($alg, $cases, 24);
+            assert!(verified > 0, "{}", $alg);
+        }
+    )*};
 }
 
-#[test]
-fn tacos_on_random_topologies() {
-    let (ok, _) = check("tacos", 16, 24);
-    assert!(ok > 0);
-}
-
-#[test]
-fn bfb_on_random_topologies() {
-    let (ok, _) = check("bfb", 16, 24);
-    assert!(ok > 0);
-}
-
-#[test]
-fn circulant_on_random_topologies() {
-    let (ok, _) = check("circulant", 12, 24);
-    assert!(ok > 0);
-}
-
-#[test]
-fn baselines_on_random_topologies() {
-    for alg in ["ring", "direct", "rhd", "dbt"] {
-        let (ok, _) = check(alg, 16, 24);
-        assert!(ok > 0, "{alg}");
-    }
+on_random_topologies! {
+    forestcoll_on_random_topologies: "forestcoll", 12;
+    tacos_on_random_topologies: "tacos", 16;
+    bfb_on_random_topologies: "bfb", 16;
+    circulant_on_random_topologies: "circulant", 12;
+    ring_on_random_topologies: "ring", 16;
+    direct_on_random_topologies: "direct", 16;
+    rhd_on_random_topologies: "rhd", 16;
+    dbt_on_random_topologies: "dbt", 16;
 }
