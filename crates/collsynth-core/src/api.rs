@@ -38,7 +38,8 @@ pub fn synthesize(
     }
     let (topology, req) = sub_collective(topo, algorithm, req)?;
     let start = Instant::now();
-    let mut schedule = synth::run(&topology, collective, algorithm, &req.0)?;
+    let mut schedule =
+        synth::run(&topology, collective, algorithm, &req.0).map_err(|e| does_not_apply(e, algorithm, collective))?;
     let synthesis_seconds = start.elapsed().as_secs_f64();
     if let Some(ranks) = req.1 {
         schedule.provenance.options.push(("ranks".into(), ranks));
@@ -56,6 +57,18 @@ fn sub_collective(topo: &Topology, algorithm: &str, mut req: Request) -> Result<
     }
     let ranks = crate::topology::restrict::parse_ranks(&text)?;
     Ok((crate::topology::restrict::restrict_ranks(topo, &ranks)?, (req, Some(text))))
+}
+
+/// An `Infeasible` from a synthesizer, said as what it means to the user: this algorithm
+/// does not apply to this collective here (one line; the CLI exits 2).
+fn does_not_apply(e: CollsynthError, algorithm: &str, collective: Collective) -> CollsynthError {
+    match e {
+        CollsynthError::Infeasible(why) => CollsynthError::Infeasible(format!(
+            "algorithm '{algorithm}' does not apply to {} on this topology because {why}",
+            collective.name()
+        )),
+        e => e,
+    }
 }
 
 /// Verify a schedule the tool produced; a violation is a bug (internal error).

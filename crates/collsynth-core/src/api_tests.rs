@@ -52,3 +52,17 @@ fn auto_on_a_directed_graph() {
     let got = synthesize(&t, Collective::Allreduce, "auto", &Request::default(), Rat::from_integer(1 << 30)).unwrap();
     verify::verify(&got.schedule, &got.topology).unwrap();
 }
+
+#[test]
+fn infeasible_says_which_algorithm_does_not_apply_and_why() {
+    let e =
+        does_not_apply(CollsynthError::Infeasible("a rank is unreachable from root 2".into()), "x", Collective::Reduce);
+    assert_eq!(
+        e,
+        CollsynthError::Infeasible(
+            "algorithm 'x' does not apply to reduce on this topology because a rank is unreachable from root 2".into()
+        )
+    );
+    // Other errors pass unchanged.
+    assert_eq!(does_not_apply(CollsynthError::bad("b"), "x", Collective::Reduce), CollsynthError::bad("b"));
+}

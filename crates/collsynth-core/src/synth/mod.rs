@@ -8,6 +8,9 @@ pub mod circulant;
 pub mod forestcoll;
 pub mod tacos;
 
+#[cfg(test)]
+mod registry_tests;
+
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Schedule};
 use crate::topology::Topology;
