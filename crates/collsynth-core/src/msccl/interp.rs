@@ -38,7 +38,7 @@ mod step;
 mod tests;
 
 use super::model::{connection_slots, Program, Proto, MAX_COUNT};
-use crate::ir::Router;
+use crate::ir::{Collective, Router};
 use crate::rational::Rat;
 use crate::topology::Topology;
 use machine::{Calls, Machine};
@@ -53,6 +53,30 @@ pub enum Aliasing {
     /// output chunks `rank*count..`, reduce-scatter's output is input chunks `rank*count..`,
     /// the others share the whole buffer.
     InPlace,
+}
+
+impl Aliasing {
+    /// First chunk of `rank`'s input and output views in the caller's memory, each as (in the
+    /// receive buffer?, chunk): out of place the input is the send buffer and the output the
+    /// receive buffer; in place both are the one buffer, where NCCL puts allgather's input at
+    /// `recvbuff + rank*count` and reduce-scatter's output at `sendbuff + rank*count`. The one
+    /// statement of this rule, used by the interpreter and the MPI plan compiler.
+    pub fn view_bases(self, coll: Collective, rank: usize, lens: (usize, usize)) -> ((bool, usize), (bool, usize)) {
+        let (in_len, out_len) = lens;
+        match (self, coll) {
+            (Aliasing::OutOfPlace, _) => ((false, 0), (true, 0)),
+            (Aliasing::InPlace, Collective::Allgather) => ((true, rank * in_len), (true, 0)),
+            (Aliasing::InPlace, Collective::ReduceScatter) => ((true, 0), (true, rank * out_len)),
+            (Aliasing::InPlace, _) => ((true, 0), (true, 0)),
+        }
+    }
+}
+
+/// Logical chunk counts of the input and output buffers: from nchunksperloop, since a
+/// generator may declare 0 for a buffer it reaches only through the in-place alias.
+pub fn logical_lens(p: &Program) -> (usize, usize) {
+    let share = |c: Collective| if p.collective == c { p.ngpus.max(1) } else { 1 };
+    (p.nchunksperloop / share(Collective::Allgather), p.nchunksperloop / share(Collective::ReduceScatter))
 }
 
 /// What one run found. A clean run has no deadlock, no races and nothing wrong.

@@ -203,9 +203,7 @@ fn linearize(blocks: &[Vec<&ThreadBlock>]) -> Result<Vec<Vec<(usize, usize)>>> {
     Ok(order)
 }
 
-/// Where the program's buffers lie in the caller's memory for one mode: NCCL's in-place calls
-/// put allgather's input at `recvbuff + rank*count` and reduce-scatter's output at
-/// `sendbuff + rank*count` (the one buffer); the other collectives share the whole buffer.
+/// Where the program's buffers lie in the caller's memory for one mode ([`Aliasing::view_bases`]).
 struct Layout {
     coll: Collective,
     aliasing: Aliasing,
@@ -217,25 +215,18 @@ struct Layout {
 
 impl Layout {
     fn new(p: &Program, aliasing: Aliasing) -> Layout {
-        let share = |c: Collective| if p.collective == c { p.ngpus.max(1) } else { 1 };
-        let (in_len, out_len) =
-            (p.nchunksperloop / share(Collective::Allgather), p.nchunksperloop / share(Collective::ReduceScatter));
+        let (in_len, out_len) = super::interp::logical_lens(p);
         Layout { coll: p.collective, aliasing, in_len, out_len }
     }
 
-    /// The first chunks of the input and output views of `rank`.
+    /// The first chunks of the input and output views of `rank` ([`Aliasing::view_bases`]).
     fn bases(&self, rank: usize) -> (Loc, Loc) {
-        let at = |region, chunk| Loc { region, chunk };
-        match (self.aliasing, self.coll) {
-            (Aliasing::OutOfPlace, _) => (at(Region::SendBuf, 0), at(Region::RecvBuf, 0)),
-            (Aliasing::InPlace, Collective::Allgather) => {
-                (at(Region::RecvBuf, rank * self.in_len), at(Region::RecvBuf, 0))
-            }
-            (Aliasing::InPlace, Collective::ReduceScatter) => {
-                (at(Region::RecvBuf, 0), at(Region::RecvBuf, rank * self.out_len))
-            }
-            (Aliasing::InPlace, _) => (at(Region::RecvBuf, 0), at(Region::RecvBuf, 0)),
-        }
+        let at = |(in_recv, chunk): (bool, usize)| Loc {
+            region: if in_recv { Region::RecvBuf } else { Region::SendBuf },
+            chunk,
+        };
+        let (i, o) = self.aliasing.view_bases(self.coll, rank, (self.in_len, self.out_len));
+        (at(i), at(o))
     }
 
     fn locate(&self, rank: usize, buf: Buf, off: i64) -> Loc {

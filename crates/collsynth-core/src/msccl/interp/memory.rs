@@ -120,12 +120,11 @@ impl Layout {
         if n == 0 || c == 0 {
             return Err(format!("ngpus {n} and nchunksperloop {c} must be positive"));
         }
-        let in_div = if p.collective == Collective::Allgather { n } else { 1 };
-        let out_div = if p.collective == Collective::ReduceScatter { n } else { 1 };
-        if c % in_div != 0 || c % out_div != 0 {
+        let tiles = !matches!(p.collective, Collective::Allgather | Collective::ReduceScatter) || c % n == 0;
+        if !tiles {
             return Err(format!("nchunksperloop {c} of a {} is not a multiple of ngpus {n}", p.collective.name()));
         }
-        let (in_len, out_len) = (c / in_div, c / out_div);
+        let (in_len, out_len) = super::logical_lens(p);
         let main_len = match aliasing {
             Aliasing::OutOfPlace => in_len + out_len,
             Aliasing::InPlace => in_len.max(out_len),
@@ -133,15 +132,16 @@ impl Layout {
         Ok(Layout { coll: p.collective, root: p.root(), ngpus: n, aliasing, in_len, out_len, main_len, s_len })
     }
 
-    /// First cell of the input (resp. output) view of `rank`: in place, allgather's input is
-    /// `recvbuff + rank*count` and reduce-scatter's output is `sendbuff + rank*count`.
+    /// First cell of the input (resp. output) view of `rank` ([`Aliasing::view_bases`]): the
+    /// send buffer's cells come first, then the receive buffer's (the one buffer in place).
     fn bases(&self, rank: usize) -> (usize, usize) {
-        match (self.aliasing, self.coll) {
-            (Aliasing::OutOfPlace, _) => (0, self.in_len),
-            (Aliasing::InPlace, Collective::Allgather) => (rank * self.in_len, 0),
-            (Aliasing::InPlace, Collective::ReduceScatter) => (0, rank * self.out_len),
-            (Aliasing::InPlace, _) => (0, 0),
-        }
+        let recv_first = match self.aliasing {
+            Aliasing::OutOfPlace => self.in_len,
+            Aliasing::InPlace => 0,
+        };
+        let cell = |(in_recv, chunk): (bool, usize)| if in_recv { recv_first + chunk } else { chunk };
+        let (i, o) = self.aliasing.view_bases(self.coll, rank, (self.in_len, self.out_len));
+        (cell(i), cell(o))
     }
 
     /// The cell of chunk `off` of `buf` at `rank`, or None when out of bounds.
