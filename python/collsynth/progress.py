@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 # Bars go to stderr so that `--json` output on stdout stays clean.
@@ -25,9 +26,12 @@ def run_with_progress(
             return future.result(timeout=delay)
         except FutureTimeout:
             pass
+        if not _stderr.is_terminal:
+            # no bar to draw: a non-terminal Progress would still end with a stray newline
+            return future.result()
         columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
         with Progress(*columns, console=_stderr, transient=True) as bar:
-            task = bar.add_task(label, total=None)
+            task = bar.add_task(escape(label), total=None)
             while not future.done():
                 if poll is not None:
                     done, total = poll()

@@ -32,6 +32,7 @@ pub fn synthesize(
     req: &Request,
     size: Rat,
 ) -> Result<Synthesized> {
+    two_ranks(topo)?;
     let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
         return auto(topo, collective, &req, size);
@@ -123,7 +124,21 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
     Ok(b)
 }
 
+/// A collective moves data between ranks: a topology with one rank has nothing to schedule,
+/// and its bandwidths (M / 0 us) would be infinite.
+pub fn two_ranks(topo: &Topology) -> Result<()> {
+    match topo.n_ranks() {
+        0 | 1 => Err(CollsynthError::bad(format!(
+            "{} has {} rank: a collective needs at least 2",
+            topo.name,
+            topo.n_ranks()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
+    two_ranks(topo)?;
     if root >= topo.n_ranks() {
         return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
     }
