@@ -176,6 +176,12 @@ def test_odd_but_valid_inputs_succeed(tmp_path):
         assert (proc.returncode, proc.stderr) == (0, b""), (argv, proc.stderr)
         assert fragment in out, (argv, out)
     assert (tmp_path / "draw[" / "x].png").stat().st_size > 0
+    # zero bytes on zero-latency links take zero time: algbw 0, strict JSON (no Infinity)
+    for extra in [[], ["-a", "bfb", "--time-only"]]:
+        argv = ["synth", "ring:4,lat=0", "-c", "allgather", "-a", "ring", "--size", "0", "--json", *extra]
+        proc = run(argv, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout, parse_constant=lambda c: pytest.fail(c))["algbw_GBps"] == 0
     back = collsynth.Schedule.load(tmp_path / "out[" / "x]" / "schedule.json")
     assert back.verify()["transfers"] == 2 and back.topology.name == name
 

@@ -78,7 +78,7 @@ def export(
     else:
         rng = None if size_range is None else _checked_range(size_range, "size_range")
     core = schedule._core
-    out = _core.msccl_export(core, dialect, protocol, channels, unfused, pipeline, rng)
+    out = _core.msccl_export(core, dialect, protocol, channels, bool(unfused), pipeline, rng)
     out["program"] = json.loads(out["program"])
     from collsynth.schedule import Schedule
 

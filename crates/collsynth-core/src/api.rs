@@ -202,7 +202,9 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     let one = Rat::from_integer(1);
     let optimality = if sched_bw == Rat::from_integer(0) { one } else { (bound_bw / sched_bw).min(one) };
     let bytes = crate::rational::to_f64(&size);
-    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { f64::INFINITY };
+    // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
+    // prints for size 0, never an infinity that JSON cannot hold.
+    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
     Ok(Evaluation {
         time_us: sim.time_us,
         alpha_beta_us: ab.total_us,

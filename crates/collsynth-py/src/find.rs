@@ -62,7 +62,9 @@ fn find_topologies<'py>(
     d.set_item("recommended", member_dict(py, &report.frontier[report.recommended])?)?;
     d.set_item("alpha_us", w.alpha_us)?;
     d.set_item("node_bw_GBps", to_f64(&w.node_bw_gbps))?;
+    d.set_item("node_bw_exact", to_fraction_string(&w.node_bw_gbps))?;
     d.set_item("size_bytes", to_f64(&w.size_bytes))?;
+    d.set_item("size_bytes_exact", to_fraction_string(&w.size_bytes))?;
     d.set_item("m_over_b_us", w.m_over_b_us())?;
     Ok(d)
 }

@@ -134,6 +134,7 @@ impl PyTopology {
         d.set_item("average_distance", m.average_distance)?;
         d.set_item("bidirectional", m.bidirectional)?;
         d.set_item("min_egress_GBps", to_f64(&m.min_egress))?;
+        d.set_item("min_egress_exact", to_fraction_string(&m.min_egress))?;
         d.set_item("max_egress_GBps", to_f64(&m.max_egress))?;
         d.set_item("max_egress_exact", to_fraction_string(&m.max_egress))?;
         Ok(d)
@@ -254,6 +255,7 @@ impl PySchedule {
         let r = guard(|| collsynth_core::cost::simulate(&self.inner, &self.topo, m, pipeline))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("size_bytes_exact", to_fraction_string(&m))?;
         d.set_item("time_us", r.time_us)?;
         d.set_item("chunk_transfers", r.transfers)?;
         d.set_item(

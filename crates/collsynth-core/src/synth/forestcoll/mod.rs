@@ -238,7 +238,7 @@ pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> 
         ("symmetry".to_string(), f.symmetry.as_ref().map_or("null".into(), |g| format!("\"{g}\""))),
         (
             "stage_seconds".to_string(),
-            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:.6}")).collect::<Vec<_>>().join(", ")),
+            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:?}")).collect::<Vec<_>>().join(", ")),
         ),
     ];
     if let Some(scan) = &f.k_scan {
