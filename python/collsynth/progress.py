@@ -26,11 +26,10 @@ def run_with_progress(
             return future.result(timeout=delay)
         except FutureTimeout:
             pass
-        if not _stderr.is_terminal:
-            # no bar to draw: a non-terminal Progress would still end with a stray newline
-            return future.result()
         columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
-        with Progress(*columns, console=_stderr, transient=True) as bar:
+        # off a terminal there is no bar to draw (an enabled Progress would still end with a
+        # stray newline on stderr, before the error line)
+        with Progress(*columns, console=_stderr, transient=True, disable=not _stderr.is_terminal) as bar:
             task = bar.add_task(escape(label), total=None)
             while not future.done():
                 if poll is not None:
