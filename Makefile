@@ -33,6 +33,7 @@ test-python: install
 lint: $(DEPS)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p collsynth-core -p collsynth-py
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/ruff format --check python tests bench
 

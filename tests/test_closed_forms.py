@@ -1,4 +1,4 @@
-"""Closed forms of the baselines, in both the simulator and the alpha-beta model (DESIGN.md:
+"""Closed forms of the baselines, in both the simulator and the alpha-beta model (docs/architecture.md:
 the two agree where the analytic model is exact). alpha = lat (us), b = bw in bytes/us."""
 
 import pytest

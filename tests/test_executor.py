@@ -1,21 +1,25 @@
 """collsynth.mpi.executor and ``python -m collsynth.run``: hand-written MSCCL programs (the research
 notes' XML examples, rings, a line with cross-thread-block dependencies, scratch and nop carriers,
 chains, two channels) run under ``mpiexec -n N`` for N = 2, 3, 4: one launch of
-tests/mpi/check_executor.py per N (every program, both modes, three dtypes, a wrong program and
-deadlocks in the same launch) and one of collsynth.run per N."""
+tests/mpi/check_executor.py per N (every program, both modes, three dtypes; programs the core
+refuses; plans tampered with to give a wrong result and to hang, in the same launch) and one of
+collsynth.run per N. Without MPI: the executor accepts exactly what ``collsynth verify`` accepts,
+with the same message, on the cases where the old Python checks disagreed with the core."""
 
 # ruff: noqa: E501 (the research notes' XML examples are kept verbatim, one element per line)
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+import collsynth
+from collsynth import msccl
 from collsynth.mpi import launch
 
 CHECK = Path(__file__).parent / "mpi" / "check_executor.py"
@@ -259,59 +263,59 @@ LINE_XML = """<algo name="ag_line3" proto="Simple" nchannels="1" nchunksperloop=
   </gpu>
 </algo>"""
 
-COLL = {"reduce_scatter": "reduce-scatter", "reducescatter": "reduce-scatter"}
-ALGO_INTS = ("nchannels", "nchunksperloop", "ngpus", "minBytes", "maxBytes")
+
+def to_xml(program: dict) -> str:
+    """The XML of a program dict, one element per line as the runtimes' parser wants it."""
+    coll = {"reduce-scatter": "reducescatter"}.get(program["collective"], program["collective"])
+
+    def attrs(d: dict, skip: tuple = ()) -> str:
+        pairs = {k: int(v) if isinstance(v, bool) else v for k, v in d.items() if k not in skip}
+        return " ".join(f'{k}="{v}"' for k, v in pairs.items())
+
+    lines = [f"<algo {attrs({**program, 'coll': coll}, ('gpus', 'collective', 'root'))}>"]
+    for g in program["gpus"]:
+        lines.append(f"  <gpu {attrs(g, ('tbs',))}>")
+        for t in g["tbs"]:
+            lines.append(f"    <tb {attrs(t, ('steps',))}>")
+            lines += [f"      <step {attrs(st)}/>" for st in t["steps"]]
+            lines.append("    </tb>")
+        lines.append("  </gpu>")
+    return "\n".join([*lines, "</algo>", ""])
 
 
-def from_xml(text: str) -> dict:
-    """The program dict of an MSCCL XML (a minimal stand-in for the Rust parser)."""
-    algo = ET.fromstring(text)
-    a = algo.attrib
-    ints = lambda e, skip=(): {k: v if k in skip else int(v) for k, v in e.attrib.items()}  # noqa: E731
-    gpus = [
-        {
-            **ints(g),
-            "tbs": [{**ints(t), "steps": [ints(s, ("type", "srcbuf", "dstbuf")) for s in t]} for t in g],
-        }
-        for g in algo
-    ]
-    return {
-        "name": a["name"], "proto": a["proto"], **{k: int(a[k]) for k in ALGO_INTS},
-        "collective": COLL.get(a["coll"], a["coll"]), "inplace": a["inplace"] == "1",
-        "outofplace": a["outofplace"] == "1", "gpus": gpus,
-    }  # fmt: skip
-
-
-def programs(n: int) -> tuple[list[dict], list[dict], list[dict]]:
-    """(correct programs, wrong ones, deadlocking ones) for n ranks."""
+def programs(n: int) -> tuple[list, list[dict]]:
+    """(correct programs: dicts and XML texts, programs the core refuses) for n ranks."""
     good = [ring_allreduce(n), bidirectional_ring_allreduce(n), ring_reduce_scatter(n), ring_allgather(n),
             line_allgather(n), broadcast_chain(n), reduce_chain(n)]  # fmt: skip
-    bad = [ring_allreduce(n, skip_reduce_on=1)]
-    stuck = [dependency_cycle(n)]
+    refused = [ring_allreduce(n, skip_reduce_on=1), dependency_cycle(n)]
     if n == 2:
         good += [reduce_scatter_pair(), reduce_scatter_scratch_nop()]
-        stuck.append(mutual_wait())
+        refused.append(mutual_wait())
     if n == 3:
-        good += [from_xml(RING_XML), from_xml(LINE_XML)]
-    return good + [census_allreduce(n)], bad, stuck
+        good += [RING_XML, LINE_XML]
+    return good + [census_allreduce(n)], refused
 
 
 def census_allreduce(n: int) -> dict:
     """Träff's census (Algorithm 8) as exported: scratch chunks for its partial sum and
     receive buffer, local `cpy`/`re` steps on a block without peers."""
-    import collsynth
-
     sched = collsynth.synthesize(f"complete:{n}", "allreduce", "circulant", size="1KiB", variant="census")
     prog = collsynth.msccl.export(sched)["program"]
     assert any(st["type"] == "re" for g in prog["gpus"] for tb in g["tbs"] for st in tb["steps"])
     return {**prog, "name": f"census_allreduce_{n}"}
 
 
-def save(tmp: Path, progs: list[dict]) -> list[str]:
+def name_of(program: dict | str) -> str:
+    return program["name"] if isinstance(program, dict) else msccl.program(program)["name"]
+
+
+def save(tmp: Path, progs: list) -> list[str]:
+    """Files of the programs: XML texts as .xml, dicts as .json."""
     paths = []
     for p in progs:
-        path = tmp / f"{p['name']}.json"
-        path.write_text(json.dumps(p))
+        xml = isinstance(p, str)
+        path = tmp / f"{name_of(p)}.{'xml' if xml else 'json'}"
+        path.write_text(p if xml else json.dumps(p))
         paths.append(str(path))
     return paths
 
@@ -328,25 +332,121 @@ def mpirun(n: int, argv: list[str]) -> subprocess.CompletedProcess:
 # Tests
 
 
-def test_xml_examples_parse_to_programs():
-    ring, line = from_xml(RING_XML), from_xml(LINE_XML)
-    assert ring["collective"] == "allreduce" and ring["gpus"][2]["tbs"][0]["steps"][1]["type"] == "rrs"
-    assert line["gpus"][1]["tbs"][3]["steps"][1]["depid"] == 2 and line["inplace"] and not line["outofplace"]
+def refusal(program: dict | str) -> str:
+    """The core's refusal of a program through the executor's path (BadInput's message)."""
+    with pytest.raises(collsynth.BadInput) as e:
+        msccl.exec_plan(program, inplace=not program["outofplace"] if isinstance(program, dict) else True)
+    return str(e.value)
+
+
+def verify_says(program: dict) -> str:
+    """What `collsynth verify` says of the program's XML ("" if it accepts it)."""
+    v = msccl.validate(to_xml(program))
+    return "" if v["ok"] else f"not a valid MSCCL program: {v['refusal']}"
+
+
+def with_step(program: dict, rank: int, tb: int, k: int, **change) -> dict:
+    p = copy.deepcopy(program)
+    p["gpus"][rank]["tbs"][tb]["steps"][k].update(change)
+    return p
+
+
+def disagreements() -> list[tuple[str, dict, dict, str]]:
+    """(case, a program the old Python checks accepted and the core refuses, the same fixed, what
+    the refusal says) for the four rules the two used to judge differently."""
+    ring = ring_allreduce(2)
+    own = with_step(ring, 0, 0, 1, depid=0, deps=0)
+    other = copy.deepcopy(ring)
+    other["gpus"][0]["tbs"].append(tb(-1, -1, [("nop", ("i", -1), ("o", -1), 0, (0, 0))]))
+    other["gpus"][0]["tbs"][-1]["id"] = 1
+    other["gpus"][0]["tbs"][0]["steps"][0]["hasdep"] = 1
+    on_nop = copy.deepcopy(other)
+    on_nop["gpus"][0]["tbs"].append(tb(-1, -1, [("nop", ("i", -1), ("o", -1), 0, (1, 0))]))
+    on_nop["gpus"][0]["tbs"][-1]["id"] = 2
+    on_nop["gpus"][0]["tbs"][1]["steps"][0]["hasdep"] = 1
+    declared = ring_reduce_scatter(2)
+    for g in declared["gpus"]:
+        g["o_chunks"] = 0  # the steps write o: the runtime's bounds are the declared counts
+    channels = copy.deepcopy(ring)
+    channels["nchannels"] = 33
+    return [
+        ("dependency on its own thread block", own, ring, "names its own thread block"),
+        ("dependency on a nop", on_nop, other, "a nop: the runtime drops nops"),
+        ("declared o_chunks", declared, ring_reduce_scatter(2), 'outside buffer o (o_chunks="0")'),
+        ("channel limit", channels, bidirectional_ring_allreduce(2), 'nchannels="33" is outside 1..=32'),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4), ids=[d[0] for d in disagreements()])
+def test_the_executor_accepts_exactly_what_verify_accepts(case, cli, tmp_path):
+    what, bad, fixed, says = disagreements()[case]
+    message = refusal(bad)
+    assert says in message and message == verify_says(bad), (message, verify_says(bad))
+    assert refusal(to_xml(bad)) == message
+    path = tmp_path / "bad.xml"
+    path.write_text(to_xml(bad))
+    proc = cli("verify", str(path), check_status=2)
+    assert proc.stderr.strip().endswith(message), proc.stderr
+    assert verify_says(fixed) == ""
+    for inplace in (False, True):
+        plan = msccl.exec_plan(fixed, inplace)
+        assert len(plan["ranks"]) == 2 and all(r["ops"] for r in plan["ranks"])
+
+
+MALFORMED = [
+    ("unknown type", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(type="xx")),
+    ("offset out of range", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(srcoff=p["nchunksperloop"])),
+    ("step numbering", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(s=5)),
+    ("bad collective", lambda p: p.update(collective="alltoall")),
+    ("send/recv mismatch", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(cnt=2, srcoff=0)),
+    ("missing message", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(type="nop")),
+    ("dependency on a later own step", lambda p: p["gpus"][0]["tbs"][0]["steps"][0].update(depid=0, deps=2)),
+    ("channel", lambda p: p["gpus"][0]["tbs"][0].update(chan=1)),
+    ("peer", lambda p: p["gpus"][0]["tbs"][0].update(send=0)),
+]
+
+
+@pytest.mark.parametrize("change", [c for _, c in MALFORMED], ids=[w for w, _ in MALFORMED])
+def test_malformed_programs_are_refused_as_verify_refuses_them(change):
+    program = copy.deepcopy(ring_allreduce(3))
+    change(program)
+    message, verdict = refusal(program), verify_says(program)
+    assert verdict.startswith("not a valid MSCCL program: ")
+    # Parser problems are located by line in XML and by place in JSON; the rest is the same.
+    head, _, rest = verdict.partition("line ")
+    if rest and rest.split(":")[0].isdigit():
+        assert message.startswith(head) and message.endswith(rest.split(": ", 1)[1]), (message, verdict)
+    else:
+        assert message == verdict
+
+
+def test_every_hand_written_program_is_accepted_in_the_modes_it_claims():
+    for n in (2, 3, 4):
+        good, refused = programs(n)
+        for p in good:
+            meta = p if isinstance(p, dict) else msccl.program(p)
+            for inplace in [m for m, key in ((True, "inplace"), (False, "outofplace")) if meta[key]]:
+                assert msccl.exec_plan(p, inplace)["ngpus"] == n
+        for p in refused:
+            assert refusal(p) == verify_says(p) != ""
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_executor_under_mpiexec(n, tmp_path):
-    good, bad, stuck = programs(n)
+    good, refused = programs(n)
     argv = [sys.executable, "-m", "mpi4py", str(CHECK), *save(tmp_path, good)]
-    for path in save(tmp_path, bad):
-        argv += ["--wrong", path]
-    for path in save(tmp_path, stuck):
-        argv += ["--deadlock", path]
-    argv += ["--api", str(tmp_path / f"ring_allreduce_{n}.json")]
+    for path in save(tmp_path, refused):
+        argv += ["--refused", path]
+    ring = str(tmp_path / f"ring_allreduce_{n}.json")
+    argv += ["--api", ring, "--tamper", ring]
     proc = mpirun(n, argv)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    for p in good + bad + stuck:
-        assert f"OK {p['name']}:" in proc.stdout, proc.stdout
+    for p in good:
+        assert f"OK {name_of(p)}:" in proc.stdout, proc.stdout
+    for p in refused:
+        assert f"OK {p['name']}: refused: {verify_says(p)}" in proc.stdout, proc.stdout
+    assert "OK tampered: wrong result detected: rank " in proc.stdout, proc.stdout
+    assert "OK tampered: hang detected: rank " in proc.stdout, proc.stdout
     assert f"ok: {n} ranks" in proc.stdout, proc.stdout
 
 
@@ -356,10 +456,10 @@ def run_entry(n: int, path: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_run_entry_point(n, tmp_path):
-    """One launch per N: N=3 a correct in-place run (--json), N=4 a wrong program (exit 1),
-    N=2 a 3-rank program (exit 2)."""
+    """One launch per N: N=3 a correct in-place run of an XML file (--json), N=4 a program the core
+    refuses (exit 2, verify's message), N=2 a 3-rank program (exit 2)."""
     if n == 3:
-        path = Path(save(tmp_path, [from_xml(RING_XML)])[0])
+        path = Path(save(tmp_path, [RING_XML])[0])
         proc = run_entry(
             3, path, "--size", "3KiB", "--dtype", "float64", "--inplace", "--json", "--reps", "2"
         )
@@ -368,15 +468,16 @@ def test_run_entry_point(n, tmp_path):
         assert doc["ok"] and doc["np"] == 3 and doc["time_us"] > 0 and doc["mpi_time_us"] > 0
         assert doc["collective"] == "allreduce" and doc["size_bytes"] == 3072 and doc["error"] is None
     elif n == 4:
-        path = Path(save(tmp_path, [ring_allreduce(4, skip_reduce_on=1)])[0])
+        wrong = ring_allreduce(4, skip_reduce_on=1)
+        path = Path(save(tmp_path, [wrong])[0])
         proc = run_entry(4, path, "--size", "64", "--dtype", "int32")
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        assert proc.stdout.startswith("failed: ") and "rank " in proc.stdout and "element " in proc.stdout
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stderr.strip() == f"error: {path}: {verify_says(wrong)}", proc.stderr
     else:
         path = Path(save(tmp_path, [ring_allreduce(3)])[0])
         proc = run_entry(2, path, "--size", "1KiB")
         assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert "the program is for 3 ranks but mpiexec started 2" in proc.stderr
+        assert "the program is for 3 ranks but the communicator has 2" in proc.stderr
         assert proc.stderr.count("error:") == 1 and "Traceback" not in proc.stderr
 
 

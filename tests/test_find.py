@@ -1,5 +1,5 @@
 """`collsynth find`: the direct-connect paper's topology finder against its Table 4 (N = 1024,
-d = 4) and Table 5 (N = 5..12, d = 4), the JSON keys of DESIGN.md, buildable expressions and
+d = 4) and Table 5 (N = 5..12, d = 4), the JSON keys of docs/contracts.md, buildable expressions and
 one-line bad-input errors."""
 
 from __future__ import annotations

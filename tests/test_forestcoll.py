@@ -1,5 +1,6 @@
-"""ForestColl through the CLI and the Python API (release build): the notes' §5.7 table
-exactly, fixed k, the k-scan, details in `synth --json`, and every collective verified."""
+"""ForestColl through the CLI and the Python API (release build): the optimum (1/x*, k, U) of
+the multi-cluster topologies of the paper's Fig. 11, derived exactly; fixed k, the k-scan,
+details in `synth --json`, and every collective verified."""
 
 from fractions import Fraction
 
@@ -8,7 +9,7 @@ import pytest
 from collsynth import Topology, bound, synthesize
 from conftest import run_cli, run_json
 
-# Notes §5.7: spec -> (1/x*, algbw GB/s, k, U).
+# The optimum for the multi-cluster topologies of Fig. 11: spec -> (1/x*, algbw GB/s, k, U).
 TABLE = {
     "dgx-a100:2": ("3/65", Fraction(5200, 15), 13, "3/5"),
     "dgx-a100:3": ("2/25", Fraction(300), 1, "2/25"),
@@ -51,7 +52,7 @@ def test_fixed_k_mi250_x2_and_scan():
     out = run_json(
         "synth", "mi250:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "8"
     )
-    # Notes fact 14: not monotone in k; the best k <= 8 is 7 (350.000 GB/s).
+    # MI250 2x16's fixed-k scan is not monotone in k; the best k <= 8 is 7 (350.000 GB/s).
     exact = [Fraction(320), Fraction(1024, 3), Fraction(2400, 7), Fraction(1024, 3)]
     exact += [Fraction(8000, 23), Fraction(2400, 7), Fraction(350), Fraction(12800, 37)]
     assert [Fraction(row[1]) for row in out["k_scan_exact"]] == exact
@@ -132,7 +133,7 @@ def test_progress_counter_reaches_its_total():
 
 
 def test_mi250_8_plus_8_facts_16_17():
-    """Notes facts 16-17, the paper's MI250 8+8 (`mi250:2,gcds=8`): 1/x* = 1/13, 208 GB/s at
+    """The paper's MI250 8+8 (§5.2) (`mi250:2,gcds=8`): 1/x* = 1/13, 208 GB/s at
     k = 13 with U = 1; the fixed-k scan for k = 1..8 is not monotone and peaks at k = 5."""
     out = run_json("synth", "mi250:2,gcds=8", "--algorithm", "forestcoll", "--collective", "allgather")
     assert (out["inv_x_star"], out["k"], out["U"], out["trees"]) == ("1/13", 13, "1", 16 * 13)

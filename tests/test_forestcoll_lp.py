@@ -1,5 +1,6 @@
 """ForestColl's allreduce LP (appendix E) and single-root broadcast / reduce, through the
-CLI and the Python API (release build): exact values of the notes' facts 20 and 21."""
+CLI and the Python API (release build): exact values: LP = RS+AG on A100 2x8
+(as §4.6 reports for every topology the paper tried) and our weak-node counterexample where LP > RS+AG."""
 
 import json
 from fractions import Fraction
@@ -11,7 +12,7 @@ from tests.conftest import run_cli, run_json
 
 
 def weak_node(path):
-    """Notes fact 21: triangle 0-1-2 at 10 per direction, node 3 with 1 to each."""
+    """Our weak-node counterexample: triangle 0-1-2 at 10 per direction, node 3 with 1 to each."""
     nodes = [{"name": f"n{i}", "type": "compute"} for i in range(4)]
     links = [
         {"src": f"n{a}", "dst": f"n{b}", "bandwidth": 10, "bidirectional": True}
@@ -40,7 +41,7 @@ def test_weak_node_lp_beats_rs_ag(tmp_path):
 def test_bound_cli_a100():
     d = run_json("bound", "dgx-a100:2", "--collective", "allreduce")
     assert d["rs_ag_algbw_GBps"] == pytest.approx(520 / 3)
-    # LP = RS+AG on A100 x2 (notes fact 20); small enough for `auto`.
+    # LP = RS+AG on A100 x2 (as the paper's §4.6 reports); small enough for `auto`.
     assert d["lp_algbw_GBps"] == pytest.approx(520 / 3)
     assert Fraction(d["bound_algbw_exact"]) == Fraction(520, 3)
 

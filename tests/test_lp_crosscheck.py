@@ -88,7 +88,7 @@ def _bfb_tau(spec: str) -> float:
     "spec",
     [
         "kautz:2:12",  # generalized Kautz, several senders per source
-        "circulant:15:1,4,5",  # our notes' erratum: tau 1, above (N-1)/N
+        "circulant:15:1,4,5",  # against Conjecture 1 of the direct-connect paper: tau 1, above (N-1)/N
         "torus:3x4",
         "hamming:2,3",
         "dcirculant:10:1,3",

@@ -1,4 +1,4 @@
-"""The Python API of DESIGN.md: synthesize, bound, Schedule.verify/simulate/cost/save/load."""
+"""The Python API of docs/contracts.md: synthesize, bound, Schedule.verify/simulate/cost/save/load."""
 
 import pytest
 

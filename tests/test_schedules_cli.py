@@ -20,7 +20,7 @@ def test_bound_dgx_a100_two_boxes_is_the_papers_optimum():
     assert Fraction(b["bound_algbw_exact"]) == Fraction(5200, 15)
     assert sum(name.startswith("box") and ".gpu" in name for name in b["bottleneck_cut"]) == 15
     ar = run_json("bound", "dgx-a100:2", "--collective", "allreduce")
-    # ForestColl's allreduce LP gives no more than RS+AG on A100 2x8 (notes, fact 20)
+    # ForestColl's allreduce LP gives no more than RS+AG on A100 2x8 (as the paper's §4.6 reports)
     assert ar["rs_ag_algbw_GBps"] == pytest.approx(5200 / 30) and ar["lp_algbw_GBps"] == pytest.approx(
         5200 / 30
     )

@@ -2,6 +2,7 @@
 
 xml = sched.to_msccl_xml(dialect="new", channels=2)    # always validated before returned
 report = collsynth.msccl.validate(text, topology=topo)  # both runtimes' rules + execution
+plan = collsynth.msccl.exec_plan(program, inplace=False)  # what the MPI executor runs
 """
 
 from __future__ import annotations
@@ -98,3 +99,21 @@ def validate(text: str, topology=None) -> dict:
 def program(text: str) -> dict:
     """The program of an XML text (as the MPI executor takes it); BadInput if unreadable."""
     return json.loads(_core.msccl_program(_args.text("text", text)))
+
+
+def exec_plan(program: dict | str, inplace: bool = False) -> dict:
+    """What the MPI executor runs: `program` (the JSON dict, or XML text) judged exactly as
+    ``collsynth verify`` judges an XML file (BadInput "not a valid MSCCL program: ..." naming
+    the same problem, or if it does not claim the mode) and compiled in the core, per rank, to
+    ordered byte moves with the mode's buffer aliasing resolved (see ``_core.msccl_exec_plan``)."""
+    if isinstance(program, str):
+        return _core.msccl_exec_plan(_args.text("program", program), "xml", bool(inplace))
+    if not isinstance(program, dict):
+        raise BadInput(
+            f"the program must be a dict (a JSON object) or XML text, got {type(program).__name__}"
+        )
+    try:
+        text = json.dumps(program)
+    except (TypeError, ValueError) as e:
+        raise BadInput(f"the program is not JSON data: {e}") from None
+    return _core.msccl_exec_plan(text, "json", bool(inplace))

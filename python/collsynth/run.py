@@ -56,15 +56,16 @@ def parse_size(text: str) -> int:
     return int(exact)
 
 
-def load_program(path: str) -> dict:
-    """The program dict from an XML file, a schedule file (verified, then lowered) or a program
-    JSON file, or BadInput naming the file and the problem."""
+def load_program(path: str) -> dict | str:
+    """The program of a file: an XML file's text, a schedule file verified and lowered (a program
+    dict), or a program JSON file's dict; BadInput naming the file if it cannot be read. The core
+    judges the program when the executor compiles it."""
     from collsynth import msccl
     from collsynth.fileio import read_text
     from collsynth.schedule import Schedule
 
     if path.lower().endswith(".xml"):
-        return msccl.program(read_text(path))
+        return read_text(path)
     text = read_text(path)
     try:
         program = json.loads(text)
@@ -91,8 +92,8 @@ def summary(result: dict) -> str:
 
 
 def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
-    """Rank 0 reads the program and shares it; then every rank runs it (BadInput on every rank)."""
-    from collsynth.mpi.executor import run_collective
+    """Rank 0 reads and compiles the program, every rank runs its part (BadInput on every rank)."""
+    from collsynth.mpi.executor import compile_on, run_plan_collective
 
     program, error = None, None
     if comm.Get_rank() == 0:
@@ -100,15 +101,16 @@ def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
             program = load_program(args.program)
         except BadInput as e:
             error = str(e)
-    program, error = comm.bcast((program, error), root=0)
+    error = comm.bcast(error, root=0)
     if error:
         raise BadInput(error)
-    ngpus = program.get("ngpus")
-    if isinstance(ngpus, int) and ngpus != comm.Get_size():
-        raise BadInput(f"the program is for {ngpus} ranks but mpiexec started {comm.Get_size()}")
     nbytes = parse_size(args.size)
-    result = run_collective(
-        program, nbytes, args.dtype, comm, args.inplace, args.seed, reps=args.reps, timeout=args.timeout
+    try:
+        plan = compile_on(comm, program, args.inplace)
+    except BadInput as e:
+        raise BadInput(f"{args.program}: {e}") from None
+    result = run_plan_collective(
+        plan, nbytes, args.dtype, comm, args.seed, reps=args.reps, timeout=args.timeout
     )
     return {"collsynth_version": __version__, **result}
 

@@ -10,10 +10,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import circulant_ref  # noqa: E402
 from mpi_report import finish  # noqa: E402
-
-circulant_ref.install_if_missing()
 
 from collsynth import BadInput, mpi  # noqa: E402
 from collsynth.mpi import MPI  # noqa: E402

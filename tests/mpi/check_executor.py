@@ -1,12 +1,14 @@
-"""Run under ``mpiexec -n P python -m mpi4py tests/mpi/check_executor.py PROGRAM.json ...
-[--wrong PROGRAM.json] [--deadlock PROGRAM.json] [--api PROGRAM.json]``: every program through
+"""Run under ``mpiexec -n P python -m mpi4py tests/mpi/check_executor.py PROGRAM.json|.xml ...
+[--refused PROGRAM.json] [--api PROGRAM.json] [--tamper PROGRAM.json]``: every program through
 collsynth.mpi.executor.run_collective, in one launch.
 
 - positional programs must be right in every mode they declare, for float32, float64 and int32, on
   buffers of 0, 1 and 3 chunks per chunk-slot;
-- --wrong programs must be reported wrong, naming a rank and an element;
-- --deadlock programs must be reported stuck (timeout 1 s);
-- --api names an allreduce valid in both modes for direct execute() calls and input checks.
+- --refused programs must be refused by the core (BadInput on every rank, before any data moves);
+- --api names an allreduce valid in both modes for direct execute() calls and input checks;
+- --tamper names a program whose compiled plan is altered here (the byte mover's own safety net):
+  without its reductions the result must be reported wrong (naming a rank and an element), with
+  rank 0 sending nothing the run must be reported stuck (timeout 1 s).
 Rank 0 prints ``OK <name>: ...`` per program, every failure, and ``ok: P ranks`` if there were none;
 the exit status is 1 on failure."""
 
@@ -20,9 +22,9 @@ import sys
 import numpy as np
 from mpi_report import finish
 
-from collsynth import BadInput, mpi
+from collsynth import BadInput, mpi, msccl
 from collsynth.mpi import MPI
-from collsynth.mpi.executor import check_program, run_collective
+from collsynth.mpi.executor import compile_on, run_collective, run_plan_collective
 
 comm = mpi.comm_world()
 P, RANK = comm.Get_size(), comm.Get_rank()
@@ -31,53 +33,73 @@ failures: list[str] = []
 report: list[str] = []
 
 
-def load(path: str) -> dict:
+def load(path: str) -> dict | str:
+    """A program: an XML file's text, a JSON file's dict."""
     with open(path) as f:
-        return json.load(f)
+        return f.read() if path.endswith(".xml") else json.load(f)
 
 
-def modes(program: dict) -> list[bool]:
-    return [m for m, key in ((False, "outofplace"), (True, "inplace")) if program[key]]
+def header(program: dict | str) -> dict:
+    return msccl.program(program) if isinstance(program, str) else program
 
 
-def check_good(program: dict, seed: int) -> None:
-    runs = 0
+def modes(program: dict | str) -> list[bool]:
+    return [m for m, key in ((False, "outofplace"), (True, "inplace")) if header(program)[key]]
+
+
+def check_good(program: dict | str, seed: int) -> None:
+    runs, name = 0, header(program)["name"]
     for inplace in modes(program):
         for dtype in DTYPES:
             for per_chunk in (0, 1, 3):
-                nbytes = program["nchunksperloop"] * per_chunk * np.dtype(dtype).itemsize
+                nbytes = header(program)["nchunksperloop"] * per_chunk * np.dtype(dtype).itemsize
                 res = run_collective(program, nbytes, dtype, comm, inplace, seed + runs, reps=2)
                 runs += 1
                 if not res["ok"]:
-                    failures.append(f"{program['name']} inplace={inplace} {dtype} {nbytes} B: {res['error']}")
+                    failures.append(f"{name} inplace={inplace} {dtype} {nbytes} B: {res['error']}")
                 elif per_chunk and not (res["time_us"] > 0 and res["mpi_time_us"] > 0):
-                    failures.append(f"{program['name']}: no times in {res}")
-    report.append(f"OK {program['name']}: {runs} checked runs ({', '.join(map(mode_name, modes(program)))})")
+                    failures.append(f"{name}: no times in {res}")
+    report.append(f"OK {name}: {runs} checked runs ({', '.join(map(mode_name, modes(program)))})")
 
 
 def mode_name(inplace: bool) -> str:
     return "in place" if inplace else "out of place"
 
 
-def check_wrong(program: dict) -> None:
-    for inplace in modes(program):
-        res = run_collective(program, program["nchunksperloop"] * 8 * 4, "float32", comm, inplace, reps=1)
-        err = res["error"] or ""
-        if res["ok"] or not err.startswith("rank ") or "element" not in err or "expected" not in err:
-            failures.append(f"{program['name']}: the wrong result was not reported properly: {res}")
+def check_refused(program: dict) -> None:
+    """The core refuses the program on every rank alike, before any data moves."""
+    try:
+        run_collective(program, program["nchunksperloop"] * 4, "int32", comm, modes(program)[0])
+    except BadInput as e:
+        messages = comm.allgather(str(e))
+        if len(set(messages)) != 1 or not messages[0].startswith("not a valid MSCCL program: "):
+            failures.append(f"{program['name']}: refused unlike verify, or differently per rank: {messages}")
             return
-    report.append(f"OK {program['name']}: wrong result detected: {err}")
-
-
-def check_deadlock(program: dict) -> None:
-    res = run_collective(
-        program, program["nchunksperloop"] * 4, "int32", comm, modes(program)[0], timeout=1.0
-    )
-    err = res["error"] or ""
-    if res["ok"] or not ("deadlock" in err or "no progress" in err) or "tb " not in err:
-        failures.append(f"{program['name']}: the deadlock was not reported properly: {res}")
+        report.append(f"OK {program['name']}: refused: {messages[0]}")
         return
-    report.append(f"OK {program['name']}: deadlock detected: {err}")
+    comm.allgather(None)
+    failures.append(f"rank {RANK}: {program['name']}: ran although the core refuses it")
+
+
+def check_tampered(program: dict) -> None:
+    """The byte mover's checks on plans altered after compilation: a wrong result and a hang."""
+    plan = compile_on(comm, program)
+    nbytes = program["nchunksperloop"] * 8 * 4
+    no_adds = plan._replace(ops=tuple(op._replace(add_region=-1) for op in plan.ops))
+    res = run_plan_collective(no_adds, nbytes, "float32", comm, reps=1)
+    err = res["error"] or ""
+    if res["ok"] or not err.startswith("rank ") or "element" not in err or "expected" not in err:
+        failures.append(f"tampered: the wrong result was not reported properly: {res}")
+    else:
+        report.append(f"OK tampered: wrong result detected: {err}")
+    silent = tuple(op._replace(send_to=-1) for op in plan.ops)  # rank 0 sends nothing: all wait
+    mute = plan._replace(ops=silent) if RANK == 0 else plan
+    res = run_plan_collective(mute, nbytes, "int32", comm, reps=1, timeout=1.0)
+    err = res["error"] or ""
+    if res["ok"] or "no progress" not in err or "tb " not in err:
+        failures.append(f"tampered: the hang was not reported properly: {res}")
+    else:
+        report.append(f"OK tampered: hang detected: {err}")
 
 
 def expect_bad(what: str, fn, needle: str = "") -> None:
@@ -97,37 +119,6 @@ def mutated(program: dict, change) -> dict:
     p = copy.deepcopy(program)
     change(p)
     return p
-
-
-def check_program_errors(ring: dict) -> None:
-    """Malformed variants of a ring allreduce are rejected by check_program (no MPI involved)."""
-    first = lambda p: p["gpus"][0]["tbs"][0]["steps"][0]  # noqa: E731
-    cases = [
-        ("unknown type", lambda p: first(p).update(type="xx"), "unknown type"),
-        ("offset out of range", lambda p: first(p).update(srcoff=p["nchunksperloop"]), "outside"),
-        ("step numbering", lambda p: first(p).update(s=5), "numbered"),
-        ("bad collective", lambda p: p.update(collective="alltoall"), "collective"),
-        ("send/recv mismatch", lambda p: first(p).update(cnt=2, srcoff=0), "chunks"),
-        ("missing message", lambda p: first(p).update(type="nop"), "messages"),
-        ("dependency on a later own step", lambda p: first(p).update(depid=0, deps=2), "comes later"),
-        (
-            "dependency without hasdep",
-            lambda p: p["gpus"][0]["tbs"].append(
-                {
-                    "id": 1,
-                    "send": -1,
-                    "recv": -1,
-                    "chan": 0,
-                    "steps": [{**first(p), "type": "nop", "depid": 0, "deps": 0}],
-                }
-            ),
-            "hasdep=0",
-        ),
-        ("channel", lambda p: p["gpus"][0]["tbs"][0].update(chan=1), "nchannels"),
-        ("peer", lambda p: p["gpus"][0]["tbs"][0].update(send=0), "another rank"),
-    ]
-    for what, change, needle in cases:
-        expect_bad(f"check_program: {what}", lambda c=change: check_program(mutated(ring, c)), needle)
 
 
 def check_api(ring: dict) -> None:
@@ -163,25 +154,24 @@ def check_api(ring: dict) -> None:
     expect_bad(
         "ranks", lambda: run_collective(mutated(ring, lambda p: p.update(ngpus=P + 1)), 0, "int32", comm)
     )
-    check_program_errors(ring)
     report.append("OK api: execute in both modes, user message intact, input errors")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("programs", nargs="*")
-    ap.add_argument("--wrong", action="append", default=[])
-    ap.add_argument("--deadlock", action="append", default=[])
+    ap.add_argument("--refused", action="append", default=[])
     ap.add_argument("--api")
+    ap.add_argument("--tamper")
     args = ap.parse_intermixed_args()
     if args.api:
         check_api(load(args.api))
     for i, path in enumerate(args.programs):
         check_good(load(path), seed=100 * i)
-    for path in args.wrong:
-        check_wrong(load(path))
-    for path in args.deadlock:
-        check_deadlock(load(path))
+    for path in args.refused:
+        check_refused(load(path))
+    if args.tamper:
+        check_tampered(load(args.tamper))
     return finish(comm, failures, report)
 
 

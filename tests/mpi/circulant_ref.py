@@ -1,9 +1,8 @@
 """A slow, obviously-correct pure-Python reference of the circulant-schedule functions that
 ``collsynth._core`` exposes (Träff 2022, with the errata of ../shared/research/seed-traff.md §13).
 
-Test helper only: the package itself always calls the Rust functions. Used to cross-check the
-Rust results and, in an install that predates them, to run the MPI tests anyway
-(``install_if_missing``).
+Test oracle only: the package always calls the Rust functions, and a missing Rust function
+fails the tests (nothing here stands in for the core).
 """
 
 from __future__ import annotations
@@ -90,19 +89,3 @@ def circulant_blocks(p: int, size_bytes: int, alpha_us: float, beta_us_per_byte:
         return 1
     n = round(math.sqrt((q - 1) * beta_us_per_byte * size_bytes / alpha_us))
     return max(1, min(n, size_bytes))
-
-
-NAMES = ("circulant_schedule", "circulant_rounds", "circulant_blocks")
-
-
-def install_if_missing() -> bool:
-    """Put the reference into ``collsynth._core`` where the Rust functions are absent.
-    Returns True if the reference was installed (i.e. the Rust functions were missing)."""
-    from collsynth import _core
-
-    if all(hasattr(_core, name) for name in NAMES):
-        return False
-    for name in NAMES:
-        if not hasattr(_core, name):
-            setattr(_core, name, globals()[name])
-    return True

@@ -92,7 +92,7 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 /// The bounds reported next to every schedule.
 #[derive(Clone)]
 pub struct Bounds {
-    /// Time per byte (see DESIGN.md `inv_throughput`), exact.
+    /// Time per byte (see `inv_throughput` in docs/contracts.md), exact.
     pub inv_throughput: Rat,
     /// Best known optimal algbw in GB/s, exact.
     pub algbw: Rat,

@@ -18,6 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod bfb;
 mod circulant;
+mod exec_plan;
 mod find;
 mod forestcoll;
 mod msccl;
@@ -400,6 +401,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     bfb::register(m)?;
     circulant::register(m)?;
+    exec_plan::register(m)?;
     find::register(m)?;
     forestcoll::register(m)?;
     msccl::register(m)?;

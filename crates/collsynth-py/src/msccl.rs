@@ -52,7 +52,8 @@ fn msccl_export<'py>(
     Ok(d)
 }
 
-/// Judge an MSCCL XML text (see `msccl::validate`): a dict with `ok`, `dialects` ({"new":
+/// Judge an MSCCL XML text (see `msccl::validate`): a dict with `ok`, `refusal` (the one
+/// line a refusal gives, None if ok), `dialects` ({"new":
 /// [problems], "old": [...]}), `execution` (problems), the program's header (`collective`,
 /// `ngpus`, `nchunksperloop`, `nchannels`, `proto`, `inplace`, `outofplace`,
 /// `thread_blocks`, `max_steps`) and, with a topology, `link_loads` ([(src, dst,
@@ -65,6 +66,7 @@ fn msccl_validate<'py>(py: Python<'py>, text: &str, topology: Option<&PyTopology
     let v = py.detach(|| guard(|| msccl::validate(text, topo)))?;
     let d = PyDict::new(py);
     d.set_item("ok", v.ok())?;
+    d.set_item("refusal", msccl::plan::read::refusal(&v))?;
     let dialects = PyDict::new(py);
     for (dialect, problems) in &v.dialects {
         dialects.set_item(dialect.name(), problems)?;

@@ -64,11 +64,8 @@ def register(sub) -> None:
 def launch_bench(
     np_: int, sizes: list[int], reps: int, ops: list[str], extra: list[str], timeout: float
 ) -> dict:
-    from collsynth import _core
     from collsynth.mpi import launch
 
-    if not hasattr(_core, "circulant_schedule"):
-        raise InternalError("this build of collsynth._core lacks the circulant schedules (issue 7)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         argv = [sys.executable, "-m", "collsynth.mpi.bench", "--sizes", ",".join(map(str, sizes))]

@@ -91,8 +91,7 @@ def run_verify_xml(args) -> int:
     else:
         print_validation(args.schedule, v)
     if not v["ok"]:
-        first = next((p for ps in v["dialects"].values() for p in ps), None) or (v["execution"] or ["?"])[0]
-        raise BadInput(f"{args.schedule}: not a valid MSCCL program: {first}")
+        raise BadInput(f"{args.schedule}: not a valid MSCCL program: {v['refusal']}")
     return 0
 
 

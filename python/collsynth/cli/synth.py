@@ -126,7 +126,7 @@ def run_time_only(args) -> int:
 
 
 def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
-    """The `--json` object of one schedule (DESIGN.md keys)."""
+    """The `--json` object of one schedule (the keys of docs/contracts.md)."""
     e = sched.evaluate(size, pipeline)
     return with_version(
         topo.name,

@@ -1,34 +1,25 @@
-"""Run an MSCCL program (the dict that collsynth lowers any schedule to, or parses from an XML
-file) on real numpy data over mpi4py point-to-point, the way the MSCCL interpreter runs it on GPUs.
+"""Run an MSCCL program (the dict collsynth lowers any schedule to, or an XML text) on real numpy
+data over mpi4py point-to-point. This module only moves bytes: the Rust core judges the program
+exactly as ``collsynth verify`` does (parsers, rules, symbolic execution) and compiles it into a
+per-rank plan (``collsynth.msccl.exec_plan``, crates/collsynth-core/src/msccl/plan.rs).
 
     from collsynth import mpi
-    from collsynth.mpi.executor import check_program, run_collective
-    check_program(program)                            # the whole program (no MPI needed)
-    mpi.execute(program, sendbuf, recvbuf, comm)      # this rank's thread blocks, e.g. in place
-                                                      # of ncclAllReduce(sendbuf, recvbuf, ...)
+    from collsynth.mpi.executor import run_collective
+    mpi.execute(program, sendbuf, recvbuf, comm)      # this rank's part, e.g. in place of
+                                                      # ncclAllReduce(sendbuf, recvbuf, ...)
     run_collective(program, nbytes, "float32", comm)  # random data, checked against numpy, timed
 
-Model (DESIGN.md "MSCCL XML", research/msccl-xml.md 3.3-3.5):
-- Buffers have nccl semantics. M = the full buffer (allgather output, reduce-scatter input, the
-  allreduce / broadcast / reduce buffer) is cut into `nchunksperloop` chunks of C = M /
-  nchunksperloop elements; the input has nchunksperloop / ngpus chunks for allgather, the output
-  nchunksperloop / ngpus for reduce-scatter, scratch has `s_chunks`. The declared `i_chunks` and
-  `o_chunks` are ignored (in-place XMLs declare 0): the logical sizes are used.
-- In place, the one buffer (`recvbuf`, M elements for every collective) holds both: allgather input
-  chunk j is output chunk rank * in_chunks + j, reduce-scatter output chunk j is input chunk
-  rank * out_chunks + j, otherwise input chunk j is output chunk j.
-- The runtime repeats the program over slices of each chunk when the buffer is larger than one
-  loop; every step is element-wise, so one iteration over whole chunks computes the same result,
-  and that is what runs here (M must be a multiple of nchunksperloop).
-- All thread blocks of a rank are concurrent: one event loop advances each while its head step's
-  dependency (thread block `depid` has completed its step `deps`) holds. A send step posts an
-  Isend of a copy of its data and completes at once (sends never block: the runtime's finite
-  connection buffers are not modelled); a receive step posts its Irecv as soon as its thread block
-  reaches it and completes once the message is in. Messages travel on a private duplicate of the
-  communicator with tag = epoch * 1024 + chan; one thread block owns each (peer, direction, chan),
-  so MPI's non-overtaking order gives each connection's FIFO order.
-- Reductions are sums (np.add). No progress for `timeout` seconds raises RuntimeError naming the
-  stuck steps; a local deadlock (nothing in flight) raises at once.
+What runs (docs/mpi.md, docs/msccl.md "Executing a program over MPI"):
+- A rank's plan is its ops in order. Each op moves `cnt` chunks of C elements (C = the receive
+  buffer's elements / its `recvbuf_chunks`): v = the message from `recv_from`, else the chunks at
+  `first`; if `add`, v += the chunks at `add` (np.add: reductions are sums); if `store`, v is
+  written there; if `send_to`, v is sent. Locations are (region, chunk) with regions 0 = sendbuf,
+  1 = recvbuf, 2 = scratch; the core has resolved the mode's aliasing.
+- Every receive is posted at the start (in plan order, so each connection's messages match in
+  order), sends are posted and not waited for until the end: a plan run this way cannot deadlock
+  (the core orders it so). Messages travel on a private duplicate of the communicator with tag =
+  a per-execution base + channel.
+- No progress for `timeout` seconds raises RuntimeError naming the waiting op.
 """
 
 from __future__ import annotations
@@ -40,318 +31,125 @@ from typing import NamedTuple
 import numpy as np
 from mpi4py import MPI
 
-from collsynth._core import BadInput
+from collsynth import msccl
+from collsynth._core import BadInput, InternalError
 from collsynth.mpi.collectives import flat_view
 
-COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
-TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")
-RECEIVES = frozenset({"r", "rcs", "rrs", "rrc", "rrcs"})
-SENDS = frozenset({"s", "rcs", "rrs", "rrcs"})
-READS_SRC = frozenset({"s", "rrs", "rrc", "rrcs", "cpy", "re"})
-WRITES_DST = frozenset({"r", "rcs", "rrc", "rrcs", "cpy", "re"})
-BUFFERS = ("i", "o", "s")
-TAG_SPACE = 1024  # channels per execution epoch (tags of different executions never meet)
-STEP_KEYS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
 
+class Op(NamedTuple):
+    """One byte move (the core's `_core.msccl_exec_plan` tuple; -1 = absent)."""
 
-class Step(NamedTuple):
-    s: int
-    op: str
-    src: tuple[str, int, int] | None  # (buffer, first chunk, chunks) where the step reads
-    dst: tuple[str, int, int] | None  # where it writes
-    cnt: int
-    dep: tuple[int, int] | None  # (tb, step)
-
-
-class ThreadBlock(NamedTuple):
-    id: int
-    send: int
-    recv: int
+    recv_from: int
+    send_to: int
     chan: int
-    steps: tuple[Step, ...]
+    first_region: int
+    first_chunk: int
+    add_region: int
+    add_chunk: int
+    store_region: int
+    store_chunk: int
+    cnt: int
+    tb: int
+    step: int
+    type: str
 
-
-class Header(NamedTuple):
-    name: str
-    collective: str
-    ngpus: int
-    nchunks: int
-    nchannels: int
-    in_chunks: int  # logical chunk counts
-    out_chunks: int
-    inplace: bool
-    outofplace: bool
-    root: int = 0  # broadcast / reduce (the lowering's "root" key; 0 when absent)
+    def label(self) -> str:
+        return f"tb {self.tb} step {self.step} ({self.type})"
 
 
 class Plan(NamedTuple):
-    """One rank's part of a checked program."""
+    """One rank's part of a compiled program, with the program's header."""
 
-    header: Header
+    name: str
+    collective: str
+    ngpus: int
+    nchunks: int  # nchunksperloop: chunks of the full buffer M
+    nchannels: int
+    root: int
+    inplace: bool
     rank: int
-    s_chunks: int
-    tbs: tuple[ThreadBlock, ...]
+    sendbuf_chunks: int | None  # None in place
+    recvbuf_chunks: int
+    scratch_chunks: int
+    input: tuple[int, int, int]  # (region, first chunk, chunks) of this rank's input
+    output: tuple[int, int, int]
+    ops: tuple[Op, ...]
 
 
 # ---------------------------------------------------------------------------------------------
-# Checking and compiling the program
+# The plan (compiled by the core)
 
 
-def _int(d: dict, key: str, where: str, lo: int | None = None) -> int:
-    v = d.get(key) if isinstance(d, dict) else None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise BadInput(f"{where}: {key!r} must be an integer, got {v!r}")
-    if lo is not None and v < lo:
-        raise BadInput(f"{where}: {key!r} must be at least {lo}, got {v}")
-    return v
-
-
-def _flag(d: dict, key: str) -> bool:
-    v = d.get(key)
-    if v in (0, 1):  # XML 0/1 as well as JSON booleans
-        return bool(v)
-    raise BadInput(f"program: {key!r} must be true or false, got {v!r}")
-
-
-def header(program: dict) -> Header:
-    """The program's <algo> attributes with the logical input/output chunk counts; BadInput if any
-    is missing or inconsistent."""
-    if not isinstance(program, dict):
-        raise BadInput(f"the program must be a dict (a JSON object), got {type(program).__name__}")
-    coll = program.get("collective")
-    if coll not in COLLECTIVES:
-        raise BadInput(f"program: 'collective' must be one of {', '.join(COLLECTIVES)}; got {coll!r}")
-    ngpus = _int(program, "ngpus", "program", 1)
-    nchunks = _int(program, "nchunksperloop", "program", 1)
-    nchannels = _int(program, "nchannels", "program", 1)
-    if nchannels > TAG_SPACE:
-        raise BadInput(f"program: at most {TAG_SPACE} channels are supported, got {nchannels}")
-    split = coll in ("allgather", "reduce-scatter")
-    if split and nchunks % ngpus:
-        raise BadInput(f"program: {coll} needs nchunksperloop ({nchunks}) divisible by ngpus ({ngpus})")
-    in_chunks = nchunks // ngpus if coll == "allgather" else nchunks
-    out_chunks = nchunks // ngpus if coll == "reduce-scatter" else nchunks
-    inplace, outofplace = _flag(program, "inplace"), _flag(program, "outofplace")
-    name = str(program.get("name", ""))
-    root = program.get("root", 0)
-    if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < ngpus:
-        raise BadInput(f"program: 'root' must be a rank below ngpus, got {root!r}")
-    return Header(name, coll, ngpus, nchunks, nchannels, in_chunks, out_chunks, inplace, outofplace, root)
-
-
-def _side(st: dict, which: str, sizes: dict[str, int], where: str) -> tuple[str, int, int]:
-    buf, off, cnt = st.get(f"{which}buf"), _int(st, f"{which}off", where), _int(st, "cnt", where, 0)
-    if buf not in BUFFERS:
-        raise BadInput(f"{where}: {which}buf must be one of i, o, s; got {buf!r}")
-    if off < 0 or off + cnt > sizes[buf]:
-        raise BadInput(
-            f"{where}: {which}buf {buf} chunks [{off}, {off + cnt}) outside the buffer's {sizes[buf]} chunks"
+def compile_program(program: dict | str, inplace: bool = False) -> list[Plan]:
+    """Every rank's Plan of `program` (dict or XML text) for the mode; BadInput as
+    ``collsynth verify`` would refuse it. No MPI involved."""
+    raw = msccl.exec_plan(program, inplace)
+    if tuple(raw["op_fields"]) != Op._fields:
+        raise InternalError(f"collsynth._core ops have fields {raw['op_fields']}, the executor {Op._fields}")
+    header = [raw[k] for k in ("name", "collective", "ngpus", "nchunksperloop", "nchannels", "root")]
+    return [
+        Plan(
+            *header,
+            inplace,
+            r["rank"],
+            r["sendbuf_chunks"],
+            r["recvbuf_chunks"],
+            r["scratch_chunks"],
+            tuple(r["input"]),
+            tuple(r["output"]),
+            tuple(Op(*o) for o in r["ops"]),
         )
-    return buf, off, cnt
+        for r in raw["ranks"]
+    ]
 
 
-def _step(st: dict, k: int, sizes: dict[str, int], where: str) -> Step:
-    where = f"{where} step {k}"
-    if not isinstance(st, dict):
-        raise BadInput(f"{where}: must be an object, got {st!r}")
-    missing = [key for key in STEP_KEYS if key not in st]
-    if missing:
-        raise BadInput(f"{where}: missing {', '.join(missing)}")
-    if _int(st, "s", where) != k:
-        raise BadInput(f"{where}: 's' is {st['s']}, steps must be numbered 0, 1, 2, ... in order")
-    op = st["type"]
-    if op not in TYPES:
-        raise BadInput(f"{where}: unknown type {op!r} (known: {' '.join(TYPES)})")
-    depid, deps = _int(st, "depid", where, -1), _int(st, "deps", where, -1)
-    if (depid < 0) != (deps < 0):
-        raise BadInput(f"{where}: depid {depid} and deps {deps} must both be -1 or both set")
-    src = _side(st, "src", sizes, where) if op in READS_SRC else None
-    dst = _side(st, "dst", sizes, where) if op in WRITES_DST else None
-    cnt = 0 if op == "nop" else _int(st, "cnt", where, 0)
-    return Step(k, op, src, dst, cnt, None if depid < 0 else (depid, deps))
-
-
-def _thread_block(tb: dict, t: int, rank: int, h: Header, sizes: dict[str, int]) -> ThreadBlock:
-    where = f"gpu {rank} tb {t}"
-    if _int(tb, "id", where) != t:
-        raise BadInput(f"{where}: 'id' is {tb['id']}; thread blocks must be numbered 0, 1, 2, ... in order")
-    send, recv, chan = _int(tb, "send", where, -1), _int(tb, "recv", where, -1), _int(tb, "chan", where, 0)
-    for key, peer in (("send", send), ("recv", recv)):
-        if peer == rank or peer >= h.ngpus:
-            raise BadInput(f"{where}: {key} peer {peer} is not another rank of the {h.ngpus}")
-    if chan >= h.nchannels:
-        raise BadInput(f"{where}: channel {chan} but nchannels is {h.nchannels}")
-    raw = tb.get("steps")
-    if not isinstance(raw, list):
-        raise BadInput(f"{where}: 'steps' must be a list")
-    steps = tuple(_step(st, k, sizes, where) for k, st in enumerate(raw))
-    for st in steps:
-        if st.op in SENDS and send < 0:
-            raise BadInput(f"{where} step {st.s}: {st.op} sends but the thread block has no send peer")
-        if st.op in RECEIVES and recv < 0:
-            raise BadInput(f"{where} step {st.s}: {st.op} receives but the thread block has no recv peer")
-    return ThreadBlock(t, send, recv, chan, steps)
-
-
-def _check_deps(rank: int, tbs: tuple[ThreadBlock, ...], raw: list) -> None:
-    """Every dependency names an existing step of this rank, a later-or-same step of its own thread
-    block never, and its target has hasdep=1 (else the runtime waits forever)."""
-    for tb in tbs:
-        for st in tb.steps:
-            if st.dep is None:
-                continue
-            t, k = st.dep
-            where = f"gpu {rank} tb {tb.id} step {st.s}"
-            if t >= len(tbs) or k >= len(tbs[t].steps):
-                raise BadInput(f"{where}: depends on tb {t} step {k}, which does not exist")
-            if t == tb.id and k >= st.s:
-                raise BadInput(f"{where}: depends on its own thread block's step {k}, which comes later")
-            if t != tb.id and raw[t]["steps"][k].get("hasdep") not in (1, True):
-                raise BadInput(f"{where}: depends on tb {t} step {k}, which has hasdep=0")
-
-
-def _check_owners(rank: int, tbs: tuple[ThreadBlock, ...]) -> None:
-    owner: dict[tuple[str, int, int], int] = {}
-    for tb in tbs:
-        for direction, peer in (("send", tb.send), ("recv", tb.recv)):
-            if peer < 0:
-                continue
-            key = (direction, peer, tb.chan)
-            if key in owner:
-                raise BadInput(
-                    f"gpu {rank}: tb {owner[key]} and tb {tb.id} both {direction} "
-                    f"{'to' if direction == 'send' else 'from'} rank {peer} on channel {tb.chan}"
-                )
-            owner[key] = tb.id
-
-
-def compile_gpu(program: dict, rank: int, h: Header | None = None) -> Plan:
-    """Rank `rank`'s thread blocks, checked on their own (ids, steps, buffer bounds, peers, channel
-    owners, dependencies); BadInput naming the first problem."""
-    h = h or header(program)
-    gpus = program.get("gpus")
-    if not isinstance(gpus, list) or len(gpus) != h.ngpus:
-        raise BadInput(f"program: 'gpus' must list the {h.ngpus} ranks")
-    gpu = gpus[rank]
-    where = f"gpu {rank}"
-    if _int(gpu, "id", where) != rank:
-        raise BadInput(f"{where}: 'id' is {gpu['id']}; gpus must be listed in rank order")
-    s_chunks = _int(gpu, "s_chunks", where, 0)
-    sizes = {"i": h.in_chunks, "o": h.out_chunks, "s": s_chunks}
-    raw = gpu.get("tbs")
-    if not isinstance(raw, list):
-        raise BadInput(f"{where}: 'tbs' must be a list")
-    tbs = tuple(_thread_block(tb, t, rank, h, sizes) for t, tb in enumerate(raw))
-    _check_deps(rank, tbs, raw)
-    _check_owners(rank, tbs)
-    return Plan(h, rank, s_chunks, tbs)
-
-
-def _connections(plan: Plan) -> dict[tuple[str, int, int, int], list[tuple[int, int, int]]]:
-    """("send" | "recv", sender, receiver, chan) -> [(tb, step, cnt)] of this rank's sends and
-    receives, in program order."""
-    conns: dict[tuple[str, int, int, int], list[tuple[int, int, int]]] = {}
-    for tb in plan.tbs:
-        for st in tb.steps:
-            if st.op in SENDS:
-                conns.setdefault(("send", plan.rank, tb.send, tb.chan), []).append((tb.id, st.s, st.cnt))
-            if st.op in RECEIVES:
-                conns.setdefault(("recv", tb.recv, plan.rank, tb.chan), []).append((tb.id, st.s, st.cnt))
-    return conns
-
-
-def check_program(program: dict) -> Header:
-    """Every rank's part as in compile_gpu, and every connection's sends match the peer's receives
-    one for one (count and chunk count), so a checked program cannot fail to match messages."""
-    h = header(program)
-    sends: dict = {}
-    recvs: dict = {}
-    for rank in range(h.ngpus):
-        for (kind, *conn), ops in _connections(compile_gpu(program, rank, h)).items():
-            (sends if kind == "send" else recvs)[tuple(conn)] = ops
-    for conn in sorted(set(sends) | set(recvs)):
-        a, b, chan = conn
-        out, inn = sends.get(conn, []), recvs.get(conn, [])
-        if len(out) != len(inn):
-            raise BadInput(
-                f"rank {a} sends {len(out)} messages to rank {b} on channel {chan}, "
-                f"but rank {b} receives {len(inn)}"
-            )
-        for (ts, ks, cs), (tr, kr, cr) in zip(out, inn, strict=True):
-            if cs != cr:
-                raise BadInput(
-                    f"gpu {a} tb {ts} step {ks} sends {cs} chunks to rank {b} on channel {chan}, "
-                    f"but the matching receive, gpu {b} tb {tr} step {kr}, takes {cr}"
-                )
-    return h
+def compile_on(comm: MPI.Comm, program: dict | str, inplace: bool = False) -> Plan:
+    """This rank's Plan: rank 0 compiles, the others receive their part. Collective; BadInput
+    (raised on every rank alike) for a refused program or a communicator of the wrong size."""
+    plans, error = None, None
+    if comm.Get_rank() == 0:
+        try:
+            plans = compile_program(program, inplace)
+        except BadInput as e:
+            error = str(e)
+    error, ngpus = comm.bcast((error, None if plans is None else len(plans)), root=0)
+    if error:
+        raise BadInput(error)
+    if ngpus != comm.Get_size():
+        raise BadInput(f"the program is for {ngpus} ranks but the communicator has {comm.Get_size()}")
+    return comm.scatter(plans, root=0)
 
 
 # ---------------------------------------------------------------------------------------------
 # Buffers
 
 
-def total_elements(h: Header, in_size: int, out_size: int) -> int:
-    """M, the elements of the full buffer, from the input and output sizes (BadInput if they do not
-    fit the collective or M is not a multiple of nchunksperloop)."""
-    p = h.ngpus
-    want = {"allgather": (in_size * p, out_size), "reduce-scatter": (in_size, out_size * p)}
-    m_in, m_out = want.get(h.collective, (in_size, out_size))
-    if m_in != m_out:
-        raise BadInput(
-            f"{h.collective} on {p} ranks: input of {in_size} and output of {out_size} elements do not fit"
-        )
-    if m_out % h.nchunks:
-        raise BadInput(
-            f"the buffer has {m_out} elements, not a multiple of the program's {h.nchunks} chunks per loop"
-        )
-    return m_out
-
-
-def check_mode(h: Header, inplace: bool) -> None:
-    """BadInput unless the program declares itself valid for this mode."""
-    if inplace and not h.inplace:
-        raise BadInput(f"program {h.name!r} is out-of-place only (inplace=0)")
-    if not inplace and not h.outofplace:
-        raise BadInput(f"program {h.name!r} is in-place only (outofplace=0)")
-
-
-def buffers(plan: Plan, sendbuf, recvbuf, inplace: bool) -> tuple[dict[str, np.ndarray], int]:
-    """({"i", "o", "s"} flat arrays, chunk elements C) with the in-place aliasing of the module
-    docstring; BadInput for unusable buffers or a mode the program does not declare."""
-    h = plan.header
-    check_mode(h, inplace)
+def buffers(plan: Plan, sendbuf, recvbuf) -> tuple[tuple, int]:
+    """((sendbuf, recvbuf, scratch) flat arrays, chunk elements C); BadInput for buffers that do not
+    fit the plan."""
     out = flat_view(recvbuf, "recvbuf", writable=True)
-    if inplace:
+    if plan.sendbuf_chunks is None:
         if sendbuf is not None and sendbuf is not MPI.IN_PLACE and sendbuf is not recvbuf:
             raise BadInput("in place, pass the one buffer as recvbuf and None or MPI.IN_PLACE as sendbuf")
-        m = _inplace_total(h, out.size)
-        c = m // h.nchunks
-        r = plan.rank
-        if h.collective == "allgather":
-            bufs = {"o": out, "i": out[r * h.in_chunks * c : (r + 1) * h.in_chunks * c]}
-        elif h.collective == "reduce-scatter":
-            bufs = {"i": out, "o": out[r * h.out_chunks * c : (r + 1) * h.out_chunks * c]}
-        else:
-            bufs = {"i": out, "o": out}
+        inp = None
     else:
         inp = flat_view(sendbuf, "sendbuf", writable=False)
+        if inp.size * plan.recvbuf_chunks != out.size * plan.sendbuf_chunks:
+            raise BadInput(
+                f"{plan.collective} on {plan.ngpus} ranks: input of {inp.size} and output of {out.size} "
+                f"elements do not fit (the program's {plan.sendbuf_chunks} and {plan.recvbuf_chunks} chunks)"
+            )
         if inp.dtype != out.dtype:
             raise BadInput(f"sendbuf is {inp.dtype} but recvbuf is {out.dtype}")
         if np.may_share_memory(inp, out):
             raise BadInput("out of place, sendbuf and recvbuf must not overlap (use inplace=True)")
-        m = total_elements(h, inp.size, out.size)
-        c = m // h.nchunks
-        bufs = {"i": inp, "o": out}
-    bufs["s"] = np.empty(plan.s_chunks * c, dtype=out.dtype)
-    return bufs, c
-
-
-def _inplace_total(h: Header, size: int) -> int:
-    if size % h.nchunks:
+    if out.size % plan.recvbuf_chunks:
         raise BadInput(
-            f"the buffer has {size} elements, not a multiple of the program's {h.nchunks} chunks per loop"
+            f"the buffer has {out.size} elements, "
+            f"not a multiple of the program's {plan.recvbuf_chunks} chunks"
         )
-    return size
+    c = out.size // plan.recvbuf_chunks
+    return (inp, out, np.empty(plan.scratch_chunks * c, dtype=out.dtype)), c
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,9 +159,9 @@ def _inplace_total(h: Header, size: int) -> int:
 _KEYVAL: int | None = None
 
 
-def _private(comm: MPI.Comm) -> dict:
-    """{"comm": a private duplicate of `comm`, "epoch": executions so far, "slots": epochs before the
-    tags wrap}, cached on `comm`. The first call on a communicator is collective."""
+def _next_tag_base(comm: MPI.Comm, channels: int) -> tuple[MPI.Comm, int]:
+    """A private duplicate of `comm` (cached on it; the first call is collective) and this
+    execution's first tag: executions take `channels` tags each, in turn (every rank counts them)."""
     global _KEYVAL
     if not isinstance(comm, MPI.Comm) or comm == MPI.COMM_NULL or comm.Is_inter():
         raise BadInput(f"comm must be an mpi4py intracommunicator, got {comm!r}")
@@ -372,127 +170,59 @@ def _private(comm: MPI.Comm) -> dict:
     st = comm.Get_attr(_KEYVAL)
     if st is None:
         dup = comm.Dup()
-        st = {"comm": dup, "epoch": 0, "slots": max(1, int(dup.Get_attr(MPI.TAG_UB)) // TAG_SPACE)}
+        st = {"comm": dup, "next": 0, "top": int(dup.Get_attr(MPI.TAG_UB)) + 1}
         comm.Set_attr(_KEYVAL, st)
-    return st
-
-
-def _next_tag_base(comm: MPI.Comm) -> tuple[MPI.Comm, int]:
-    """The private communicator and this execution's first tag (every rank counts executions)."""
-    st = _private(comm)
-    base = (st["epoch"] % st["slots"]) * TAG_SPACE
-    st["epoch"] += 1
+    base = st["next"] if st["next"] + channels <= st["top"] else 0
+    st["next"] = base + channels
     return st["comm"], base
 
 
-class _Engine:
-    """One execution of one rank's thread blocks (see the module docstring)."""
+class _Run:
+    """One execution of one rank's plan (see the module docstring)."""
 
-    def __init__(self, plan: Plan, bufs: dict, chunk: int, comm: MPI.Comm, tag: int, timeout: float):
-        self.plan, self.bufs, self.chunk = plan, bufs, chunk
+    def __init__(self, plan: Plan, regions: tuple, chunk: int, comm: MPI.Comm, tag: int, timeout: float):
+        self.plan, self.regions, self.chunk = plan, regions, chunk
         self.comm, self.tag, self.timeout = comm, tag, timeout
-        n = len(plan.tbs)
-        self.done = [0] * n  # steps completed per thread block
-        self.rreq: list[MPI.Request | None] = [None] * n
-        self.rbuf: list[np.ndarray | None] = [None] * n
-        self.arrived = [False] * n
-        self.sends: list[tuple[MPI.Request, np.ndarray, str]] = []
-        self.active = [tb for tb in plan.tbs if tb.steps]
-        self.left = sum(len(tb.steps) for tb in plan.tbs)
+        self.sends: list[tuple[MPI.Request, np.ndarray, Op]] = []
+        self.recvs: list[tuple[MPI.Request, np.ndarray] | None] = []
 
-    def view(self, side: tuple[str, int, int]) -> np.ndarray:
-        buf, off, cnt = side
-        return self.bufs[buf][off * self.chunk : (off + cnt) * self.chunk]
+    def view(self, region: int, first: int, cnt: int) -> np.ndarray:
+        return self.regions[region][first * self.chunk : (first + cnt) * self.chunk]
 
-    def post_send(self, tb: ThreadBlock, st: Step, data: np.ndarray) -> None:
-        req = self.comm.Isend([data, MPI.BYTE], tb.send, self.tag + tb.chan)
-        self.sends.append(
-            (req, data, f"tb {tb.id} step {st.s} ({st.op} to rank {tb.send}, channel {tb.chan})")
-        )
-
-    def post_recv(self, tb: ThreadBlock, st: Step) -> None:
-        buf = np.empty(st.cnt * self.chunk, dtype=self.bufs["o"].dtype)
-        self.rbuf[tb.id] = buf
-        self.rreq[tb.id] = self.comm.Irecv([buf, MPI.BYTE], tb.recv, self.tag + tb.chan)
-        self.arrived[tb.id] = False
-
-    def apply(self, tb: ThreadBlock, st: Step, got: np.ndarray | None) -> None:
-        """The step's effect, its received data (if any) being `got`."""
-        op = st.op
-        if op == "nop":
-            return
-        src = self.view(st.src) if st.src else None
-        dst = self.view(st.dst) if st.dst else None
-        if op == "s":
-            self.post_send(tb, st, src.copy())
-        elif op == "r":
-            dst[...] = got
-        elif op == "rcs":
-            dst[...] = got
-            self.post_send(tb, st, got)
-        elif op == "rrs":
-            np.add(got, src, out=got)
-            self.post_send(tb, st, got)
-        elif op == "rrc":
-            np.add(got, src, out=dst)
-        elif op == "rrcs":
-            np.add(got, src, out=got)
-            dst[...] = got
-            self.post_send(tb, st, got)
-        elif op == "cpy":
-            dst[...] = src
-        else:  # re
-            np.add(dst, src, out=dst)
-
-    def advance(self, tb: ThreadBlock) -> bool:
-        """Run tb's steps while they can run; True if at least one completed."""
-        t, done, moved = tb.id, self.done, False
-        while done[t] < len(tb.steps):
-            st = tb.steps[done[t]]
-            receives = st.op in RECEIVES
-            if receives and self.rreq[t] is None:
-                self.post_recv(tb, st)
-            if st.dep is not None and done[st.dep[0]] <= st.dep[1]:
-                break
-            got = None
-            if receives:
-                if not self.arrived[t] and not self.rreq[t].Test():
-                    break
-                got, self.rreq[t], self.rbuf[t], self.arrived[t] = self.rbuf[t], None, None, False
-            self.apply(tb, st, got)
-            done[t] += 1
-            self.left -= 1
-            moved = True
-        return moved
-
-    def stuck(self) -> str:
-        parts = []
-        for tb in self.active:
-            k = self.done[tb.id]
-            if k == len(tb.steps):
+    def post_receives(self) -> None:
+        dtype = self.regions[1].dtype
+        for op in self.plan.ops:
+            if op.recv_from < 0:
+                self.recvs.append(None)
                 continue
-            st = tb.steps[k]
-            if st.dep is not None and self.done[st.dep[0]] <= st.dep[1]:
-                why = f"waits for tb {st.dep[0]} step {st.dep[1]}"
-            else:
-                why = f"waits for a message from rank {tb.recv} on channel {tb.chan}"
-            parts.append(f"tb {tb.id} step {k} ({st.op}) {why}")
-        return "; ".join(parts)
+            buf = np.empty(op.cnt * self.chunk, dtype=dtype)
+            self.recvs.append((self.comm.Irecv([buf, MPI.BYTE], op.recv_from, self.tag + op.chan), buf))
 
-    def wait_any(self, since: float) -> None:
-        """Block (politely) until a pending receive completes; RuntimeError after the timeout or
-        at once if no receive is pending (a local deadlock)."""
-        pending = [t for t, r in enumerate(self.rreq) if r is not None and not self.arrived[t]]
-        if not pending:
-            raise RuntimeError(f"rank {self.plan.rank}: deadlock (no message in flight): {self.stuck()}")
-        reqs = [self.rreq[t] for t in pending]
-        while True:
-            idx = MPI.Request.Testsome(reqs)
-            if idx:
-                for i in idx:
-                    self.arrived[pending[i]] = True
-                return
-            self.pause(since, self.stuck)
+    def received(self, k: int, op: Op) -> np.ndarray:
+        req, buf = self.recvs[k]
+        since = time.perf_counter()
+        while not req.Test():
+            self.pause(
+                since,
+                lambda: f"{op.label()} waits for a message from rank {op.recv_from} on channel {op.chan}",
+            )
+        self.recvs[k] = None
+        return buf
+
+    def apply(self, k: int, op: Op) -> None:
+        if op.recv_from >= 0:
+            v = self.received(k, op)
+        else:
+            v = self.view(op.first_region, op.first_chunk, op.cnt)
+        if op.add_region >= 0:
+            fresh = op.recv_from >= 0
+            v = np.add(v, self.view(op.add_region, op.add_chunk, op.cnt), out=v if fresh else None)
+        if op.store_region >= 0:
+            self.view(op.store_region, op.store_chunk, op.cnt)[...] = v
+        if op.send_to >= 0:
+            data = v if op.recv_from >= 0 or op.add_region >= 0 else v.copy()  # v is not a view
+            req = self.comm.Isend([data, MPI.BYTE], op.send_to, self.tag + op.chan)
+            self.sends.append((req, data, op))
 
     def pause(self, since: float, what) -> None:
         waited = time.perf_counter() - since
@@ -509,53 +239,48 @@ class _Engine:
         while not MPI.Request.Testall(reqs):
             self.pause(
                 since,
-                lambda: "sends never received: " + "; ".join(w for r, _, w in self.sends if not r.Test()),
+                lambda: (
+                    "sends never received: "
+                    + "; ".join(
+                        f"{op.label()} to rank {op.send_to}" for r, _, op in self.sends if not r.Test()
+                    )
+                ),
             )
         self.sends.clear()
 
     def cancel(self) -> None:
-        for t, r in enumerate(self.rreq):
-            if r is not None and not self.arrived[t]:
-                r.Cancel()
-                r.Wait()
+        for pending in self.recvs:
+            if pending is not None:
+                pending[0].Cancel()
+                pending[0].Wait()
 
     def run(self) -> None:
         try:
-            since = time.perf_counter()
-            while True:
-                moved = False
-                for tb in self.active:
-                    moved |= self.advance(tb)
-                if not self.left:
-                    break
-                if moved:
-                    since = time.perf_counter()
-                else:
-                    self.wait_any(since)
+            self.post_receives()
+            for k, op in enumerate(self.plan.ops):
+                self.apply(k, op)
             self.drain_sends()
         except BaseException:
             self.cancel()
             raise
 
 
-def run_plan(plan: Plan, sendbuf, recvbuf, comm: MPI.Comm, inplace: bool, timeout: float) -> None:
-    """execute() for an already compiled plan (no checks of the whole program)."""
-    private, tag = _next_tag_base(comm)  # first: every rank counts this execution, even if it fails
-    bufs, chunk = buffers(plan, sendbuf, recvbuf, inplace)
-    _Engine(plan, bufs, chunk, private, tag, timeout).run()
+def run_plan(plan: Plan, sendbuf, recvbuf, comm: MPI.Comm, timeout: float = 30.0) -> None:
+    """Run this rank's compiled `plan` on the buffers (collective over `comm`)."""
+    private, tag = _next_tag_base(comm, plan.nchannels)  # first: every rank counts this execution
+    regions, chunk = buffers(plan, sendbuf, recvbuf)
+    _Run(plan, regions, chunk, private, tag, timeout).run()
 
 
-def execute(program: dict, sendbuf, recvbuf, comm: MPI.Comm, inplace: bool = False, *, timeout: float = 30.0):
-    """Run this rank's thread blocks of `program` on `sendbuf` -> `recvbuf` (nccl semantics, see
-    the module docstring; in place `recvbuf` is the one M-element buffer and `sendbuf` is None or
-    MPI.IN_PLACE). Collective over `comm`, whose size must be the program's ngpus. Checks the whole
-    program first (BadInput, a ValueError, before any communication); RuntimeError if it
-    deadlocks (no progress for `timeout` seconds)."""
-    h = check_program(program)
-    if comm.Get_size() != h.ngpus:
-        raise BadInput(f"the program is for {h.ngpus} ranks but the communicator has {comm.Get_size()}")
-    plan = compile_gpu(program, comm.Get_rank(), h)
-    run_plan(plan, sendbuf, recvbuf, comm, inplace, timeout)
+def execute(
+    program: dict | str, sendbuf, recvbuf, comm: MPI.Comm, inplace: bool = False, *, timeout: float = 30.0
+):
+    """Run this rank's part of `program` (dict or XML text) on `sendbuf` -> `recvbuf` (nccl
+    semantics; in place `recvbuf` is the one M-element buffer and `sendbuf` is None or
+    MPI.IN_PLACE). Collective over `comm`, whose size must be the program's ngpus. BadInput (a
+    ValueError) before any data moves if the core refuses the program or the buffers do not fit;
+    RuntimeError if no progress is made for `timeout` seconds."""
+    run_plan(compile_on(comm, program, inplace), sendbuf, recvbuf, comm, timeout)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,27 +296,27 @@ LIBRARY = {
 GARBAGE = 0x5A  # every byte of an output before a run: values far outside the test data's range
 
 
-def sample_input(h: Header, m: int, rank: int, dtype: np.dtype, seed: int) -> np.ndarray:
-    """Rank `rank`'s input: integers in [-8, 8] as `dtype`, so that float sums of up to 2^20 of them
-    are exact whatever the order. Deterministic in (seed, rank)."""
-    n = m // h.ngpus if h.collective == "allgather" else m
+def sample_input(plan: Plan, m: int, rank: int, dtype: np.dtype, seed: int) -> np.ndarray:
+    """Rank `rank`'s input of a buffer of `m` elements: integers in [-8, 8] as `dtype`, so that
+    float sums of up to 2^20 of them are exact whatever the order. Deterministic in (seed, rank)."""
+    n = plan.input[2] * (m // plan.nchunks)
     return np.random.default_rng([seed, rank]).integers(-8, 9, n).astype(dtype)
 
 
-def expected_output(h: Header, m: int, rank: int, dtype: np.dtype, seed: int) -> np.ndarray | None:
-    """What `rank`'s output must hold (None: unspecified, reduce on a non-root). The inputs of all
-    ranks are regenerated from the seed (the same numbers an allgather would bring, in O(M) memory)."""
-    p = h.ngpus
-    if h.collective == "allgather":
-        return np.concatenate([sample_input(h, m, q, dtype, seed) for q in range(p)])
-    if h.collective == "broadcast":
-        return sample_input(h, m, h.root, dtype, seed)
-    if h.collective == "reduce" and rank != h.root:
+def expected_output(plan: Plan, m: int, rank: int, dtype: np.dtype, seed: int) -> np.ndarray | None:
+    """What `rank`'s output must hold by the collective's definition (None: unspecified, reduce on
+    a non-root). The inputs of all ranks are regenerated from the seed."""
+    p, coll = plan.ngpus, plan.collective
+    if coll == "allgather":
+        return np.concatenate([sample_input(plan, m, q, dtype, seed) for q in range(p)])
+    if coll == "broadcast":
+        return sample_input(plan, m, plan.root, dtype, seed)
+    if coll == "reduce" and rank != plan.root:
         return None
     total = np.zeros(m, dtype=dtype)
     for q in range(p):
-        np.add(total, sample_input(h, m, q, dtype, seed), out=total)
-    if h.collective == "reduce-scatter":
+        np.add(total, sample_input(plan, m, q, dtype, seed), out=total)
+    if coll == "reduce-scatter":
         return total[rank * (m // p) : (rank + 1) * (m // p)]
     return total
 
@@ -613,40 +338,34 @@ def first_wrong(got: np.ndarray, want: np.ndarray) -> str | None:
 class _Case:
     """The buffers of one checked collective on one rank, and how to reset and check them."""
 
-    def __init__(self, h: Header, m: int, rank: int, dtype: np.dtype, seed: int, inplace: bool):
-        self.h, self.m, self.rank, self.inplace = h, m, rank, inplace
-        self.x = sample_input(h, m, rank, dtype, seed)
-        self.want = expected_output(h, m, rank, dtype, seed)
-        n_out = m // h.ngpus if h.collective == "reduce-scatter" else m
-        self.sendbuf = None if inplace else np.empty(self.x.size, dtype=dtype)
-        self.recvbuf = np.empty(m if inplace else n_out, dtype=dtype)
+    def __init__(self, plan: Plan, m: int, dtype: np.dtype, seed: int):
+        self.plan, self.rank, self.c = plan, plan.rank, m // plan.nchunks
+        self.x = sample_input(plan, m, plan.rank, dtype, seed)
+        self.want = expected_output(plan, m, plan.rank, dtype, seed)
+        send = plan.sendbuf_chunks
+        self.sendbuf = None if send is None else np.empty(send * self.c, dtype=dtype)
+        self.recvbuf = np.empty(plan.recvbuf_chunks * self.c, dtype=dtype)
+
+    def span(self, where: tuple[int, int, int]) -> np.ndarray:
+        region, first, chunks = where
+        buf = self.sendbuf if region == 0 else self.recvbuf
+        return buf[first * self.c : (first + chunks) * self.c]
 
     def reset(self) -> None:
         self.recvbuf.view(np.uint8)[:] = GARBAGE
-        if not self.inplace:
-            self.sendbuf[:] = self.x
-        elif self.h.collective == "allgather":
-            n = self.x.size
-            self.recvbuf[self.rank * n : (self.rank + 1) * n] = self.x
-        else:
-            self.recvbuf[:] = self.x
-
-    def output(self) -> np.ndarray:
-        if self.inplace and self.h.collective == "reduce-scatter":
-            n = self.m // self.h.ngpus
-            return self.recvbuf[self.rank * n : (self.rank + 1) * n]
-        return self.recvbuf
+        self.span(self.plan.input)[:] = self.x
 
     def check(self) -> str | None:
         if self.want is None:
             return None
-        wrong = first_wrong(self.output(), self.want)
-        return None if wrong is None else f"rank {self.rank}: {self.h.collective}: {wrong}"
+        wrong = first_wrong(self.span(self.plan.output), self.want)
+        return None if wrong is None else f"rank {self.rank}: {self.plan.collective}: {wrong}"
 
     def library(self, comm: MPI.Comm) -> None:
         """The MPI library's own collective on the same buffers."""
-        coll, send, recv = self.h.collective, self.sendbuf, self.recvbuf
-        send = MPI.IN_PLACE if self.inplace else send
+        coll, root, recv = self.plan.collective, self.plan.root, self.recvbuf
+        inplace = self.sendbuf is None
+        send = MPI.IN_PLACE if inplace else self.sendbuf
         if coll == "allreduce":
             comm.Allreduce(send, recv)
         elif coll == "reduce-scatter":
@@ -654,11 +373,11 @@ class _Case:
         elif coll == "allgather":
             comm.Allgather(send, recv)
         elif coll == "broadcast":
-            comm.Bcast(recv, self.h.root)
-        elif self.rank == self.h.root or not self.inplace:
-            comm.Reduce(send, recv, root=self.h.root)
+            comm.Bcast(recv, root)
+        elif self.rank == root or not inplace:
+            comm.Reduce(send, recv, root=root)
         else:
-            comm.Reduce(recv, None, root=self.h.root)
+            comm.Reduce(recv, None, root=root)
 
 
 def _attempt(fn) -> str | None:
@@ -698,7 +417,7 @@ def _timed(comm: MPI.Comm, reset, fn, reps: int) -> tuple[float, str | None]:
 
 
 def run_collective(
-    program: dict,
+    program: dict | str,
     nbytes: int,
     dtype,
     comm: MPI.Comm,
@@ -708,36 +427,39 @@ def run_collective(
     reps: int = 5,
     timeout: float = 30.0,
 ) -> dict:
-    """Run `program` on `nbytes` bytes (the full buffer M, nccl-tests' size) of random `dtype` data:
-    one checked warm-up, then `reps` timed runs (min over runs of the slowest rank, after a barrier;
-    the last result checked again), then the MPI library's collective timed the same way.
-    Collective; the result is the same dict on every rank:
+    """Run `program` (dict or XML text) on `nbytes` bytes (the full buffer M, nccl-tests' size) of
+    random `dtype` data: one checked warm-up, then `reps` timed runs (min over runs of the slowest
+    rank, after a barrier; the last result checked again), then the MPI library's collective timed
+    the same way. Collective; the result is the same dict on every rank:
     {"ok", "error" (first failing rank's message or None), "time_us", "mpi_time_us", "np", ...}.
-    BadInput (raised on every rank alike) for an invalid program, size or mode."""
-    h = check_program(program)
-    p, rank = comm.Get_size(), comm.Get_rank()
-    if p != h.ngpus:
-        raise BadInput(f"the program is for {h.ngpus} ranks but the communicator has {p}")
+    BadInput (raised on every rank alike) for a refused program, a size or a mode."""
+    plan = compile_on(comm, program, inplace)
+    return run_plan_collective(plan, nbytes, dtype, comm, seed, reps=reps, timeout=timeout)
+
+
+def run_plan_collective(
+    plan: Plan, nbytes: int, dtype, comm: MPI.Comm, seed: int = 0, *, reps: int = 5, timeout: float = 30.0
+) -> dict:
+    """run_collective() of this rank's compiled `plan`."""
     dtype = np.dtype(dtype)
     if reps < 1:
         raise BadInput(f"reps must be at least 1, got {reps}")
     if nbytes < 0 or nbytes % dtype.itemsize:
         raise BadInput(f"{nbytes} bytes is not a whole number of {dtype} elements")
     m = nbytes // dtype.itemsize
-    if m % h.nchunks:
-        k = h.nchunks * dtype.itemsize
+    if m % plan.nchunks:
+        k = plan.nchunks * dtype.itemsize
         raise BadInput(
-            f"{nbytes} bytes of {dtype} do not split into the program's {h.nchunks} chunks per loop: "
+            f"{nbytes} bytes of {dtype} do not split into the program's {plan.nchunks} chunks per loop: "
             f"use a multiple of {k} bytes (e.g. {max(k, nbytes // k * k)})"
         )
-    check_mode(h, inplace)
-    plan = compile_gpu(program, rank, h)
-    case = _Case(h, m, rank, dtype, seed, inplace)
-    ours = lambda: run_plan(plan, case.sendbuf, case.recvbuf, comm, inplace, timeout)  # noqa: E731
+    case = _Case(plan, m, dtype, seed)
+    ours = lambda: run_plan(plan, case.sendbuf, case.recvbuf, comm, timeout)  # noqa: E731
     result = {
-        "ok": False, "error": None, "time_us": None, "mpi_time_us": None, "np": p, "name": h.name,
-        "collective": h.collective, "size_bytes": nbytes, "dtype": str(dtype), "inplace": inplace,
-        "chunk_elements": m // h.nchunks, "reps": reps, "library": LIBRARY[h.collective],
+        "ok": False, "error": None, "time_us": None, "mpi_time_us": None, "np": plan.ngpus,
+        "name": plan.name, "collective": plan.collective, "size_bytes": nbytes, "dtype": str(dtype),
+        "inplace": plan.inplace, "chunk_elements": m // plan.nchunks, "reps": reps,
+        "library": LIBRARY[plan.collective],
     }  # fmt: skip
     case.reset()
     result["error"] = _agree(comm, _attempt(ours) or case.check())

@@ -3,7 +3,7 @@ round. Pure Python over the Rust schedules (``collsynth._core.circulant_schedule
 so the plans can be simulated for every rank in one process (tests/test_mpi.py does).
 
 The shifting is the paper's Algorithm 6 (lines 4-12 and 21-22), with our fixes
-(../shared/research/seed-traff.md §7.2, §7.3, §9.3):
+(the errata 9 and 10 of docs/circulant.md):
 
 - x = (-(n - 1)) mod q empty first rounds; entry k starts at ``v - x + q`` if k < x else ``v - x``
   and grows by q each time round k of a phase comes around;
@@ -20,16 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from collsynth import _core
-from collsynth._core import BadInput, InternalError
-
-
-def _core_fn(name: str):
-    fn = getattr(_core, name, None)
-    if fn is None:
-        raise InternalError(
-            f"collsynth._core has no {name}: this build lacks the Rust circulant schedules (issue 7)"
-        )
-    return fn
+from collsynth._core import BadInput
 
 
 def n_rounds_per_phase(p: int) -> int:
@@ -40,7 +31,7 @@ def n_rounds_per_phase(p: int) -> int:
 @lru_cache(maxsize=4096)
 def schedule(p: int, rank: int, root: int = 0) -> dict:
     """The Rust schedule of `rank` for a broadcast from `root` (cached; lists become tuples)."""
-    s = _core_fn("circulant_schedule")(p, rank, root)
+    s = _core.circulant_schedule(p, rank, root)
     return {key: tuple(v) if isinstance(v, list) else v for key, v in s.items()}
 
 
@@ -69,7 +60,7 @@ def choose_blocks(p: int, nbytes: int, alpha_us: float, beta_us_per_byte: float)
     """Theorem 2's block count from the Rust core, clamped to [1, max(1, nbytes)]."""
     if p <= 1 or nbytes <= 0:
         return 1
-    n = int(_core_fn("circulant_blocks")(p, nbytes, alpha_us, beta_us_per_byte))
+    n = int(_core.circulant_blocks(p, nbytes, alpha_us, beta_us_per_byte))
     return max(1, min(n, nbytes))
 
 

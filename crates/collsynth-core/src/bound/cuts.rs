@@ -5,7 +5,7 @@
 //! original units is `|S ∩ Vc| / B+(S) = k * |S ∩ Vc| / B+_int(S)`; a flow value in original
 //! units is `flow_int / k`.
 //!
-//! **Allgather (Newton / Dinkelbach on ForestColl's auxiliary network, notes §2.1).** Let
+//! **Allgather (Newton / Dinkelbach on ForestColl's auxiliary network, Alg. 1 and §4.2 of the paper).** Let
 //! `τ = p/q` (lowest terms) be a candidate `max |S ∩ Vc| / B+_int(S)`, i.e. `x = 1/τ`. The
 //! auxiliary network adds a super-source `s` with an edge `s -> u` for every compute `u`; with
 //! every capacity multiplied by `p`, `s -> u` has capacity `q` and link `e` has `p * b_e`.

@@ -6,7 +6,7 @@
 //! rank's shard (M/N); for broadcast and reduce the time per byte of the whole message.
 //!
 //! Everything is exact: the bandwidths are scaled to coprime integers once
-//! ([`cuts::Scaled`]) and every comparison is an integer max-flow comparison, never a float.
+//! (`cuts::Scaled`) and every comparison is an integer max-flow comparison, never a float.
 //!
 //! N = 1 (a single rank) has nothing to move: every bound is `inv_throughput = 0` with an
 //! empty cut, and [`algbw`] returns `None` (unbounded).
@@ -43,7 +43,7 @@ impl CutBound {
 
 /// Allgather: `max over S ⊂ V with S ∩ Vc ≠ ∅ and Vc ⊄ S of |S ∩ Vc| / B+(S)` (switches may
 /// be in S), computed exactly by Newton/Dinkelbach iterations over ForestColl's auxiliary
-/// network (see [`cuts`]); `cut` = the maximizing S.
+/// network (see `cuts`); `cut` = the maximizing S.
 pub fn allgather(topo: &Topology) -> Result<CutBound> {
     if topo.n_ranks() == 1 {
         return Ok(CutBound::trivial());

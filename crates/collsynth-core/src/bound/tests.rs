@@ -144,7 +144,7 @@ fn forestcoll_fig2() {
             "{names:?}"
         );
         check_ag_certificate(&t, &bound);
-        // Bidirectional: reduce-scatter and the RS+AG allreduce follow (notes fact 20: algbw 4b).
+        // Bidirectional: reduce-scatter and the RS+AG allreduce follow (RS+AG allreduce algbw = N x*/2 = 4b).
         assert_eq!(reduce_scatter(&t).unwrap().inv_throughput, bound.inv_throughput);
         let ar = allreduce_rs_ag(&t).unwrap();
         assert_eq!(algbw(Collective::Allreduce, 8, ar.inv_throughput), Some(b * Rat::from_integer(4)));
@@ -190,7 +190,7 @@ fn mi250() {
 
 #[test]
 fn weak_node() {
-    // Notes fact 21: triangle 0-1-2 at 10 each way; node 3 with 1 each way to each of them.
+    // Our weak-node example: triangle 0-1-2 at 10 each way; node 3 with 1 each way to each of them.
     let mut tb = TopologyBuilder::new("weak-node");
     let v: Vec<usize> = (0..4).map(|i| tb.compute(format!("n{i}"), None)).collect();
     for (a, b) in [(0, 1), (1, 2), (0, 2)] {

@@ -12,7 +12,7 @@
 //! * [`loads`]: bytes per link over the whole schedule and the bandwidth term used by
 //!   `optimality` (exact, no rounding), plus [`ByteLayout`], the rounding of pieces to whole
 //!   bytes that every executing consumer (simulator, XML, MPI) shares.
-//! * [`alpha_beta`]: the analytic model, in exact fractions of M.
+//! * [`alpha_beta`](mod@alpha_beta): the analytic model, in exact fractions of M.
 //! * [`simulator`]: per-link FIFO queues, store-and-forward per chunk, pipelining, whole bytes.
 //!
 //! ```

@@ -1,4 +1,4 @@
-//! The base and generative topologies of the finder (notes section 4, Table 9): for a size N
+//! The base and generative topologies of the finder (§6.2, App. F, Table 9): for a size N
 //! and degree d, every zoo spec that is an N-node degree-d member of a family, each evaluated
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.
@@ -79,7 +79,7 @@ pub struct BaseSpec {
     pub arcs: Option<Arcs>,
 }
 
-/// The arcs of a base measured without a `Topology` (see [`evaluate_base`]).
+/// The arcs of a base measured without a `Topology` (see `evaluate_base`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arcs {
     /// `[d]circulant:N:..` as N and its shifts (i -> i + s).
@@ -226,7 +226,7 @@ fn join(v: &[usize]) -> String {
     v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// The generator sets of the [`CIRCULANTS_KEPT`] best circulants on Z_n with `k` offsets
+/// The generator sets of the `CIRCULANTS_KEPT` best circulants on Z_n with `k` offsets
 /// (directed: i -> i+s; undirected: i <-> i+s, s <= n/2), by (diameter, total distance) —
 /// one BFS each, the graph being vertex-transitive. All sets when there are few (the paper's
 /// F.4 choice, Boesch-Wang's {m, m+1}, is among them), else runs {a, a+1, ..} and

@@ -1,4 +1,4 @@
-//! `find`: the direct-connect paper's topology finder (notes section 5; user docs
+//! `find`: the direct-connect paper's topology finder (§5.4; user docs
 //! `docs/find.md`). For a target (N, d) it lists the Pareto frontier, on total-hop latency
 //! T_L = steps x alpha and bandwidth runtime T_B = tau x M/B, of the base/generative
 //! topologies (measured exactly by `bfb::plan`) and of their expansions (line graph, degree

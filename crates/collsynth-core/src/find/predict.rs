@@ -1,4 +1,4 @@
-//! Closed-form predictors of the expansions (notes 2.5): the (T_L, tau) of an expanded
+//! Closed-form predictors of the expansions (Thms 7-13 of the direct-connect paper): the (T_L, tau) of an expanded
 //! candidate from its parts, without building anything. Each predictor says whether its value
 //! is exactly what BFB gets on the built topology (`exact`) or the paper's expansion schedule /
 //! an unproven refinement, which [`super::frontier`] re-measures with `bfb::plan`.
@@ -42,7 +42,7 @@ pub fn line(c: &Candidate) -> Option<Candidate> {
 }
 
 /// The degree expansion G * m of a simple bandwidth-optimal G with known girth. Predicted with
-/// the "BFB augmented" refinement (notes 2.2): D(G*m) = max(D(G), girth), still
+/// the "BFB augmented" refinement of Table 5: D(G*m) = max(D(G), girth), still
 /// bandwidth-optimal — observed, not proven, hence never `exact`.
 pub fn degree(c: &Candidate, m: usize) -> Option<Candidate> {
     let girth = c.girth?;

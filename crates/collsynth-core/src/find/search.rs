@@ -1,10 +1,10 @@
-//! The bottom-up search (notes 5.1-5.2): the candidates of (M, d) are the bases of that size
+//! The bottom-up search (our reading of §5.4): the candidates of (M, d) are the bases of that size
 //! and degree plus every expansion of smaller candidates that lands there — `L(G)` from
 //! (M/d, d), `G * m` from (M/m, d/m), `G^(□m)` from (M^(1/m), d/m) and products from pairs
 //! of sizes multiplying to M and degrees adding to d — predicted by [`super::predict`] and
 //! pruned to a Pareto frontier per (M, d). Bidirectional pools also hold appendix A.6's
 //! conversion `bi(G)` of the unidirectional candidates of (M, d/2), measured rather than
-//! predicted (see [`unions`]). Pools are cached process-wide: every size of a sweep reuses
+//! predicted (see `unions`). Pools are cached process-wide: every size of a sweep reuses
 //! the pools of its divisors.
 
 use super::candidates::{bases, measure, ready_base, specs};
@@ -59,7 +59,7 @@ fn lines(n: usize, d: usize) -> Result<Vec<Candidate>> {
     Ok(pool(n / d, d, false)?.iter().filter_map(predict::line).collect())
 }
 
-/// Appendix A.6 (notes 1.9): `bi(G)` = G ∪ G^T for every unidirectional (not symmetric) G of
+/// Appendix A.6: `bi(G)` = G ∪ G^T for every unidirectional (not symmetric) G of
 /// (n, d/2), so that line graphs and the other directed constructions reach bidirectional
 /// frontiers. Each is valued as `synth --algorithm bfb` schedules it (`--bi-method auto`, see
 /// [`with_split`]): BFB on the union, built and measured here, which can trade T_L for tau
@@ -208,7 +208,7 @@ fn factors() -> &'static Mutex<HashMap<Key, Option<Candidate>>> {
 /// target needs a pool of, so the work is cut where the answer cannot change: circulants,
 /// whose key the generator search already knows, are measured in key order only until one
 /// is product-ready or the best so far ranks before the next; then that best bounds the
-/// products' search (see [`products`]).
+/// products' search (see `products`).
 pub fn best_factor(n: usize, d: usize, bidirectional: bool) -> Result<Option<Candidate>> {
     let key = (n, d, bidirectional);
     if let Some(f) = factors().lock().expect("find factors").get(&key) {

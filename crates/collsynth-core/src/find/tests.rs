@@ -131,7 +131,7 @@ fn print_frontier() {
 
 #[test]
 fn bidirectional_frontiers_convert_unidirectional_candidates() {
-    // A.6 (notes 1.9): at N = 128, d = 4 the union of a degree-2 line graph beats every
+    // Appendix A.6: at N = 128, d = 4 the union of a degree-2 line graph beats every
     // symmetric construction on T_L (7 against the circulant's 8). With A.6's split schedule
     // it keeps its base's values: line^4 of C(8,{2,3}) (T_L 3, tau 7/8) adds 4 steps and
     // 1/8 + 1/16 + 1/32 + 1/64 to tau, 71/64 — better than the union's best under plain BFB,

@@ -77,7 +77,7 @@ fn program(coll: Collective, nchunks: usize, inplace: bool, mut gpus: Vec<Gpu>) 
     }
 }
 
-/// msccl-xml.md 3.8: the 3-GPU in-place ring allreduce of msccl-tools.
+/// The 3-GPU in-place ring allreduce of msccl-tools' examples.
 fn ring3_steps(r: usize) -> Vec<String> {
     let c = |d: usize| (r + 3 - d) % 3;
     let (a, b, d) = (c(0), c(1), c(2));
@@ -106,7 +106,7 @@ fn ring3() -> Program {
     ring3_with(|_, _| {})
 }
 
-/// msccl-xml.md 3.8: the 3-GPU line allgather with GPU 1 relaying through four thread blocks.
+/// A 3-GPU line allgather with GPU 1 relaying through four thread blocks.
 fn line3_with(relay0: &str, relay2: &str) -> Program {
     let gpus = vec![
         gpu(0, 3, 0, vec![tb(1, 1, &["s o0 o0", "r o1 o1", "r o2 o2"])]),

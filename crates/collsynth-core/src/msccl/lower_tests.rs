@@ -14,7 +14,7 @@ fn schedule(spec: &str, c: Collective, alg: &str) -> Schedule {
 
 #[test]
 fn ring_allreduce_on_three_ranks_is_the_msccl_tools_ring() {
-    // The shape of msccl-xml.md 3.8: one thread block per rank (recv from the left, send
+    // The shape of msccl-tools' 3-GPU ring: one thread block per rank (recv from the left, send
     // to the right), s, rrs, rrcs, rcs, r.
     let s = schedule("ring:3", Collective::Allreduce, "ring");
     let p = lower(&s, &Options::default()).unwrap();

@@ -6,6 +6,7 @@ pub mod interp;
 pub mod lower;
 pub mod model;
 pub mod parse;
+pub mod plan;
 pub mod rules;
 pub mod write;
 
@@ -95,24 +96,8 @@ impl Validation {
 /// Judge an XML text: both runtimes' parsers and rules, then symbolic execution; with
 /// `topo`, the link loads. Never fails: every problem is in the result.
 pub fn validate(text: &str, topo: Option<&Topology>) -> Result<Validation> {
-    let mut dialects = Vec::new();
-    let mut program = None;
-    for d in [Dialect::New, Dialect::Old] {
-        match parse::parse(text, d) {
-            Ok(p) => {
-                let problems = rules::check(&p, d);
-                if problems.is_empty() && program.is_none() {
-                    program = Some(p);
-                }
-                dialects.push((d, problems));
-            }
-            Err(ps) => dialects.push((d, ps.iter().map(|p| p.to_string()).collect())),
-        }
-    }
-    let execution = match &program {
-        Some(p) => interp::check(p, model::connection_slots(p.proto)),
-        None => vec![],
-    };
+    let read = |d| parse::parse(text, d).map_err(|ps| ps.iter().map(|p| p.to_string()).collect());
+    let Validation { dialects, program, execution, .. } = plan::read::judge(read);
     let loads = match (&program, topo) {
         (Some(p), Some(t)) => {
             if t.n_ranks() != p.ngpus {

@@ -62,7 +62,7 @@ pub const MAX_CHILDREN_PER_NODE: usize = 1024;
 /// Nodes parsed for one rank (its `<gpu>` subtree and the `<algo>`).
 pub const MAX_NODES_PER_RANK: usize = 4096;
 pub const MAX_STRING_LEN: usize = 255;
-/// Unreceived slices a connection holds before a send blocks (DESIGN.md).
+/// Unreceived slices a connection holds before a send blocks (docs/contracts.md, "MSCCL XML").
 pub fn connection_slots(proto: Proto) -> usize {
     match proto {
         Proto::Simple => 2,

@@ -1,6 +1,6 @@
 //! The structural rules the MSCCL runtimes enforce (or silently rely on) when they load an
-//! algorithm: ids, peers, channels, limits, buffer bounds, dependencies. Notes: §3.3-3.6 of the
-//! MSCCL XML notes; the runtime checks are in `msccl_parser.cc` / `topo.cc`.
+//! algorithm: ids, peers, channels, limits, buffer bounds, dependencies. Each rule with its
+//! source: docs/msccl.md; the runtime checks are in `msccl_parser.cc` / `topo.cc`.
 
 use super::model::{
     Buf, Dialect, Gpu, Program, Step, StepType, ThreadBlock, MAX_CHANNELS, MAX_COUNT, MAX_NODES_PER_RANK,

@@ -1,7 +1,7 @@
 use super::*;
 use crate::msccl::parse::parse;
 
-/// The notes' 3-GPU line allgather: GPU 1 relays through separate recv/send thread blocks, so
+/// A 3-GPU line allgather: GPU 1 relays through separate recv/send thread blocks, so
 /// it has cross-thread-block dependencies (tb 1 step 1 waits on tb 0 step 0, tb 3 step 1 on
 /// tb 2 step 0).
 const LINE3: &str = r#"<algo name="ag_line3" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1" outofplace="0" minBytes="0" maxBytes="1048576">

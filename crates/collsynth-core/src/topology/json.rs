@@ -1,4 +1,4 @@
-//! Topology JSON, version 1 (see DESIGN.md): reader and canonical writer.
+//! Topology JSON, version 1 (see docs/contracts.md): reader and canonical writer.
 //!
 //! The writer is byte-stable: nodes in input order, links sorted by (src, dst) node index,
 //! a pair of equal opposite links written once with `"bidirectional": true`. So

@@ -171,7 +171,7 @@ fn fat_tree(s: &Spec) -> Result<Topology> {
 /// inside a group (level 1), one global link per rank (level 2). Rank k of group h links to
 /// group (h + k mod (G-1) + 1) mod G, to the rank with index c(G-1) + (G-2 - k mod (G-1)),
 /// c = k div (G-1). With G = A+1 (the paper's balanced DragonFly: 4,5 and 7,8) this is the
-/// notes' wiring (peer (G-2-k) mod G) and gives exactly one global link per pair of groups;
+/// wiring peer (G-2-k) mod G and gives exactly one global link per pair of groups;
 /// with A = m(G-1) every pair of groups gets m. Other (A, G) are refused: some rank would
 /// have no partner or group pairs would be unequally linked.
 fn dragonfly(s: &Spec) -> Result<Topology> {

@@ -1,4 +1,4 @@
-//! Direct-connect graphs of the direct-connect paper (notes section 4): `complete`,
+//! Direct-connect graphs of the direct-connect paper (§6.2, App. F, Tables 8-9): `complete`,
 //! `bipartite`, `circulant`, `dcirculant`, `kautz`, `debruijn`, `dbjmod`, `diamond`, and
 //! `traff` (the circulant of Träff's round-optimal broadcast).
 //!
@@ -187,7 +187,7 @@ pub(super) fn circulant_graph(s: &Spec, n: usize, offsets: &[usize], both: bool)
     from_arcs(s, n, (0..n).flat_map(|i| shifts.iter().map(move |t| (i, (i + t) % n))))
 }
 
-/// Träff's skips (Algorithm 1 of seed-traff.md): skips[k] = ceil(p / 2^(q-k)) for
+/// Träff's skips (Algorithm 1 of Träff's paper): skips[k] = ceil(p / 2^(q-k)) for
 /// k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p, strictly increasing (p >= 1).
 pub(super) fn traff_skips(p: usize) -> Vec<usize> {
     crate::synth::circulant::Skips::new(p).skips().to_vec()
@@ -250,7 +250,7 @@ fn debruijn(s: &Spec) -> Result<Topology> {
 }
 
 /// `dbjmod:D:n` (D >= 2, n >= 2, D^n <= 1024): the modified de Bruijn graph DBJMod(D, n)
-/// (notes 4.7): DBJ(D, n) with its D self-loops and both arcs of each of its D(D-1)/2
+/// (the direct-connect paper's Table 9, Fig. 20): DBJ(D, n) with its D self-loops and both arcs of each of its D(D-1)/2
 /// 2-cycles removed, and the D^2 affected nodes (each lost exactly one out- and one in-arc)
 /// closed into one directed cycle chosen by [`best_cycle`]. Every node has in- and
 /// out-degree exactly D, no loops, no multi-edges. Diameters: (2,3) 3, (2,4) 4, (3,2) 2,
@@ -508,7 +508,7 @@ mod tests {
         assert_eq!(shape("dcirculant:16:1,7"), (16, 2, 2, 5));
         assert_eq!(in_degrees_and_links("dcirculant:16:1,7"), (2, 2, 32));
         assert!(!from_spec("dcirculant:16:1,7").unwrap().is_bidirectional());
-        // Notes 4.9: on Z_{d+2}, any d of the d+1 nonzero offsets give diameter 2.
+        // Directed circulants (App. F.4): on Z_{d+2}, any d of the d+1 nonzero offsets give diameter 2.
         for d in [2, 4, 6] {
             for omit in 1..=d + 1 {
                 let offsets: Vec<String> = (1..=d + 1).filter(|&o| o != omit).map(|o| o.to_string()).collect();
@@ -534,7 +534,7 @@ mod tests {
                 assert_eq!(s, p.div_ceil(1 << (q - k)), "p = {p}, k = {k}");
             }
         }
-        // q out-links per node; the diameter can be below q (seed-traff.md 2.1 says q: that is
+        // q out-links per node; the diameter can be below q (q is what one might read from Algorithm 1: that is
         // the broadcast's round count, not the graph's diameter).
         assert_eq!(shape("traff:20"), (20, 5, 5, 4));
         assert_eq!(shape("traff:33"), (33, 6, 6, 4));

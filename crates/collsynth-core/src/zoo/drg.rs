@@ -1,5 +1,5 @@
 //! `drg:NAME`: the distance-regular graphs of the direct-connect paper's Table 8 with
-//! N <= 100 (notes 4.8), plus the Petersen and Heawood graphs, each built from its classical
+//! N <= 100 (App. F.3, Def 17), plus the Petersen and Heawood graphs, each built from its classical
 //! construction. All are undirected (two directed links per edge, one `bw=` / `lat=`), nodes
 //! `n0..` in construction order. Every distance-regular graph has a bandwidth-optimal BFB
 //! schedule (the paper's Thm 18).

@@ -1,7 +1,7 @@
-//! The direct-connect paper's topology expansions (notes section 2): the line digraph
+//! The direct-connect paper's topology expansions (§5, App. D): the line digraph
 //! `L^k(G)` (Def 12), the degree expansion `G * n` (Def 13) and the Cartesian product /
 //! power (Def 3, Def 14), built from the expression grammar of [`Expr`]; and the union
-//! `G ∪ G^T` of appendix A.6 (notes 1.9), which turns a unidirectional graph into a
+//! `G ∪ G^T` of appendix A.6, which turns a unidirectional graph into a
 //! bidirectional one.
 //!
 //! They apply to direct-connect topologies (compute nodes only). The topology model merges
@@ -137,7 +137,7 @@ fn check_size(what: &str, nodes: Option<usize>, links: Option<usize>) -> Result<
     super::clusters::check_size(&spec, links.unwrap_or(usize::MAX))
 }
 
-/// The k-fold line digraph L^k(G) (notes 2.1, Def 12), k >= 1, of a topology without
+/// The k-fold line digraph L^k(G) (§5.1, Def 12), k >= 1, of a topology without
 /// switches. Guarantees: one node per link u -> v of the previous graph, a link
 /// (u -> v) -> (v -> w) for every pair of consecutive links, so a d-regular G with N nodes
 /// gives d^k N nodes of degree d (diameter D + k for the graphs of the paper; a directed
@@ -178,7 +178,7 @@ fn line_step(g: &Digraph, last: &[usize], base_names: &[String]) -> (Digraph, Ve
     (Digraph::new(names, arcs), new_last)
 }
 
-/// The degree expansion G * n (notes 2.2, Def 13), n >= 1, of a topology without switches
+/// The degree expansion G * n (§5.2, Def 13), n >= 1, of a topology without switches
 /// (and without self-loops, which the model guarantees). Guarantees: n copies v_0..v_{n-1}
 /// of every node v, and a link u_i -> v_j for every link u -> v of G and all i, j
 /// (including i = j), with the bandwidth and latency of u -> v: N n nodes, out-degree d n.
@@ -203,7 +203,7 @@ pub fn degree_expansion(g: &Topology, n: usize, name: &str) -> Result<Topology> 
     b.build()
 }
 
-/// The Cartesian product G1 □ .. □ Gm (notes 2.3, Def 3) of topologies without switches,
+/// The Cartesian product G1 □ .. □ Gm (§5.3, Def 3) of topologies without switches,
 /// m >= 1 (a power passes the same graph m times). Guarantees: node (c1,..,cm) links to
 /// every node that differs in one coordinate j by a link cj -> c'j of Gj, with that link's
 /// bandwidth and latency: prod N_i nodes, degrees add, distances add coordinate-wise (so
@@ -238,7 +238,7 @@ pub fn cartesian_product(factors: &[&Topology], name: &str) -> Result<Topology> 
     b.build()
 }
 
-/// The union G ∪ G^T (notes 1.9, appendix A.6) of a topology without switches: G's nodes,
+/// The union G ∪ G^T (appendix A.6) of a topology without switches: G's nodes,
 /// names and ranks, and for every link u -> v also v -> u with the same bandwidth and
 /// latency. Guarantees: the result is bidirectional (every link has its reverse). Where G
 /// already has v -> u, the added link is parallel to it and the topology model merges the

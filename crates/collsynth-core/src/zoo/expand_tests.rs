@@ -1,5 +1,5 @@
-//! Expansion expressions: grammar, node counts / degrees / diameters against the notes
-//! (section 2, Table 3), identities with zoo families, names, and error messages.
+//! Expansion expressions: grammar, node counts / degrees / diameters against the
+//! direct-connect paper (§5, Table 3), identities with zoo families, names, and error messages.
 
 use super::super::spec::Expr;
 use super::super::testutil::shape;
@@ -20,7 +20,7 @@ fn arcs(t: &Topology) -> Vec<(usize, usize)> {
     t.links.iter().map(|l| (l.src, l.dst)).collect()
 }
 
-/// k*(N, d) = min{k : M_{d,k} >= N}, the Moore-optimal diameter (notes 1.6, Def 9/10).
+/// k*(N, d) = min{k : M_{d,k} >= N}, the Moore-optimal diameter (§3.2, App. C, Def 9/10).
 fn moore_diameter(n: usize, d: usize) -> usize {
     let (mut k, mut moore, mut layer) = (0, 1, 1);
     while moore < n {
@@ -72,12 +72,12 @@ fn line_graphs_of_small_graphs() {
     assert_eq!(shape("line^2(diamond)"), (32, 2, 2, 5));
     assert_eq!(shape("line(dbjmod:2:3)"), (16, 2, 2, 4));
     assert_eq!(shape("line^2(dbjmod:3:2)"), (81, 3, 3, 4));
-    // Notes 2.1 [V]: L^3(C(16,{3,4})) has N = 1024 and T_L = 6 = its diameter.
+    // §5.1 (checked by us): L^3(C(16,{3,4})) has N = 1024 and T_L = 6 = its diameter.
     assert_eq!(shape("line^3(circulant:16:3,4)"), (1024, 4, 4, 6));
     // The directed cycle is the exception: L(C_n) is C_n again.
     assert_eq!(shape("line(ring:5)"), (5, 1, 1, 4));
     assert_eq!(shape("line^7(ring:5)"), (5, 1, 1, 4));
-    // The line digraph of a symmetric digraph is not symmetric (notes 1.9).
+    // The line digraph of a symmetric digraph is not symmetric (App. A.6).
     assert!(!build("line(bipartite:2,2)").is_bidirectional());
 }
 
@@ -133,7 +133,7 @@ fn line_graph_names_links_and_bandwidth() {
 fn degree_expansions() {
     // Fig 4: UniRing(1,4) * 2 has 8 nodes of degree 2; diameter max(D, g) = max(3, 4) = 4.
     assert_eq!(shape("degree*2(ring:4)"), (8, 2, 2, 4));
-    // Bidirectional bases: D(G*n) = max(D(G), 2) (notes 2.2 [V]).
+    // Bidirectional bases: D(G*n) = max(D(G), 2) (§5.2; checked by us).
     assert_eq!(shape("degree*2(biring:5)"), (10, 4, 4, 2));
     assert_eq!(shape("degree*3(complete:3)"), (9, 6, 6, 2));
     assert_eq!(shape("degree*2(bipartite:2,2)"), (8, 4, 4, 2));
@@ -182,7 +182,7 @@ fn nested_expressions() {
     // power^2(diamond): 64 nodes, degree 4, diameter 6; then two line graph steps.
     assert_eq!(shape("power^2(diamond)"), (64, 4, 4, 6));
     assert_eq!(shape("line^2(power^2(diamond))"), (1024, 4, 4, 8));
-    // L(K_{2,2})^2 of notes 2.3 [V]: N = 64, d = 4, T_L = 6.
+    // L(K_{2,2})^2 (§5.3; checked by us): N = 64, d = 4, T_L = 6.
     assert_eq!(shape("power^2(line(bipartite:2,2))"), (64, 4, 4, 6));
     assert_eq!(shape("power^2(product(ring:4,d=1; ring:8))"), (1024, 4, 4, 20));
     // G * n has diameter max(D, shortest cycle) = max(2, 2): L(K_3) has 2-cycles uv <-> vu.

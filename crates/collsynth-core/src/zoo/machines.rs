@@ -1,4 +1,4 @@
-//! Real machines, as the ForestColl paper and the test inputs (research/test-inputs.md)
+//! Real machines, as the ForestColl paper (§5.2-5.3) and the vendors' published figures
 //! define them: `dgx-a100`, `mi250`, `dgx1`, `hgx-h100`.
 //!
 //! Defaults are the machines' real per-direction bandwidths; `bw=`/`lat=` override them per
@@ -156,7 +156,7 @@ fn dgx_a100(s: &Spec) -> Result<Topology> {
 /// by xGMI links of 50 GB/s times [`MI250_XGMI`]'s multiplicity (7 links per GCD); with
 /// N >= 2, every GCD links at 16 GB/s each way to the one shared switch `ib0`. Levels
 /// xgmi/ib, 1 us each. `gcds=G` keeps GCDs 0..G-1 of each cluster and the xGMI links among
-/// them (G = 8 is the paper's "MI250 8+8" of section 5.2, our notes' facts 16-17); the
+/// them (G = 8 is the paper's "MI250 8+8" of section 5.2: 1/x* = 1/13, 208 GB/s, k = 13); the
 /// topology check rejects a G whose induced xGMI graph is disconnected (with N = 1).
 fn mi250(s: &Spec) -> Result<Topology> {
     let n = boxes(s, "mi250:N")?;
@@ -182,8 +182,8 @@ fn dgx1(s: &Spec) -> Result<Topology> {
     tb.build()
 }
 
-/// `hgx-h100:N`: per box 8 GPUs on an NVSwitch at 450 GB/s each way (DESIGN.md; test-inputs
-/// quotes 400 for ASTRA-sim), latency 936.25 ns. With N >= 2 the network is rail-optimized:
+/// `hgx-h100:N`: per box 8 GPUs on an NVSwitch at 450 GB/s each way (docs/contracts.md;
+/// ASTRA-sim's configuration uses 400), latency 936.25 ns. With N >= 2 the network is rail-optimized:
 /// GPU i's 50 GB/s NIC is modelled as a direct link (1 us) from the GPU to the shared rail
 /// switch `rail{i}`. N = 1 has no rails. Levels nvswitch/ib.
 fn hgx_h100(s: &Spec) -> Result<Topology> {
@@ -291,7 +291,7 @@ mod tests {
         all_ingress(&from_spec("mi250:3,bw=50/32").unwrap(), 350 + 32);
     }
 
-    /// `gcds=8`: ForestColl's MI250 8+8 (notes fact 16): GCDs 0..7 per cluster with the xGMI
+    /// `gcds=8`: ForestColl's MI250 8+8 (§5.2): GCDs 0..7 per cluster with the xGMI
     /// links among them; the smallest ingress is 266 GB/s (GCDs 1 and 2: 5 links + 16; GCDs 0
     /// and 3 lose the link to GCDs 8 and 11, GCDs 4-7 keep all 7).
     #[test]

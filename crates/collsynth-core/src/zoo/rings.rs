@@ -103,7 +103,7 @@ fn mesh(s: &Spec) -> Result<Topology> {
     grid(s, &s.dims(0, 1)?, false)
 }
 
-/// `twisted-torus:AxB[,twist=T]`: the rectangular twisted torus of Camara et al. (notes 4.3),
+/// `twisted-torus:AxB[,twist=T]`: the rectangular twisted torus of Camara et al.,
 /// A even, B >= 2, 1 <= T < A (default A/2: RTT(a) is `twisted-torus:2axa`). Node (x, y) is
 /// `n{x + A y}`; links (x,y) <-> (x+1 mod A, y) (one pair when A = 2), (x,y) <-> (x,y+1) for
 /// y < B-1, and the twisted wrap (x,B-1) <-> (x+T mod A, 0). 4-regular for A >= 4.
@@ -176,7 +176,7 @@ fn hamming_graph(s: &Spec, n: usize, q: usize) -> Result<Topology> {
 
 /// A grid with `dims` (x fastest), bidirectional links between neighbours along each
 /// dimension, wrapping around when `wrap`; `bw=`/`lat=` per dimension. A size-2 dimension
-/// gets one link pair (not two parallel ones: erratum 2 of the direct-connect notes), a
+/// gets one link pair (not two parallel ones: Thm 13 of the direct-connect paper needs a simple graph), a
 /// size-1 dimension none.
 pub(super) fn grid(s: &Spec, dims: &[usize], wrap: bool) -> Result<Topology> {
     grid_with(s, dims, wrap, &s.link_params(&vec![LinkParams::default(); dims.len()])?)
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn twisted_tori() {
-        // Notes 4.3: RTT(2), RTT(4), RTT(5).
+        // RTT(2), RTT(4), RTT(5) of Camara et al.
         assert_eq!(shape("twisted-torus:4x2"), (8, 4, 4, 2));
         assert_eq!(shape("twisted-torus:8x4"), (32, 4, 4, 4));
         assert_eq!(shape("twisted-torus:10x5"), (50, 4, 4, 5));

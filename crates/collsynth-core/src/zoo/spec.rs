@@ -1,4 +1,4 @@
-//! The zoo spec grammar (DESIGN.md): `family:arg:arg,...,key=value,...`.
+//! The zoo spec grammar (docs/contracts.md): `family:arg:arg,...,key=value,...`.
 //!
 //! Positional arguments are separated by `:`; inside an argument, `,` separates list items;
 //! an item containing `=` is an option (`bw=`, `lat=`, family-specific ones), wherever it
@@ -209,7 +209,7 @@ impl Spec {
     }
 }
 
-/// An expansion expression (DESIGN.md, notes section 2): a zoo spec, or one of
+/// An expansion expression (docs/contracts.md; the direct-connect paper's §5): a zoo spec, or one of
 /// `line^k(E)` (`line(E)` is `line^1(E)`), `degree*n(E)`, `power^n(E)`,
 /// `product(E; E; ...)`, `bi(E)` over expressions `E`. Whitespace around every token is ignored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub enum Expr {
     Power(usize, Box<Expr>),
     /// The Cartesian product of at least two factors, in the order written.
     Product(Vec<Expr>),
-    /// The union E ∪ E^T of E and its transpose (notes 1.9, appendix A.6).
+    /// The union E ∪ E^T of E and its transpose (the direct-connect paper's appendix A.6).
     Bi(Box<Expr>),
 }
 

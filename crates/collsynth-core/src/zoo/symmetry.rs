@@ -95,7 +95,7 @@ const CAYLEY_FAMILIES: &[&str] = &[
 
 /// Whether the topology `expr` builds is vertex-transitive by construction: for any two ranks
 /// some automorphism (links and bandwidths) maps one to the other. True for the
-/// [`CAYLEY_FAMILIES`], `bipartite:M,M`, and products, powers, degree expansions and unions
+/// `CAYLEY_FAMILIES`, `bipartite:M,M`, and products, powers, degree expansions and unions
 /// `bi(..)` of such graphs (each construction commutes with its parts' automorphisms; a degree
 /// expansion's copies are interchangeable too). False means "not known": line graphs, Kautz
 /// and de Bruijn graphs, the DRG catalogue, meshes, machines. Never builds anything.

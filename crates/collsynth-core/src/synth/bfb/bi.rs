@@ -1,4 +1,4 @@
-//! Appendix A.6 (notes 1.9) for `bi(G)` = G ∪ G^T: the **split** allgather. With an
+//! The direct-connect paper's appendix A.6 for `bi(G)` = G ∪ G^T: the **split** allgather. With an
 //! isomorphism g: G -> G^T ([`crate::zoo::transpose_iso`]) and G's allgather A (what `bfb`
 //! makes on G: plain BFB, or the mapped schedule of a line / degree expansion), half of
 //! every shard follows A on G's links and the other half g(A) on G^T's links, in the same

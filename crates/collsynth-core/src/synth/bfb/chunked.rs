@@ -1,4 +1,4 @@
-//! Discrete chunked BFB (direct-connect paper App. E.2; notes `seed-direct-connect.md` §3.5):
+//! Discrete chunked BFB (direct-connect paper App. E.2):
 //! every shard is cut into exactly P equal chunks and every (u, t) assignment moves whole
 //! chunks. The integer program (13) is NP-hard in general, so, as the paper does, we round
 //! the exact LP optimum: for each source v with LP split x_{v,w}, `y^LP_w = P x_{v,w}`, take
@@ -51,7 +51,7 @@ pub fn round(parts: &[(u32, Cap)], unit: Cap, p: Cap, out: &mut Vec<(u32, Cap)>)
     out.extend(parts.iter().zip(&y).filter(|(_, &c)| c > 0).map(|(&(w, _), &c)| (w, c)));
 }
 
-/// The plan of `topo` with every shard in `p` chunks (see [`plan_with`]).
+/// The plan of `topo` with every shard in `p` chunks (see `plan_full`).
 pub fn plan(topo: &Topology, p: usize) -> Result<Plan> {
     plan_full(topo, Some(checked(p)?), None)
 }

@@ -1,4 +1,4 @@
-//! Expanded allgather schedules of the direct-connect paper (notes 2.1 and 2.2): on a
+//! Expanded allgather schedules of the direct-connect paper (§5.1 and §5.2): on a
 //! topology built from `line^k(E)` or `degree*n(E)`, the schedule is made from the schedule
 //! of the base `E` by the paper's mapping instead of re-running BFB on the large graph.
 //!
@@ -169,7 +169,7 @@ fn copy(piece: usize, src: usize, dst: usize, link: usize, after: Option<usize>,
 // ---------------------------------------------------------------------------------------
 // Def 1: the line graph
 
-/// Def 1 (notes 2.1): the allgather on `lg` = L(g) (built by `zoo::expand::line_graph`, so
+/// Def 1 (§5.1): the allgather on `lg` = L(g) (built by `zoo::expand::line_graph`, so
 /// node x of L(g) is link x of g) from the allgather `base` on g. Shard x = (v' -> v) is
 /// cut like base shard v. Step 0: every x sends its whole shard to each out-neighbour. Base
 /// step s becomes step s + 1: a transfer of v's piece C over (u -> w) becomes, for every
@@ -285,7 +285,7 @@ impl Refined {
     }
 }
 
-/// Def 2 (notes 2.2): the allgather on `gn` = g * n (built by
+/// Def 2 (§5.2): the allgather on `gn` = g * n (built by
 /// `zoo::expand::degree_expansion`, so copy i of v is rank v n + i) from the allgather
 /// `base` on g. Base transfer ((v, C), (u, w), t) becomes ((v_j, C), (u_j, w_i), t) for all
 /// i, j; one extra step then gives every u_j each sibling u_i's shard in D equal chunks, D

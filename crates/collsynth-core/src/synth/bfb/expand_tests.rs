@@ -1,4 +1,4 @@
-//! Tests of the expansion mappings against the notes' closed forms, exactly: Def 1 applied
+//! Tests of the expansion mappings against the paper's closed forms, exactly: Def 1 applied
 //! k = 1..3 times gives base + k steps and Cor 10.1's tau, which is also plain BFB's optimum
 //! on the expanded graph (Thm 10); Def 2 gives base + 1 steps and Thm 11's tau. Every mapped
 //! schedule passes `verify`.
@@ -56,7 +56,7 @@ fn check_line(base: &str, max_k: u32) {
 
 #[test]
 fn line_graph_of_k22_is_figure_2c() {
-    // The notes' [V]: k = 3, tau = 1 on L(K_{2,2}); k = 4, tau = 9/8 on L^2.
+    // Def 1 with Cor 10.1 (our check): k = 3, tau = 1 on L(K_{2,2}); k = 4, tau = 9/8 on L^2.
     let (t, s, c) = mapped("line(bipartite:2,2)");
     assert_eq!((c.latency_steps, c.bandwidth_factor), (3, Rat::one()));
     // Step 1 of Fig 2c: ca sends its whole shard to ac and ad.
@@ -104,7 +104,7 @@ fn line_graphs_of_diamond_and_kautz() {
 
 #[test]
 fn notes_values_of_line_graphs() {
-    // Notes 9.38-9.39: L(K_{4,4}) 1, L^2(K_{4,4}) 1.03125, L^3(C(16,{3,4})) 6 steps, 1.01953.
+    // Tables 7 and 4: L(K_{4,4}) 1, L^2(K_{4,4}) 1.03125, L^3(C(16,{3,4})) 6 steps, 1.01953.
     assert_eq!(mapped("line(bipartite:4,4)").2.bandwidth_factor, Rat::one());
     assert_eq!(mapped("line^2(bipartite:4,4)").2.bandwidth_factor, Rat::new(33, 32));
     let c = mapped("line^3(circulant:16:3,4)").2;
@@ -127,7 +127,7 @@ fn check_degree(base: &str, n: usize, want: (usize, Rat)) {
 
 #[test]
 fn degree_expansions_follow_theorem_11() {
-    // Notes 9.43-9.44: UniRing(1,4) * 2: 4 steps, 7/8; K_3 * 2: 2 steps, 5/6 (both optimal).
+    // Thm 11 and Table 5: UniRing(1,4) * 2: 4 steps, 7/8; K_3 * 2: 2 steps, 5/6 (both optimal).
     check_degree("ring:4", 2, (4, Rat::new(7, 8)));
     check_degree("ring:4", 3, (4, Rat::new(11, 12)));
     check_degree("complete:3", 2, (2, Rat::new(5, 6)));

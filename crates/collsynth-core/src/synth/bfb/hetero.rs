@@ -1,5 +1,5 @@
-//! Heterogeneous BFB (direct-connect paper App. E.3, LP (14); notes `seed-direct-connect.md`
-//! §3.6): option `hetero` = `1` / `true`. Every in-link (w, u) has a latency alpha_w (µs) and a
+//! Heterogeneous BFB (direct-connect paper App. E.3, LP (14)):
+//! option `hetero` = `1` / `true`. Every in-link (w, u) has a latency alpha_w (µs) and a
 //! bandwidth B_w, and the (u, t) problem minimises a *time*:
 //!
 //! ```text

@@ -1,6 +1,6 @@
 //! `bfb`: Breadth-First-Broadcast, the schedule generator of the direct-connect topologies
-//! paper (Zhao et al., NSDI'25, section 6; our notes: `../shared/research/seed-direct-connect.md`
-//! section 3; user docs: `docs/bfb.md`).
+//! paper (Zhao et al., *Efficient Direct-Connect Topologies for Collective Communications*,
+//! NSDI '25, section 6 and App. E; user docs: `docs/bfb.md`).
 //!
 //! Allgather in D steps (D = diameter): at step t every node u receives, from every source v
 //! at distance t, the whole of v's shard, through its in-links (w, u) with w at distance
@@ -86,7 +86,7 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
         return bi::schedule(topo, collective, method, chunks, hetero);
     }
     match collective {
-        // An expansion's allgather is mapped from its base's (notes 2.1-2.2), as the paper does.
+        // An expansion's allgather is mapped from its base's (§5.1-5.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
             None => allgather_with(topo, chunks, hetero),

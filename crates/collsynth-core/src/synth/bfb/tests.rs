@@ -1,6 +1,6 @@
-//! Tests of BFB: the paper's Figure 5 by hand, the families the notes call BW-optimal (tori,
+//! Tests of BFB: the paper's Figure 5 by hand, the families the paper calls BW-optimal (tori,
 //! hypercubes, Hamming, two-offset circulants, twisted tori, DRGs), generalized Kautz against
-//! the notes' tau values and Theorem 21, the circulant erratum (Conjecture 1 fails for
+//! the paper's tau values (Tables 4 and 7) and Theorem 21, a counterexample to Conjecture 1 (it fails for
 //! C(15,{1,4,5})), reduce-scatter / allreduce by transposition, and a property test against
 //! the brute-force Hall ratio on random digraphs. Every schedule passes `verify`, and its
 //! bandwidth term recomputed from the transfers equals the plan's optima exactly.
@@ -211,7 +211,7 @@ fn tori_are_bandwidth_optimal_in_sum_of_half_dims_steps() {
     ] {
         assert_bw_optimal(spec, dims.iter().map(|d| d / 2).sum());
     }
-    // A size-2 dimension is one link pair (degree 5): 3 steps, 17/18 (notes 4.3).
+    // A size-2 dimension is one link pair (degree 5): 3 steps, 17/18 (Thm 13 needs the simple graph).
     assert_bw_optimal("torus:3x3x2", 3);
 }
 
@@ -239,7 +239,7 @@ fn hypercubes_and_hamming_graphs() {
 
 #[test]
 fn two_offset_circulants_are_bandwidth_optimal() {
-    // The notes' Table 5 examples, then every connected simple C(n, {a, b}) with n <= 24.
+    // The paper's Table 5 examples, then every connected simple C(n, {a, b}) with n <= 24.
     assert_bw_optimal("circulant:7:2,3", 2);
     assert_bw_optimal("circulant:11:2,3", 2);
     assert_bw_optimal("circulant:12:2,3", 2);
@@ -264,11 +264,11 @@ fn directed_circulants_twisted_tori_and_drgs() {
     assert_bw_optimal("dcirculant:4:1,2", 2);
     assert_bw_optimal("dcirculant:6:1,2,3,5", 2);
     assert_bw_optimal("dcirculant:8:1,2,3,4,5,7", 2);
-    // Rectangular twisted tori 2a x a (notes 4.3).
+    // Rectangular twisted tori 2a x a (§6.2).
     assert_bw_optimal("twisted-torus:4x2", 2);
     assert_bw_optimal("twisted-torus:8x4", 4);
     assert_bw_optimal("twisted-torus:10x5", 5);
-    // Distance-regular graphs (notes 4.8, Table 8).
+    // Distance-regular graphs (App. F.3, Table 8).
     for (name, steps) in
         [("octahedron", 2), ("k55-minus-i", 3), ("line-petersen", 3), ("q4", 4), ("odd4", 3), ("petersen", 2)]
     {
@@ -278,7 +278,7 @@ fn directed_circulants_twisted_tori_and_drgs() {
 
 #[test]
 fn generalized_kautz() {
-    // The notes' values (K(d, n) by Cor 10.1; Pi_{4,64} from Table 7). The zoo drops
+    // The paper's values (K(d, n) by Cor 10.1; Pi_{4,64} from Table 7). The zoo drops
     // self-loops; tau's B is the largest ingress, i.e. the loop-counted degree of the paper.
     for (spec, steps, tau) in [
         ("kautz:2:3", 1, r(2, 3)),
@@ -313,7 +313,7 @@ fn generalized_kautz() {
 
 #[test]
 fn large_kautz_and_de_bruijn_plans() {
-    // Notes: Pi_{4,1024} D = 5, tau 1.3320; DBJ(4,4) D = 4, tau 1.3281 (= 85/64).
+    // Table 7 (to 3 decimals there): Pi_{4,1024} D = 5, tau 1.3320; DBJ(4,4) D = 4, tau 1.3281 (= 85/64).
     let p = plan(&topo("kautz:4:1024")).unwrap();
     assert_eq!(p.steps(), 5);
     assert_eq!(format!("{:.4}", crate::rational::to_f64(&p.tau())), "1.3320");
@@ -333,7 +333,7 @@ fn circulant_erratum_has_no_bandwidth_optimal_bfb() {
     assert_eq!((p.steps(), p.tau()), (2, r(1, 1)));
     assert!(!p.bandwidth_optimal());
     assert_eq!(detail(&s, "bandwidth_optimal"), "false");
-    // C(34, {8, 11, 15}): tau 1.0294 vs 0.9706 (notes 4.9); exactly 35/34.
+    // C(34, {8, 11, 15}): tau 1.0294 vs 0.9706 (App. F.4, Conjecture 1 fails); exactly 35/34.
     let (p, _) = checked_allgather(&topo("circulant:34:8,11,15"));
     assert_eq!(p.tau(), r(35, 34));
     assert!(!p.bandwidth_optimal());
@@ -359,7 +359,7 @@ fn reduce_scatter_and_allreduce_by_transposition() {
         let tau = on_transpose.tau() + plan(&t).unwrap().tau();
         assert_eq!(detail(&ar, "tau"), format!("\"{}\"", to_fraction_string(&tau)), "{spec}");
     }
-    // Notes 1.7: reverse(BFB(G^T)) on Pi_{2,12}: 3 steps, tau 7/6.
+    // §3 and App. B: reverse(BFB(G^T)) on Pi_{2,12}: 3 steps, tau 7/6.
     let rs = reduce_scatter(&topo("kautz:2:12")).unwrap();
     assert_eq!((rs.n_steps(), detail(&rs, "tau")), (Some(3), "\"7/6\"".to_string()));
     let ar = allreduce(&topo("torus:4x4")).unwrap();

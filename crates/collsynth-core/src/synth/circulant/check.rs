@@ -13,9 +13,9 @@
 //! and the last process completes in round n - 1 + q, not earlier.
 //!
 //! Speed (docs/circulant.md, "How it is fast"): the receive schedules are computed once per p
-//! and reused for every n, stored column-major as `i8`; [`simulate_fast`] keeps one `u64`
+//! and reused for every n, stored column-major as `i8`; `simulate_fast` keeps one `u64`
 //! block set per process, double-buffered, and runs a round as one branch-free pass over
-//! contiguous slices; [`simulate`] is the plain reference (and words the failures).
+//! contiguous slices; `simulate` is the plain reference (and words the failures).
 
 #[cfg(test)]
 use super::schedule::Variant;
@@ -77,9 +77,9 @@ pub fn block_counts(q: usize) -> Vec<usize> {
 ///
 /// Every process's receive schedule (Algorithm 4) is computed once per p and reused for all
 /// n; the send schedules are the receive schedules of the to-processes (Algorithm 5's
-/// identity, which [`send_sample`] checks against Algorithm 5 itself for a sample of
-/// processes). The broadcasts run on [`simulate_fast`]; if it reports a problem, the
-/// reference simulator [`simulate`] reruns that n to describe it.
+/// identity, which `send_sample` checks against Algorithm 5 itself for a sample of
+/// processes). The broadcasts run on `simulate_fast`; if it reports a problem, the
+/// reference simulator `simulate` reruns that n to describe it.
 pub fn check_p(p: usize) -> Result<(u64, u64, u64), String> {
     if p < 2 {
         return Ok((0, 0, 0));

@@ -2,9 +2,9 @@
 //! transfer `after` the transfer that delivered its block to the sender.
 //!
 //! Direction: on the topology asked for, virtual rank v of root j is the real rank
-//! (j + v) mod p and process r sends to r + skips[k] (the edges of `traff:p`). On the
+//! (j + v) mod p and process r sends to r + skips\[k\] (the edges of `traff:p`). On the
 //! *transpose* (used to build a reduction that is then reversed onto the topology asked
-//! for), everything is mirrored: v is rank (j - v) mod p and r sends to r - skips[k]. The
+//! for), everything is mirrored: v is rank (j - v) mod p and r sends to r - skips\[k\]. The
 //! circulant pattern is the same either way, so the schedules are equally valid; the
 //! mirror only makes every hop a direct link of `traff:p`'s transpose. On other topologies
 //! (switch:p, complete:p, anything connected) routes come from [`Router`] (shortest).
@@ -128,8 +128,8 @@ fn rooted(topo: &Topology, s: &mut Schedule, n: usize, roots: &[usize], forward:
 }
 
 /// Regular allgather, Algorithm 7: q rounds; in round k process r sends the
-/// skips[k+1] - skips[k] shards it has to r + skips[k] (mirrored: the paper sends to
-/// r - skips[k]; see the module docs for why both are the same algorithm). After round k,
+/// skips\[k+1\] - skips\[k\] shards it has to r + skips\[k\] (mirrored: the paper sends to
+/// r - skips\[k\]; see the module docs for why both are the same algorithm). After round k,
 /// r holds the shards of r, r - 1, ..., r - skips[k+1] + 1 (forward).
 pub fn allgather(topo: &Topology, forward: bool) -> Result<Schedule> {
     let p = topo.n_ranks();
@@ -178,8 +178,8 @@ pub const CENSUS_RECV: u8 = 2;
 
 /// Allreduce by census, Algorithm 8 with k in line 3 (erratum 8): q rounds of the whole
 /// buffer. Mirrored like the other emitters: rank x sends to x + d_k and receives from
-/// x - d_k, where d_k = skips[k] - 1 and the message is S when skips[k+1] is odd, else
-/// d_k = skips[k] and the message is x ⊕ S. After round k, S of x sums x - 1, ...,
+/// x - d_k, where d_k = skips\[k\] - 1 and the message is S when skips\[k+1\] is odd, else
+/// d_k = skips\[k\] and the message is x ⊕ S. After round k, S of x sums x - 1, ...,
 /// x - (skips[k+1] - 1). Per round and rank: one send into the partner's B, then two local
 /// reductions of B (into S — a copy in round 0, none in the last round — and into DATA),
 /// both at the same step, after the round's receive and the rank's own send of the slot they

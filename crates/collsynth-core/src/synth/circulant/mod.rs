@@ -1,6 +1,7 @@
 //! `circulant`: Träff's round-optimal schedules on the circulant graph with skips
-//! 1, 2, ..., ceil(p/2) (`../shared/papers/traff-circulant-broadcast.md`; our notes with the
-//! errata: `../shared/research/seed-traff.md`; user docs: `docs/circulant.md`).
+//! 1, 2, ..., ceil(p/2) (Träff, *(Poly)Logarithmic Time Construction of Round-optimal n-Block
+//! Broadcast Schedules for Broadcast and irregular Allgather in MPI*; user docs and the errata
+//! to its pseudo-code: `docs/circulant.md`).
 //!
 //! * [`schedule`]: Algorithms 1–5, computed per process in O(log³ p) without communication.
 //! * [`check`]: the exhaustive round-by-round checker (`collsynth circulant check`).
@@ -70,7 +71,7 @@ pub struct ProcessSchedule {
     pub recv_blocks: Vec<i64>,
     /// Algorithm 5 for the virtual rank.
     pub send_blocks: Vec<i64>,
-    /// Real ranks: (rank - skips[k]) mod p and (rank + skips[k]) mod p.
+    /// Real ranks: (rank - skips\[k\]) mod p and (rank + skips\[k\]) mod p.
     pub recv_from: Vec<usize>,
     pub send_to: Vec<usize>,
 }
@@ -98,7 +99,7 @@ pub fn process_schedule(p: usize, rank: usize, root: usize) -> Result<ProcessSch
 }
 
 /// Per-round latency alpha (us) and time per byte beta (us/B) of the topology as the
-/// schedules use it: the worst route from rank 0 to its q partners rank skips[k] (sum of
+/// schedules use it: the worst route from rank 0 to its q partners rank skips\[k\] (sum of
 /// link latencies; slowest link, GB/s = 10^3 B/us).
 pub fn topology_alpha_beta(topo: &Topology) -> Result<(f64, f64)> {
     let p = topo.n_ranks();

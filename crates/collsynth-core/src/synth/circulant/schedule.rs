@@ -1,6 +1,5 @@
-//! Träff's per-process schedule computation (Algorithms 1–5 of
-//! `../shared/papers/traff-circulant-broadcast.md`, with the fixes of
-//! `../shared/research/seed-traff.md` §13).
+//! Träff's per-process schedule computation (Algorithms 1–5 of his round-optimal n-block
+//! broadcast paper, with the fixes listed under "Errata" in `docs/circulant.md`).
 //!
 //! Everything here is computed by one process for itself, without communication:
 //! [`Skips::new`] is O(log p), [`Skips::baseblock`] O(log p), [`Skips::rangeblocks`]
@@ -33,7 +32,7 @@ pub struct Skips {
 }
 
 /// Knobs that switch the errata fixes off, so that the tests can show why each is needed
-/// (seed-traff.md §13). Production code uses [`Variant::FIXED`] only.
+/// (the errata of `docs/circulant.md`). Production code uses [`Variant::FIXED`] only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Variant {
     /// Erratum 3: B starts as {BASEBLOCK(r)} (the paper's line 2 starts it empty).
@@ -47,7 +46,7 @@ impl Variant {
 }
 
 impl Skips {
-    /// Algorithm 1: halve p (rounding up) until 1. `p = 1` gives q = 0 and skips = [1].
+    /// Algorithm 1: halve p (rounding up) until 1. `p = 1` gives q = 0 and skips = \[1\].
     ///
     /// Panics if p = 0 or p > [`MAX_P`] (callers check user input first).
     pub fn new(p: usize) -> Skips {
@@ -85,7 +84,7 @@ impl Skips {
     }
 
     /// Algorithm 2: the baseblock of process `r` (0 < r < p), the first block it receives.
-    /// bb(skips[k]) = k and bb(r) = bb(r - skips[k]) for skips[k] < r < skips[k+1].
+    /// bb(skips\[k\]) = k and bb(r) = bb(r - skips\[k\]) for skips\[k\] < r < skips\[k+1\].
     pub fn baseblock(&self, r: usize) -> usize {
         assert!(r > 0 && r < self.p, "baseblock({r}) needs 0 < r < p = {}", self.p);
         // The paper walks k down from q; jumping to the homerange of r (O(1)) is the same
@@ -125,7 +124,7 @@ impl Skips {
 
     /// Baseblocks of the processes a..=b, 1 <= a, b <= p - 1 (empty if a > b).
     ///
-    /// This is Algorithm 3 with its defects fixed (seed-traff.md §4.2–4.3, errata 1 and 2):
+    /// This is Algorithm 3 with its defects fixed (errata 1 and 2 of `docs/circulant.md`):
     /// with k the homerange of b,
     /// * if a > skips[k], the whole range lies strictly inside homerange k, whose baseblocks
     ///   repeat those of [1, skips[k] - 1]: shift both ends down by skips[k] (the paper's
@@ -176,7 +175,7 @@ impl Skips {
 
     /// RANGEBLOCKS(a, b): the baseblocks of the processes j mod p for a <= j <= b (a and b
     /// may be negative; b - a + 1 <= p), the root (j mod p = 0) contributing nothing
-    /// (seed-traff.md §4.3 reference semantics). Empty if b < a.
+    /// (RANGEBLOCKS' definition in the paper's §2). Empty if b < a.
     pub fn rangeblocks(&self, a: i64, b: i64) -> u64 {
         self.rangeblocks_new(a, b, 0)
     }
@@ -215,7 +214,7 @@ impl Skips {
     /// paper's loop `for i = 0..k` computes k + 1 entries; "the first k blocks" is meant,
     /// and Algorithm 5 needs entries 0..=i, so `out.len() = i + 1`).
     ///
-    /// Fixes applied (seed-traff.md §5.2): B starts as {bb(r)} for r > 0 (erratum 3);
+    /// Fixes applied (errata of `docs/circulant.md`): B starts as {bb(r)} for r > 0 (erratum 3);
     /// ranges are cyclic mod p; the last round takes the unique element of {0..q-1} \ B
     /// (erratum 5); ties take the largest new block.
     pub(crate) fn recv_into(&self, r: usize, out: &mut [i64], v: Variant) {
@@ -259,7 +258,7 @@ impl Skips {
     }
 
     /// Algorithm 5: the send schedule of (virtual) process r. In round i of a phase, r sends
-    /// what its to-process (r + skips[i]) mod p receives then (erratum 6: the paper omits
+    /// what its to-process (r + skips\[i\]) mod p receives then (erratum 6: the paper omits
     /// the mod); only entries 0..=i of that process's receive schedule are computed.
     pub fn send_schedule(&self, r: usize) -> Vec<i64> {
         let mut out = vec![0; self.q];
@@ -285,7 +284,7 @@ impl Skips {
     }
 
     /// Send schedules of all processes from their receive schedules (Algorithm 9, lines
-    /// 4–9): send[r][k] = recv[(r + skips[k]) mod p][k].
+    /// 4–9): `send[r][k] = recv[(r + skips[k]) mod p][k]`.
     pub fn all_send(&self, recv: &[i64]) -> Vec<i64> {
         let (p, q) = (self.p, self.q);
         (0..p * q).map(|j| recv[((j / q + self.skips[j % q]) % p) * q + j % q]).collect()

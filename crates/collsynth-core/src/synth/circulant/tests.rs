@@ -1,4 +1,4 @@
-//! Tests: the paper's and our notes' example tables entry for entry, one test per erratum
+//! Tests: the paper's example tables (and ones we regenerated for other p) entry for entry, one test per erratum
 //! (showing the printed version fails), the checker, and the IR (verified, timed).
 
 use super::check::{all_recv_variant, columns, simulate, simulate_fast, Rule, Sim};
@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 #[rustfmt::skip]
 mod tables {
-// Generated from seed-traff.md §10.3 (machine-readable form); the root's baseblock is -1.
+// The paper's §2.1 example tables, regenerated (its p = 31-33 tables are not valid schedules as
+// printed); the root's baseblock is -1.
 pub(super) const P20_BB: &[i64] = &[-1, 0, 1, 2, 0, 3, 0, 1, 2, 0, 4, 0, 1, 2, 0, 3, 0, 1, 2, 0];
 pub(super) const P20_RECV: &[&[i64]] = &[
     &[-5, 0, -5, -4, -3, -5, -2, -5, -4, -3, -5, -1, -5, -4, -3, -5, -2, -5, -4, -3],
@@ -353,7 +354,7 @@ fn erratum_10_root_receives_are_redundant() {
 
 #[test]
 fn tie_break_must_take_the_largest_block() {
-    // T-16: with min(U \ B) the schedules break. Our notes say from p = 7; there min gives a
+    // Erratum 12: with min(U \ B) the schedules break. One might expect it from p = 7; there min gives a
     // different schedule (checked below) whose broadcasts still pass the round-by-round
     // simulation for n <= 2q + 3; the first p whose broadcast fails is 13.
     let sk = Skips::new(7);
@@ -369,7 +370,7 @@ fn tie_break_must_take_the_largest_block() {
 
 #[test]
 fn worked_trace_p5_n5() {
-    // seed-traff.md §7.5: x = 2, 7 rounds, process 1 receives 1, 0, 4, 3, 2.
+    // The worked trace p = 5, n = 5: x = 2, 7 rounds, process 1 receives 1, 0, 4, 3, 2.
     let sk = Skips::new(5);
     assert_eq!(empty_rounds(3, 5), 2);
     let r1 = sk.recv_schedule(1);

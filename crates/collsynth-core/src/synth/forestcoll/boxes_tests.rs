@@ -1,5 +1,5 @@
 //! The boxes-on-one-switch fast path (boxes.rs) against the general packing: same optimum,
-//! every invariant of notes §7.2, and a clean fallback where it does not apply.
+//! every invariant of the paper's Alg. 5, and a clean fallback where it does not apply.
 
 use super::tests::{check_forest, check_schedule, count_taken, optimal, topo, with_slower_cable};
 use super::*;
@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 #[test]
 fn mi250_from_four_boxes_takes_the_box_path() {
-    // Notes §5.7 rows (tests.rs checks 1/x*, k, U and every invariant): the bottleneck is a
+    // The Fig. 11 optimum rows (tests.rs checks 1/x*, k, U and every invariant): the bottleneck is a
     // box's switch ingress, so every tree enters every other box once, and every switch link
     // carries k (N - 1) = floor(16 U) trees.
     for nb in [4, 5, 6, 8] {

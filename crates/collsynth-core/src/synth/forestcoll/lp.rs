@@ -1,5 +1,5 @@
 //! The allreduce linear program of ForestColl appendix E (LP (6)), solved, made exact and
-//! turned into an unequal-root allreduce schedule (notes §3.2-3.3).
+//! turned into an unequal-root allreduce schedule (§4.6 and appendix E).
 //!
 //! Interface used by `forestcoll/mod.rs` (keep these signatures):
 //! * [`lp_algbw`]: the LP's allreduce algbw (GB/s, exact after rounding and verification),
@@ -9,13 +9,13 @@
 //! **LP (6)**: maximize `Σ x_v` subject to, for every compute `t`, a flow of `Σ x` from a
 //! super-source `s` (arcs `s -> v` of capacity `x_v`) to `t` within `c_BC`, and a flow of
 //! `Σ x` from `t` to `s` (arcs `v -> s` of capacity `x_v`) within `c_RE`, with
-//! `c_RE + c_BC <= b` per link; flow conservation written "inflow >= outflow" as in the
-//! notes. With switches the links are replaced by the `b'` indirection: logical arcs between
+//! `c_RE + c_BC <= b` per link; flow conservation written "inflow >= outflow".
+//! With switches the links are replaced by appendix E's `b'` indirection: logical arcs between
 //! compute nodes whose capacities are carried by a multi-commodity flow in the physical
-//! network (aggregated by source; see [`model`]). `T = M / Σ x`, so algbw = `Σ x`.
+//! network (aggregated by source; see `model`). `T = M / Σ x`, so algbw = `Σ x`.
 //!
-//! **Solver: `microlp`** (pure Rust revised simplex with sparse LU, crates.io). HiGHS (the
-//! notes' solver) needs cmake and libclang at build time, which this machine and CI lack;
+//! **Solver: `microlp`** (pure Rust revised simplex with sparse LU, crates.io). HiGHS
+//! needs cmake and libclang at build time, which this machine and CI lack;
 //! `microlp` builds anywhere `cargo` does. It answers in `f64`, so the result is then made
 //! exact: every value is rounded to a multiple of `1/K` (`K` = lcm of the denominators that
 //! reproduce the solver's vertex, or 1000 rounding down as the paper does when the vertex
@@ -27,9 +27,9 @@
 //!
 //! **Schedule**: root `v` owns the shard `x_v / Σ x` (roots with `x_v = 0` own nothing).
 //! With all capacities in units of `1/K`, Edmonds' theorem with root capacities (Frank;
-//! the notes' Thm 5 with `s -> v` capacity `k_v`) packs `x_v` out-arborescences per root in
+//! ForestColl's Thm 5 with `s -> v` capacity `k_v`) packs `x_v` out-arborescences per root in
 //! the BC graph and `x_v` in-arborescences per root in the RE graph (out-trees of its
-//! transpose), all roots together ([`super::rooted::pack`]). Each piece of a shard follows
+//! transpose), all roots together (`super::rooted::pack`). Each piece of a shard follows
 //! one in-tree (Reduce transfers child -> parent, after the child's own reductions) and then
 //! one out-tree (Copy transfers, the root's after every reduction into it).
 //!
@@ -104,7 +104,7 @@ fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
 ///
 /// The value is the best *exact feasible* point of LP (6) we have: the rounded and
 /// verified solver solution, or the RS+AG point (equal shares, every link split between
-/// reduce and broadcast in proportion; an exact LP point, notes fact 36) when rounding left
+/// reduce and broadcast in proportion; always a feasible LP point) when rounding left
 /// the solver's vertex below it (the LP's optimal face is often degenerate, with vertices
 /// of large denominators, on the symmetric fabrics where LP = RS+AG).
 pub fn lp_algbw(topo: &Topology, mode: LpMode) -> Result<Option<Rat>> {

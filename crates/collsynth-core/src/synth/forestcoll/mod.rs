@@ -1,6 +1,6 @@
 //! ForestColl: throughput-optimal spanning-tree schedules on any topology, switches
-//! included (Zhao et al., `../shared/papers/forestcoll.txt`; notes in
-//! `../shared/research/seed-forestcoll.md`). Everything is exact.
+//! included (Zhao et al., *ForestColl: Efficient Collective Communications on Heterogeneous
+//! Network Fabrics*). Everything is exact.
 //!
 //! The allgather pipeline, one module per step:
 //! 1. [`optimality`]: `1/x*` and the bottleneck cut (the shared exact bound), then k and U

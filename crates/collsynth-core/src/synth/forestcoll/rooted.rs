@@ -1,5 +1,5 @@
 //! Single-root broadcast / reduce by spanning-arborescence packing (Edmonds), the Blink
-//! baseline of the ForestColl paper (notes §3.4), exact and through switches.
+//! baseline of the ForestColl paper (§5.2), exact and through switches.
 //!
 //! Interface used by `forestcoll/mod.rs` (keep this signature): [`broadcast`]; also
 //! [`reduce`] (the reversal of a broadcast made on the transpose).
@@ -7,11 +7,11 @@
 //! Method:
 //! 1. Scale the bandwidths to coprime integers `b_e` (factor `σ`); the broadcast rate of
 //!    the bound is `λ / σ` with `λ = min over compute v of maxflow(root -> v)`.
-//! 2. Remove the switches by edge splitting that keeps `λ(root, v) >= λ` ([`split`]): a
+//! 2. Remove the switches by edge splitting that keeps `λ(root, v) >= λ` (`split`): a
 //!    logical arc between compute nodes carries its physical route.
 //! 3. Pack `λ` spanning out-arborescences from the root on the logical multigraph by
 //!    Lovász's constructive proof of Edmonds' theorem, in batches of identical trees
-//!    ([`pack`]). A batch of multiplicity `m` carries the fraction `m / λ` of the message
+//!    (`pack`). A batch of multiplicity `m` carries the fraction `m / λ` of the message
 //!    as one piece; its transfers follow the tree edges along their routes, each after the
 //!    transfer that brought the piece to its source.
 //!

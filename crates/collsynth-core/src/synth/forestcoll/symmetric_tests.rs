@@ -1,5 +1,5 @@
 //! The symmetric fast path (symmetric.rs) against the general packing: same optimum, every
-//! invariant of notes §7.2, and a clean fallback where it does not apply.
+//! invariant of the paper's Alg. 5, and a clean fallback where it does not apply.
 
 use super::tests::{check_forest, check_schedule, count_taken, detail, optimal, topo, with_slower_cable};
 use super::*;
@@ -28,7 +28,7 @@ fn cayley_families_take_the_fast_path_at_the_optimum() {
         ("hypercube:4", "Z_2 x Z_2 x Z_2 x Z_2"),
         ("hamming:2,3", "Z_3 x Z_3"),
         ("circulant:16:3,4", "Z_16"),
-        // The notes' erratum graph (no bandwidth-optimal BFB schedule): trees reach the optimum.
+        // Against the direct-connect paper's Conjecture 1 (no bandwidth-optimal BFB schedule): trees reach the optimum.
         ("circulant:15:1,4,5", "Z_15"),
         ("dcirculant:12:1,3", "Z_12"),
         ("biring:7", "Z_7"),

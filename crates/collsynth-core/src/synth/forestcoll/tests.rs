@@ -1,5 +1,6 @@
-//! Exact tests of the ForestColl pipeline: the paper's and the notes' numbers, the notes'
-//! invariants (§7.2) on every output, random topologies and the edge cases of §7.4.
+//! Exact tests of the ForestColl pipeline: the paper's numbers and values we derived exactly
+//! for its topologies, the invariants of its Alg. 5 on every output, random topologies and
+//! edge cases (disconnected graphs, N = 1 and 2, switch-free inputs).
 
 use super::*;
 use crate::cost::bandwidth_term_us;
@@ -34,7 +35,7 @@ fn fig2(b: Rat) -> Topology {
     tb.build().unwrap()
 }
 
-/// Notes §7.2 on a forest: every tree a spanning arborescence of the ranks rooted at its
+/// The invariants of a forest (Alg. 5): every tree a spanning arborescence of the ranks rooted at its
 /// root with N-1 edges, counts summing to k per root, routes valid switch-only paths, link
 /// loads within floor(U b_e), and the forest's time per shard byte equal to U / k.
 pub(super) fn check_forest(t: &Topology, f: &Forest) {
@@ -133,12 +134,12 @@ fn fig2_optimum_is_m_over_8b_with_one_tree() {
         assert_eq!(f.k, 1);
         assert_eq!(f.u, Rat::from_integer(1) / b);
         assert_eq!(f.algbw(8), b * Rat::from_integer(8));
-        // Switch removal keeps Thm 5's condition (notes fact 28: D* passes with N k = 8).
+        // Switch removal keeps Thm 5's condition (Fig. 13(b)'s D* passes with N k = 8).
         assert!(f.split_stats.splits > 0);
     }
 }
 
-/// Notes §5.7 table rows: (spec, 1/x*, algbw, k, U).
+/// Optimum rows for the multi-cluster topologies of Fig. 11 (§5.4), derived exactly: (spec, 1/x*, algbw, k, U).
 fn table_row(spec: &str, inv: Rat, algbw: Rat, k: i128, u: Rat) {
     let t = topo(spec);
     let f = optimal(&t);
@@ -181,25 +182,25 @@ fn fixed_k_mi250_2() {
     let t = topo("mi250:2");
     let f = forest(&t, Some(2)).unwrap();
     check_forest(&t, &f);
-    // Notes fact 14: U* for k = 1, 2 (k = 2 -> 341.33 GB/s, the paper's §4.5 number).
+    // Fixed k on MI250 2x16: U* for k = 1, 2 (k = 2 -> 341.33 GB/s, the paper's §4.5 number).
     let scan = f.k_scan.clone().unwrap();
     assert_eq!(scan, vec![(1, r(1, 10)), (2, r(3, 16))]);
     assert_eq!((f.k, f.u), (2, r(3, 16)));
     assert_eq!(f.algbw(32), r(1024, 3));
     check_schedule(&t, &emit::allgather(&t, &f.trees, f.k), f.u / Rat::from_integer(f.k));
-    // Thm 15 on k = 2 (notes fact 33).
+    // Thm 15's bound on k = 2: U*/k <= 1/x* + 1/(2 max b).
     assert!(f.u / Rat::from_integer(2) <= f.optimum.inv + r(1, 2 * 16));
 }
 
 #[test]
 #[ignore = "slow in debug builds; run with --ignored --release"]
 fn k_scans_of_the_notes() {
-    // Fact 14: MI250 2x16, k = 1..8.
+    // MI250 2x16, k = 1..8: not monotone in k.
     let t = topo("mi250:2");
     let us: Vec<Rat> =
         fixed_k::scan(&t, 8, optimality::optimum(&t).unwrap().inv).unwrap().into_iter().map(|x| x.1).collect();
     assert_eq!(us, vec![r(1, 10), r(3, 16), r(7, 25), r(3, 8), r(23, 50), r(14, 25), r(16, 25), r(37, 50)]);
-    // Fact 17: MI250 8+8 (GPUs 0-7 of each cluster) is not a zoo spec; fact 15: A100 2x8.
+    // MI250 8+8 is tested with `mi250:2,gcds=8` elsewhere; here A100 2x8.
     let t = topo("dgx-a100:2");
     let scan = fixed_k::scan(&t, 13, optimality::optimum(&t).unwrap().inv).unwrap();
     let algbw: Vec<Rat> = scan.iter().map(|&(k, u)| Rat::from_integer(16 * k) / u).collect();
@@ -213,7 +214,7 @@ fn k_scans_of_the_notes() {
 
 #[test]
 fn k_scan_a100_first_values() {
-    // Fact 15 (k = 1..3 and 7 kept in the fast suite).
+    // A100 2x8's fixed-k scan (k = 1..3 and 7 kept in the fast suite).
     let t = topo("dgx-a100:2");
     let inv = optimality::optimum(&t).unwrap().inv;
     let mut test = optimality::TreeTest::new(&t);
@@ -332,7 +333,7 @@ fn disconnected_is_rejected_before_synthesis() {
 
 #[test]
 fn eq2_gamma_of_fig2_is_exact() {
-    // Notes fact 27 on the scaled Fig. 2 (U = 1, k = 1): the cross-cluster split via w0 has
+    // Eq. (2) on the scaled Fig. 2 (U = 1, k = 1; cf. Fig. 4(b)): the cross-cluster split via w0 has
     // γ = 1, the same-cluster one γ = 0, the cluster-switch one 10, the self-loop one 4.
     let t = fig2(r(1, 1));
     let caps = optimality::tree_capacities(&t, r(1, 1));

@@ -1,6 +1,6 @@
-//! The event-driven greedy link-chunk matching (paper section IV-E/F; our notes, section
-//! 5.2) on a lazily built time-expanded network: time jumps from one arrival time to the
-//! next, and only what changes at an event is touched.
+//! The event-driven greedy link-chunk matching (paper section IV-E/F, as the TACOS
+//! reference implementation runs it) on a lazily built time-expanded network: time jumps
+//! from one arrival time to the next, and only what changes at an event is touched.
 //!
 //! At each event time t:
 //! 1. arrivals at t are processed (in the order they were matched); a chunk that reached
@@ -588,7 +588,7 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
     run_on(net, sources, seed, materialize, threads())
 }
 
-/// Worker threads for TACOS's parallel parts: the cores, at most [`MAX_THREADS`].
+/// Worker threads for TACOS's parallel parts: the cores, at most `MAX_THREADS`.
 pub fn threads() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS)
 }

@@ -6,7 +6,7 @@
 //! conditioning, and its values are scaled back.
 //!
 //! Logical graph: without switches, the physical links (all between compute nodes). With
-//! switches, the notes' `b'` indirection: one logical arc per ordered pair of compute nodes
+//! switches, appendix E's `b'` indirection: one logical arc per ordered pair of compute nodes
 //! `(α, β)` that has a path whose interior nodes are switches (a direct link counts), with a
 //! variable capacity `b'_{αβ}` carried by a flow in `G`. We aggregate the multi-commodity
 //! flow *by source* (one commodity per `α`, absorbed at every `β` by `b'_{αβ}`): a

@@ -61,7 +61,7 @@ fn fig2(bw: Rat) -> Topology {
 
 #[test]
 fn weak_node_counterexample() {
-    // Notes fact 21: AG algbw 4, RS+AG allreduce 2, LP allreduce 3 with x_3 = 0.
+    // Our weak-node counterexample (beyond the paper): AG algbw 4, RS+AG allreduce 2, LP allreduce 3 with x_3 = 0.
     let t = weak_node();
     assert_eq!(rs_ag(&t), r(2, 1));
     check(&t, r(3, 1));
@@ -109,7 +109,7 @@ fn modes() {
     assert!(LpMode::parse("sometimes").is_err());
 }
 
-/// Sizes of the notes' topologies (`cargo test ... lp::tests::print_sizes -- --ignored --nocapture`).
+/// Sizes of the LP on the test topologies (`cargo test ... lp::tests::print_sizes -- --ignored --nocapture`).
 #[test]
 #[ignore]
 fn print_sizes() {
