@@ -35,7 +35,7 @@ def test_table_5_7(spec):
     assert d["U"] == u
     assert d["trees"] == topo.n_ranks * k
     assert Fraction(topo.n_ranks) / Fraction(inv) == algbw
-    assert abs(d["forest_algbw_GBps"] - float(algbw)) < 1e-3
+    assert d["forest_algbw_GBps"] == float(algbw) and Fraction(d["forest_algbw_exact"]) == algbw
     assert bound(topo, "allgather")["inv_throughput"] == inv
     e = s.evaluate("1GiB", 1)
     assert e["optimality"] == 1.0
@@ -53,22 +53,17 @@ def test_fixed_k_mi250_x2_and_scan():
         "synth", "mi250:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "8"
     )
     # MI250 2x16's fixed-k scan is not monotone in k; the best k <= 8 is 7 (350.000 GB/s).
-    assert [row[1] for row in out["k_scan"]] == [
-        320.0,
-        341.333,
-        342.857,
-        341.333,
-        347.826,
-        342.857,
-        350.0,
-        345.946,
-    ]
+    exact = [Fraction(320), Fraction(1024, 3), Fraction(2400, 7), Fraction(1024, 3)]
+    exact += [Fraction(8000, 23), Fraction(2400, 7), Fraction(350), Fraction(12800, 37)]
+    assert [Fraction(row[1]) for row in out["k_scan_exact"]] == exact
+    assert [row[1] for row in out["k_scan"]] == [float(x) for x in exact]  # full precision
     assert out["k"] == 7
     two = run_json(
         "synth", "mi250:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "2"
     )
     assert two["k"] == 2
-    assert two["forest_algbw_GBps"] == 341.333
+    assert Fraction(two["forest_algbw_exact"]) == Fraction(1024, 3)
+    assert two["forest_algbw_GBps"] == 1024 / 3
     assert two["optimality"] < 1.0
 
 
@@ -76,7 +71,9 @@ def test_a100_scan_fact_15():
     out = run_json(
         "synth", "dgx-a100:2", "--algorithm", "forestcoll", "--collective", "allgather", "--max-trees", "8"
     )
-    assert [row[1] for row in out["k_scan"]] == [342.857] * 6 + [346.392, 345.946]
+    exact = [Fraction(2400, 7)] * 6 + [Fraction(33600, 97), Fraction(12800, 37)]
+    assert [Fraction(row[1]) for row in out["k_scan_exact"]] == exact
+    assert [row[1] for row in out["k_scan"]] == [float(x) for x in exact]
 
 
 @pytest.mark.parametrize("collective", ["reduce-scatter", "allreduce"])
@@ -145,7 +142,8 @@ def test_mi250_8_plus_8_facts_16_17():
     args = ("synth", "mi250:2,gcds=8", "--algorithm", "forestcoll", "--collective", "allgather")
     scan = run_json(*args, "--max-trees", "8")
     want = [200.0, 200.0, 200.0, 204.8, 205.128, 204.255, 203.636, 204.8]
-    assert [row[1] for row in scan["k_scan"]] == want
+    assert [round(row[1], 3) for row in scan["k_scan"]] == want
+    assert [row[1] for row in scan["k_scan"]] == [float(Fraction(x)) for _, x in scan["k_scan_exact"]]
     assert scan["k"] == 5
 
 

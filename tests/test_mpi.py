@@ -106,7 +106,7 @@ def test_parse_sizes_and_table():
     from collsynth import BadInput
     from collsynth.cli.mpi_cmds import osu_table, parse_sizes
 
-    assert parse_sizes("0,1,4K,1M,2KiB") == [0, 1, 4096, 1 << 20, 2048]
+    assert parse_sizes("0,1,4KiB,1MiB,2KiB,1MB") == [0, 1, 4096, 1 << 20, 2048, 10**6]
     with pytest.raises(BadInput):
         parse_sizes("4X")
     result = {
@@ -127,7 +127,7 @@ def test_bench_mpi_cli(cli, tmp_path):
     import json
 
     png = tmp_path / "b.png"
-    out = cli("bench-mpi", "--np", "2", "--sizes", "1,1K", "--reps", "3", "--json", "--plot", str(png))
+    out = cli("bench-mpi", "--np", "2", "--sizes", "1,1KiB", "--reps", "3", "--json", "--plot", str(png))
     doc = json.loads(out.stdout)
     assert doc["np"] == 2 and len(doc["records"]) == 4 and png.stat().st_size > 0
     assert "# Size" in cli("bench-mpi", "--np", "1", "--sizes", "0,8", "--reps", "2").stdout

@@ -98,7 +98,7 @@ def draw_topology(topo, output: str) -> None:
     fig, ax = plt.subplots(figsize=(10, 8) if not big else (14, 12))
     for g, (x, y, w, h) in frames.items():
         ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0"))
-        ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a")
+        ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a", parse_math=False)
     links = topo.links
     pairs = {(lk.src, lk.dst) for lk in links}
     bws = sorted({lk.bandwidth for lk in links})
@@ -153,14 +153,18 @@ def draw_topology(topo, output: str) -> None:
         )
         if not big:
             text = str(n.rank) if compute else n.name.split(".")[-1]
-            ax.text(x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4)
+            ax.text(
+                x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4, parse_math=False
+            )
     for bw in bws:
         ax.plot([], [], color=colour[bw], lw=widths[bw], label=f"{float(bw):g} GB/s")
     ax.scatter([], [], marker="o", c="#e8743b", label="compute (rank)")
     ax.scatter([], [], marker="s", c="#5b6b8c", label="switch")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, framealpha=0.9)
     m = topo.metrics()
-    ax.set_title(f"{topo.name}: N={m['N']}, switches={m['switches']}, diameter={m['diameter']}")
+    ax.set_title(
+        f"{topo.name}: N={m['N']}, switches={m['switches']}, diameter={m['diameter']}", parse_math=False
+    )
     ax.margins(0.12)
     ax.set_aspect("equal")
     ax.axis("off")

@@ -1,24 +1,82 @@
-"""Atomic file output: nothing is ever written half-way."""
+"""File output: nothing is ever written half-way, and files get the umask's mode."""
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` to a temporary file next to ``path`` and rename it into place."""
-    target = Path(path)
-    if target.parent and not target.parent.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+def _bad_input(message: str):
+    from collsynth._core import BadInput
+
+    return BadInput(message)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_output_dir(path: str | os.PathLike, option: str = "-o") -> None:
+    """Refuse, before any work, an output directory that names a file or lies under one
+    (it is created when the files are written)."""
+    d = Path(path)
+    for p in (d, *d.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise _bad_input(f"{option} {path}: {p} exists and is not a directory")
+            return
+
+
+def _make_dir(d: Path, path) -> None:
     try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _bad_input(f"{path}: cannot create the directory {d}: {e.strerror or e}") from None
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write ``data`` to a temporary file next to ``path`` and rename it into place. The file
+    gets mode 0666 minus the umask (as `open` would give it; mkstemp alone gives 0600). A
+    failure, Ctrl-C or SIGTERM (see :func:`remove_temp_files_on_signals`) leaves no temporary
+    file behind; a path that cannot be written is BadInput."""
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    check_output_dir(parent, option=f"cannot write {path}:")
+    if target.is_dir():
+        raise _bad_input(f"cannot write {path}: is a directory")
+    _make_dir(parent, path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    except OSError as e:
+        raise _bad_input(f"cannot write {path}: {e.strerror or e}") from None
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode) as f:
             f.write(data)
         os.replace(tmp, target)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise _bad_input(f"cannot write {path}: {e.strerror or e}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that ``finally`` / ``except`` clean-ups run."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+def remove_temp_files_on_signals() -> None:
+    """Make SIGTERM unwind like Ctrl-C (KeyboardInterrupt) does, so that :func:`atomic_write`
+    removes its temporary file; the CLI exits 143 (resp. 130) afterwards."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 def read_text(path: str | os.PathLike) -> str:

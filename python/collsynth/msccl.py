@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 
-from collsynth import _core
+from collsynth import _args, _core
 from collsynth._core import BadInput
+
+# minBytes and maxBytes are 64-bit in the runtimes (and in the XML we write).
+MAX_BYTES = 2**64 - 1
 
 DIALECTS = ("new", "old")
 PROTOCOLS = ("Simple", "LL", "LL128")
@@ -24,11 +27,28 @@ def parse_size_range(text: str | None) -> tuple[int, int] | None:
     if not sep or not lo or not hi:
         raise BadInput(f"--size-range {text!r}: expected MIN-MAX, e.g. 1MiB-1GiB")
     try:
-        a, b = int(_core.size_bytes(lo)), int(_core.size_bytes(hi))
+        a, b = (_whole_bytes(x) for x in (lo, hi))
     except BadInput as e:
         raise BadInput(f"--size-range {text!r}: {e}") from None
+    return _checked_range((a, b), f"--size-range {text!r}: MIN and MAX")
+
+
+def _whole_bytes(size: str) -> int:
+    exact = _core.size_bytes(size)
+    if "/" in exact:
+        raise BadInput(f"{size} is not a whole number of bytes")
+    return int(exact)
+
+
+def _checked_range(rng, name: str) -> tuple[int, int]:
+    """(minBytes, maxBytes) as whole numbers the runtimes hold; 0 for MAX is unbounded."""
+    try:
+        a, b = rng
+    except (TypeError, ValueError):
+        raise BadInput(f"{name}: expected (MIN, MAX) bytes, got {rng!r}") from None
+    a, b = (_args.whole(name, x, hi=MAX_BYTES) for x in (a, b))
     if b and a > b:
-        raise BadInput(f"--size-range {text!r}: MIN is above MAX")
+        raise BadInput(f"{name.removesuffix(': MIN and MAX')}: MIN is above MAX")
     return a, b
 
 
@@ -50,13 +70,16 @@ def export(
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
     if protocol not in PROTOCOLS:
         raise BadInput(f"--protocol {protocol!r}: expected Simple, LL or LL128")
-    if channels is not None and not 1 <= channels <= 32:
+    if channels is not None and not 1 <= _args.whole("channels", channels) <= 32:
         raise BadInput(f"--channels {channels}: the runtimes take 1 to 32 channels")
-    if pipeline is not None and pipeline < 1:
+    if pipeline is not None and _args.whole("pipeline", pipeline) < 1:
         raise BadInput(f"--pipeline must be at least 1, got {pipeline}")
-    rng = parse_size_range(size_range) if isinstance(size_range, str) else size_range
+    if isinstance(size_range, str):
+        rng = parse_size_range(size_range)
+    else:
+        rng = None if size_range is None else _checked_range(size_range, "size_range")
     core = schedule._core
-    out = _core.msccl_export(core, dialect, protocol, channels, unfused, pipeline, rng)
+    out = _core.msccl_export(core, dialect, protocol, channels, bool(unfused), pipeline, rng)
     out["program"] = json.loads(out["program"])
     from collsynth.schedule import Schedule
 
@@ -70,12 +93,12 @@ def validate(text: str, topology=None) -> dict:
     ``execution`` (problems of the symbolic run), the header, and with a topology
     ``link_loads`` and ``bandwidth_time_per_byte``."""
     topo = None if topology is None else topology._core
-    return _core.msccl_validate(text, topo)
+    return _core.msccl_validate(_args.text("text", text), topo)
 
 
 def program(text: str) -> dict:
     """The program of an XML text (as the MPI executor takes it); BadInput if unreadable."""
-    return json.loads(_core.msccl_program(text))
+    return json.loads(_core.msccl_program(_args.text("text", text)))
 
 
 def exec_plan(program: dict | str, inplace: bool = False) -> dict:
@@ -84,7 +107,7 @@ def exec_plan(program: dict | str, inplace: bool = False) -> dict:
     the same problem, or if it does not claim the mode) and compiled in the core, per rank, to
     ordered byte moves with the mode's buffer aliasing resolved (see ``_core.msccl_exec_plan``)."""
     if isinstance(program, str):
-        return _core.msccl_exec_plan(program, "xml", inplace)
+        return _core.msccl_exec_plan(_args.text("program", program), "xml", bool(inplace))
     if not isinstance(program, dict):
         raise BadInput(
             f"the program must be a dict (a JSON object) or XML text, got {type(program).__name__}"
@@ -93,4 +116,4 @@ def exec_plan(program: dict | str, inplace: bool = False) -> dict:
         text = json.dumps(program)
     except (TypeError, ValueError) as e:
         raise BadInput(f"the program is not JSON data: {e}") from None
-    return _core.msccl_exec_plan(text, "json", inplace)
+    return _core.msccl_exec_plan(text, "json", bool(inplace))

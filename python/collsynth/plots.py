@@ -33,7 +33,7 @@ def plot_compare(rows: list[dict], output: str, title: str) -> None:
     ax.loglog(xs, [bound[x] for x in xs], "k--", label="bandwidth bound")
     ax.set_xlabel("size M (bytes)")
     ax.set_ylabel("time (us)")
-    ax.set_title(title)
+    ax.set_title(title, parse_math=False)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 # Bars go to stderr so that `--json` output on stdout stays clean.
@@ -26,8 +27,10 @@ def run_with_progress(
         except FutureTimeout:
             pass
         columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
-        with Progress(*columns, console=_stderr, transient=True) as bar:
-            task = bar.add_task(label, total=None)
+        # off a terminal there is no bar to draw (an enabled Progress would still end with a
+        # stray newline on stderr, before the error line)
+        with Progress(*columns, console=_stderr, transient=True, disable=not _stderr.is_terminal) as bar:
+            task = bar.add_task(escape(label), total=None)
             while not future.done():
                 if poll is not None:
                     done, total = poll()

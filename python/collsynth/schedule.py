@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 
-from collsynth import _core
+from collsynth import _args, _core
 from collsynth.fileio import atomic_write, read_text
 from collsynth.topology import Topology, parse_file_text
 
 
 def _size(size: int | str) -> str:
-    return str(size) if isinstance(size, int) else size
+    return _args.text("size", size)
 
 
 class Schedule:
@@ -24,7 +24,7 @@ class Schedule:
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Schedule:
         """Parse a schedule file's text (structure only; call :meth:`verify`)."""
-        return cls(parse_file_text(_core.Schedule.from_json, text, source))
+        return cls(parse_file_text(_core.Schedule.from_json, _args.text("text", text), source))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
@@ -43,11 +43,11 @@ class Schedule:
 
     def evaluate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
         """Bounds, analytic model and simulator at ``size`` (nccl-tests size), JSON keys."""
-        return self._core.evaluate(_size(size), pipeline)
+        return self._core.evaluate(_size(size), _args.whole("pipeline", pipeline, lo=1))
 
     def simulate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
         """The event simulator alone: ``time_us``, chunk transfers, busiest link."""
-        return self._core.simulate(_size(size), pipeline)
+        return self._core.simulate(_size(size), _args.whole("pipeline", pipeline, lo=1))
 
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
@@ -98,7 +98,15 @@ def synthesize(
     ``--max-trees 4``); an option that does not apply raises :class:`BadInput`."""
     topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
     opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
-    core, seconds = _core.synthesize(topo._core, collective, algorithm, root, opts, _size(size))
+    root = _args.whole("root", root)
+    core, seconds = _core.synthesize(
+        topo._core,
+        _args.text("collective", collective),
+        _args.text("algorithm", algorithm),
+        root,
+        opts,
+        _size(size),
+    )
     return Schedule(core, seconds)
 
 
@@ -106,7 +114,7 @@ def bound(topo: Topology | str, collective: str, root: int = 0) -> dict:
     """Exact bounds: ``inv_throughput`` ("p/q"), ``bound_algbw_GBps``, ``bottleneck_cut``,
     and the latency bounds ``diameter``, ``moore_steps``, ``one_ported_rounds``."""
     topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
-    return _core.bounds(topo._core, collective, root)
+    return _core.bounds(topo._core, _args.text("collective", collective), _args.whole("root", root))
 
 
 def algorithms() -> list[dict]:

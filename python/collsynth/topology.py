@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from collsynth import _core
+from collsynth._args import text as _text
 from collsynth._core import BadInput
 from collsynth.fileio import atomic_write, read_text
 
@@ -27,6 +28,15 @@ def parse_file_text(from_json, text: str, source: str):
     for note in notes:
         warnings.warn(f"{source}: {note}", TopologyWarning, stacklevel=3)
     return core
+
+
+def _is_file(arg: str) -> bool:
+    """True when ``arg`` names an existing file; a spec too long or odd to be a path (the OS
+    says "File name too long") is simply not one."""
+    try:
+        return Path(arg).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 class Node(NamedTuple):
@@ -54,12 +64,12 @@ class Topology:
     @classmethod
     def from_spec(cls, spec: str) -> Topology:
         """A zoo topology such as ``"torus:4x4x2,bw=50/50/25"`` or ``"dgx-a100:2"``."""
-        return cls(_core.Topology.from_spec(spec))
+        return cls(_core.Topology.from_spec(_text("spec", spec)))
 
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Topology:
         """Parse topology JSON v1 text; unknown keys give a :class:`TopologyWarning`."""
-        return cls(parse_file_text(_core.Topology.from_json, text, source))
+        return cls(parse_file_text(_core.Topology.from_json, _text("text", text), source))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Topology:
@@ -69,7 +79,8 @@ class Topology:
     @classmethod
     def resolve(cls, arg: str) -> Topology:
         """A CLI topology argument: a JSON file path if it looks like one, else a zoo spec."""
-        if arg.endswith(".json") or Path(arg).is_file():
+        arg = _text("topology", arg)
+        if arg.endswith(".json") or _is_file(arg):
             return cls.load(arg)
         return cls.from_spec(arg)
 
@@ -110,7 +121,7 @@ class Topology:
         """Uniform all-to-all throughput: ``alltoall_rate_GBps`` per ordered pair of ranks,
         ``alltoall_us`` for every rank sending ``size`` bytes in total, ``alltoall_exact``
         (False above the LP's size limit, where the bandwidth-tax estimate stands in)."""
-        return self._core.alltoall(str(size))
+        return self._core.alltoall(_text("size", size))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Topology) and self.to_json() == other.to_json()

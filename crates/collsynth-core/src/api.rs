@@ -32,6 +32,7 @@ pub fn synthesize(
     req: &Request,
     size: Rat,
 ) -> Result<Synthesized> {
+    two_ranks(topo)?;
     let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
         return auto(topo, collective, &req, size);
@@ -155,7 +156,21 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
     Ok(b)
 }
 
+/// A collective moves data between ranks: a topology with one rank has nothing to schedule,
+/// and its bandwidths (M / 0 us) would be infinite.
+pub fn two_ranks(topo: &Topology) -> Result<()> {
+    match topo.n_ranks() {
+        0 | 1 => Err(CollsynthError::bad(format!(
+            "{} has {} rank: a collective needs at least 2",
+            topo.name,
+            topo.n_ranks()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
+    two_ranks(topo)?;
     if root >= topo.n_ranks() {
         return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
     }
@@ -219,7 +234,9 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     let one = Rat::from_integer(1);
     let optimality = if sched_bw == Rat::from_integer(0) { one } else { (bound_bw / sched_bw).min(one) };
     let bytes = crate::rational::to_f64(&size);
-    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { f64::INFINITY };
+    // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
+    // prints for size 0, never an infinity that JSON cannot hold.
+    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
     Ok(Evaluation {
         time_us: sim.time_us,
         alpha_beta_us: ab.total_us,

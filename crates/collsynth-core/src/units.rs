@@ -4,7 +4,8 @@
 use crate::error::{CollsynthError, Result};
 use crate::rational::{parse_exact, Rat};
 
-/// Split `"12.5 GB/s"` into (`"12.5"`, `"GB/s"`).
+/// Split `"12.5 GB/s"` into (`"12.5"`, `"GB/s"`). An exponent (`1e3`, `1e-3`, `1e+2`, the
+/// forms Python's `json` writes) belongs to the number.
 fn split_number(text: &str) -> (&str, &str) {
     let t = text.trim();
     let end = t
@@ -15,13 +16,17 @@ fn split_number(text: &str) -> (&str, &str) {
                 || c == '/'
                 || c == '-'
                 || c == '+'
-                || ((c == 'e' || c == 'E')
-                    && i > 0
-                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+                || ((c == 'e' || c == 'E') && i > 0 && exponent_follows(&t[i + 1..])))
         })
         .map(|(i, _)| i)
         .unwrap_or(t.len());
     (t[..end].trim(), t[end..].trim())
+}
+
+/// `rest` (what follows an `e`) starts an exponent: digits, or a sign then digits.
+fn exponent_follows(rest: &str) -> bool {
+    let digits = rest.strip_prefix(['-', '+']).unwrap_or(rest);
+    digits.starts_with(|d: char| d.is_ascii_digit())
 }
 
 /// Bandwidth in GB/s, exactly. Accepts a plain number (GB/s) or a string such as
@@ -88,6 +93,8 @@ pub fn parse_latency(text: &str) -> Result<f64> {
 }
 
 /// Data size in bytes: `B, KB, MB, GB, TB` (decimal) and `KiB, MiB, GiB, TiB`; a bare number is bytes.
+/// The one size parser of every command (`synth --size`, `compare --sizes`, `--size-range`,
+/// `run --size`, `bench-mpi --sizes`): a bare `K`, `M` or `G` is refused rather than guessed.
 pub fn parse_size(text: &str) -> Result<Rat> {
     let (num, unit) = split_number(text);
     let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
@@ -101,6 +108,12 @@ pub fn parse_size(text: &str) -> Result<Rat> {
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
         "TiB" => 1 << 40,
+        "K" | "k" | "M" | "G" | "T" => {
+            return Err(CollsynthError::bad(format!(
+                "size '{text}': say {num}{unit}B (powers of 1000) or {num}{}iB (powers of 1024)",
+                unit.to_uppercase()
+            )))
+        }
         _ => return Err(CollsynthError::bad(format!("unknown size unit '{unit}' in '{text}'"))),
     };
     let bytes = value * Rat::from_integer(mult);
@@ -123,6 +136,12 @@ mod tests {
         assert_eq!(parse_bandwidth("300").unwrap(), Rat::from_integer(300));
         assert_eq!(parse_bandwidth("400Mbps").unwrap(), Rat::new(1, 20));
         assert!(parse_bandwidth("10 furlongs").is_err());
+        // exponents in every form Python's json and repr write, exactly
+        assert_eq!(parse_bandwidth("1e+2").unwrap(), Rat::from_integer(100));
+        assert_eq!(parse_bandwidth("1E+2 GB/s").unwrap(), Rat::from_integer(100));
+        assert_eq!(parse_bandwidth("1.25e-1").unwrap(), Rat::new(1, 8));
+        assert_eq!(parse_bandwidth("4e+2Gbps").unwrap(), Rat::from_integer(50));
+        assert!(parse_bandwidth("1e+").is_err());
         assert!(parse_bandwidth("fast").is_err());
     }
 
@@ -133,6 +152,8 @@ mod tests {
         assert_eq!(parse_latency("1ms").unwrap(), 1000.0);
         assert_eq!(parse_latency("0.7").unwrap(), 0.7);
         assert!(parse_latency("3 parsecs").is_err());
+        assert_eq!(parse_latency("1e-05").unwrap(), 1e-5);
+        assert_eq!(parse_latency("5e+2ns").unwrap(), 0.5);
     }
 
     #[test]
@@ -141,5 +162,13 @@ mod tests {
         assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));
         assert_eq!(parse_size("12").unwrap(), Rat::from_integer(12));
         assert!(parse_size("1 XB").is_err());
+        assert_eq!(parse_size("1e+3KiB").unwrap(), Rat::from_integer(1_024_000));
+        // one meaning for every command: MB is decimal, MiB binary, a bare K/M/G is refused
+        assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));
+        assert_eq!(parse_size("1MiB").unwrap(), Rat::from_integer(1 << 20));
+        for ambiguous in ["4K", "1M", "1G"] {
+            let e = parse_size(ambiguous).unwrap_err().to_string();
+            assert!(e.contains(&format!("{ambiguous}iB")) && e.contains(&format!("{ambiguous}B")), "{e}");
+        }
     }
 }

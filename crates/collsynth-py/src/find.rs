@@ -45,10 +45,11 @@ fn find_topologies<'py>(
     node_bw: &str,
     size: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (nodes, degree) = (count("--nodes", nodes)?, count("--degree", degree)?);
     let (w, report) = py.detach(|| {
         guard(|| {
             let w = workload(alpha, node_bw, size)?;
-            let report = find::find(clamp(nodes), clamp(degree), bidirectional, &w)?;
+            let report = find::find(nodes, degree, bidirectional, &w)?;
             Ok((w, report))
         })
     })?;
@@ -61,7 +62,9 @@ fn find_topologies<'py>(
     d.set_item("recommended", member_dict(py, &report.frontier[report.recommended])?)?;
     d.set_item("alpha_us", w.alpha_us)?;
     d.set_item("node_bw_GBps", to_f64(&w.node_bw_gbps))?;
+    d.set_item("node_bw_exact", to_fraction_string(&w.node_bw_gbps))?;
     d.set_item("size_bytes", to_f64(&w.size_bytes))?;
+    d.set_item("size_bytes_exact", to_fraction_string(&w.size_bytes))?;
     d.set_item("m_over_b_us", w.m_over_b_us())?;
     Ok(d)
 }
@@ -71,7 +74,8 @@ fn find_topologies<'py>(
 #[pyfunction]
 #[pyo3(signature = (nodes, degree, bidirectional=false))]
 fn find_frontier(py: Python<'_>, nodes: i64, degree: i64, bidirectional: bool) -> PyResult<Bound<'_, PyList>> {
-    let f = py.detach(|| guard(|| find::frontier(clamp(nodes), clamp(degree), bidirectional)))?;
+    let (nodes, degree) = (count("--nodes", nodes)?, count("--degree", degree)?);
+    let f = py.detach(|| guard(|| find::frontier(nodes, degree, bidirectional)))?;
     let list = PyList::empty(py);
     for c in &f {
         list.append(candidate_dict(py, c)?)?;
@@ -94,12 +98,13 @@ fn find_sweep<'py>(
     node_bw: &str,
     size: &str,
 ) -> PyResult<Bound<'py, PyList>> {
-    let degrees: Vec<usize> = degrees.into_iter().map(clamp).collect();
+    let degrees: Vec<usize> = degrees.into_iter().map(|d| count("--degrees", d)).collect::<PyResult<_>>()?;
+    let max_nodes = count("--sweep", max_nodes)?;
     let (w, rows) = py.detach(|| {
         guard(|| {
             let w = workload(alpha, node_bw, size)?;
             find::check_workload(&w)?;
-            Ok((w, find::sweep::sweep(clamp(max_nodes), &degrees, bidirectional)?))
+            Ok((w, find::sweep::sweep(max_nodes, &degrees, bidirectional)?))
         })
     })?;
     let list = PyList::empty(py);
@@ -134,9 +139,10 @@ fn find_sweep_progress() -> (u64, u64) {
     find::sweep::PROGRESS.get()
 }
 
-/// Negative counts become 0 so that the core's range check reports them (BadInput).
-fn clamp(v: i64) -> usize {
-    usize::try_from(v).unwrap_or(0)
+/// A count from the caller; a negative one is BadInput naming it as given (the core's own
+/// range checks report the rest).
+fn count(name: &str, v: i64) -> PyResult<usize> {
+    usize::try_from(v).map_err(|_| crate::BadInput::new_err(format!("{name} must be a whole number >= 0, got {v}")))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -135,6 +135,7 @@ impl PyTopology {
         d.set_item("average_distance", m.average_distance)?;
         d.set_item("bidirectional", m.bidirectional)?;
         d.set_item("min_egress_GBps", to_f64(&m.min_egress))?;
+        d.set_item("min_egress_exact", to_fraction_string(&m.min_egress))?;
         d.set_item("max_egress_GBps", to_f64(&m.max_egress))?;
         d.set_item("max_egress_exact", to_fraction_string(&m.max_egress))?;
         Ok(d)
@@ -226,11 +227,12 @@ impl PySchedule {
         let m = size_arg(size)?;
         let (b, e) = guard(|| {
             let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
-            let e = api::evaluate(&self.inner, &self.topo, m, pipeline.max(1), &b)?;
+            let e = api::evaluate(&self.inner, &self.topo, m, pipeline, &b)?;
             Ok((b, e))
         })?;
         let d = bounds_dict(py, &self.topo, self.inner.collective, &b)?;
         d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("size_bytes_exact", to_fraction_string(&m))?;
         d.set_item("time_us", e.time_us)?;
         d.set_item("alpha_beta_us", e.alpha_beta_us)?;
         d.set_item("latency_us", e.latency_us)?;
@@ -254,6 +256,7 @@ impl PySchedule {
         let r = guard(|| collsynth_core::cost::simulate(&self.inner, &self.topo, m, pipeline))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("size_bytes_exact", to_fraction_string(&m))?;
         d.set_item("time_us", r.time_us)?;
         d.set_item("chunk_transfers", r.transfers)?;
         d.set_item(
@@ -288,8 +291,11 @@ fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bo
     d.set_item("bound_algbw_exact", to_fraction_string(&b.algbw))?;
     d.set_item("bottleneck_cut", b.cut.iter().map(|&v| topo.nodes[v].name.clone()).collect::<Vec<_>>())?;
     if c == Collective::Allreduce {
+        let exact = |r: &Option<Rat>| r.as_ref().map(to_fraction_string);
         d.set_item("rs_ag_algbw_GBps", opt(&b.rs_ag_algbw))?;
+        d.set_item("rs_ag_algbw_exact", exact(&b.rs_ag_algbw))?;
         d.set_item("lp_algbw_GBps", opt(&b.lp_algbw))?;
+        d.set_item("lp_algbw_exact", exact(&b.lp_algbw))?;
     }
     Ok(d)
 }
@@ -315,6 +321,7 @@ pub(crate) fn time_only_call<T: Send>(
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = collsynth_core::synth::Request { root, options, size: sized.then_some(m) };
+    guard(|| api::two_ranks(&topo.inner))?;
     guard(|| collsynth_core::synth::checked(&topo.inner, c, algorithm, &req).map(|_| ()))?;
     let start = std::time::Instant::now();
     let t = py.detach(|| guard(|| f(&topo.inner, c, &req, m)))?;

@@ -23,6 +23,7 @@ from collsynth.cli import (
     topo,
 )
 from collsynth.cli.common import OneLineParser, fail
+from collsynth.fileio import Terminated, remove_temp_files_on_signals
 
 COMMANDS = [topo, bound, synth, schedule_file, msccl_cmds, compare, find, circulant, mpi_cmds, demo]
 
@@ -42,13 +43,32 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"collsynth: warning: {message}", file=sys.stderr)
 
 
+def not_utf8(argv: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (the OS hands such bytes to Python as lone
+    surrogates), shown with its bad bytes escaped; None when all are fine."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _one_line_warning
+    remove_temp_files_on_signals()
+    argv = sys.argv[1:] if argv is None else argv
+    if (bad := not_utf8(argv)) is not None:
+        return fail(f"argument '{bad}' is not valid UTF-8", 2)
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
     except BadInput as e:
         return fail(str(e), 2)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except Terminated:
+        return fail("terminated", 143)
     except BrokenPipeError:
         # The reader went away (`collsynth ... | head`): not an error of ours. Point stdout
         # at /dev/null so that the interpreter's final flush does not complain again.

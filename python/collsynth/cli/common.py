@@ -7,13 +7,13 @@ import json
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 import collsynth
 
-# Piped output keeps wide tables whole instead of folding them to 80 columns.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+# Piped output keeps wide tables whole instead of folding them to 80 columns. No markup: every
+# string printed holds user text (topology names, paths), which must print as it is.
+console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -30,8 +30,9 @@ def fail(message: str, status: int) -> int:
 
 
 def emit_json(obj) -> None:
-    """Print one JSON document (what `--json` promises) to stdout."""
-    print(json.dumps(obj, indent=2))
+    """Print one JSON document (what `--json` promises) to stdout: strict JSON (a NaN or an
+    infinity is a bug of ours, never printed as the non-JSON `NaN` / `Infinity`)."""
+    print(json.dumps(obj, indent=2, allow_nan=False))
 
 
 def with_version(topology_name: str, fields: dict) -> dict:
@@ -45,5 +46,5 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]) -
     for header, justify in columns:
         t.add_column(header, justify=justify)
     for row in rows:
-        t.add_row(*[escape(str(x)) for x in row])
+        t.add_row(*[str(x) for x in row])
     return t

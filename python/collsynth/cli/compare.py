@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.progress import Progress
 
-from collsynth._core import BadInput
+from collsynth._core import BadInput, size_bytes
 from collsynth.cli.common import console, emit_json, table
 from collsynth.cli.options import add_collective, add_pipeline, check_pipeline
 from collsynth.cli.synth import summary
@@ -29,7 +29,8 @@ def compare(
     """Rows for every (algorithm, size) and the algorithms that do not apply (name -> reason)."""
     algs = [a for a in algorithms() if collective in a["collectives"]]
     rows, skipped = [], {}
-    with Progress(console=console, transient=True, disable=console.quiet) as bar:
+    # no bar off a terminal: a non-terminal Progress still ends with a stray blank line
+    with Progress(console=console, transient=True, disable=console.quiet or not console.is_terminal) as bar:
         task = bar.add_task("synthesizing and simulating", total=len(algs) * len(sizes))
         for alg in algs:
             try:
@@ -49,6 +50,11 @@ def run(args) -> int:
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     if not sizes:
         raise BadInput("--sizes: give at least one size")
+    for size in sizes:  # every size is read before any work starts, errors naming --sizes
+        try:
+            size_bytes(size)
+        except BadInput as e:
+            raise BadInput(str(e).replace("--size:", "--sizes:", 1)) from None
     topo = Topology.resolve(args.topo)
     if args.json:
         console.quiet = True

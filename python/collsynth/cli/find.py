@@ -12,16 +12,17 @@ from __future__ import annotations
 from collsynth import _core
 from collsynth._core import BadInput, find_sweep, find_topologies
 from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.options import whole
 from collsynth.progress import run_with_progress
 
 
 def register(sub) -> None:
     p = sub.add_parser("find", help="Pareto frontier of direct-connect topologies for N nodes of degree D")
-    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (>= 2)")
-    p.add_argument("--degree", type=int, metavar="D", help="links per node (>= 1)")
+    p.add_argument("--nodes", type=whole(), metavar="N", help="number of nodes (>= 2)")
+    p.add_argument("--degree", type=whole(), metavar="D", help="links per node (>= 1)")
     p.add_argument(
         "--sweep",
-        type=int,
+        type=whole(),
         metavar="MAX_N",
         help="instead of one target: every N up to MAX_N for each of --degrees (no all-to-all figures)",
     )

@@ -3,8 +3,8 @@ mpiexec (started here), with an OSU-benchmark-style table, `--json` and `--plot`
 
 from __future__ import annotations
 
+import io
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -12,19 +12,26 @@ from pathlib import Path
 
 from collsynth._core import BadInput, InternalError
 from collsynth.cli.common import emit_json
+from collsynth.cli.options import MAX_PROCESSES, seconds, whole
+from collsynth.fileio import atomic_write
 
-DEFAULT_SIZES = "1,16,256,4K,64K,1M"
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+DEFAULT_SIZES = "1,16,256,4KiB,64KiB,1MiB"
 
 
 def parse_sizes(text: str) -> list[int]:
-    """'1,4K,1M' -> bytes (K, M, G are powers of 1024, as in the OSU benchmarks)."""
+    """'1,4KiB,1MB' -> whole bytes, read by the core's one size parser (KB, MB, GB are powers
+    of 1000, KiB, MiB, GiB powers of 1024, as for every other command)."""
+    from collsynth._core import size_bytes
+
     sizes = []
     for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", part, re.IGNORECASE)
-        if not m:
-            raise BadInput(f"--sizes: {part.strip()!r} is not a byte count such as 4096, 4K or 1M")
-        sizes.append(int(m.group(1)) * _UNITS[m.group(2).upper()])
+        try:
+            exact = size_bytes(part.strip())
+        except BadInput as e:
+            raise BadInput(f"--sizes: {str(e).removeprefix('--size: ')}") from None
+        if "/" in exact:
+            raise BadInput(f"--sizes: {part.strip()!r} is not a whole number of bytes")
+        sizes.append(int(exact))
     return sizes
 
 
@@ -35,9 +42,11 @@ def register(sub) -> None:
         description="Run `mpiexec -n NP python -m collsynth.mpi.bench`: min over REPS runs of the "
         "slowest rank's time, schedule computation included, for each size.",
     )
-    p.add_argument("--np", type=int, required=True, metavar="P", help="number of MPI processes")
+    p.add_argument(
+        "--np", type=whole(1, MAX_PROCESSES), required=True, metavar="P", help="number of MPI processes"
+    )
     p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"bytes, comma-separated (default {DEFAULT_SIZES})")
-    p.add_argument("--reps", type=int, default=35, help="timed runs per size; the minimum is kept (35)")
+    p.add_argument("--reps", type=whole(1), default=35, help="timed runs per size; the minimum is kept (35)")
     p.add_argument("--ops", default="bcast,allgatherv", help="bcast, allgatherv or both (default)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--plot", metavar="FILE", help="write a log-log plot (PNG, SVG, PDF)")
@@ -48,7 +57,7 @@ def register(sub) -> None:
         metavar="ARG",
         help="extra mpiexec argument, repeatable (e.g. --mpiexec-arg=--oversubscribe for Open MPI)",
     )
-    p.add_argument("--timeout", type=float, default=600, help="seconds before the run is killed (600)")
+    p.add_argument("--timeout", type=seconds, default=600, help="seconds before the run is killed (600)")
     p.set_defaults(run=run)
 
 
@@ -119,8 +128,10 @@ def plot(result: dict, output: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(output)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=(Path(output).suffix[1:] or "png").lower())
     plt.close(fig)
+    atomic_write(output, buf.getvalue())
 
 
 def run(args) -> int:

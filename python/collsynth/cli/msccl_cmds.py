@@ -13,7 +13,15 @@ from pathlib import Path
 from collsynth import msccl
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table
-from collsynth.cli.options import add_msccl_options, add_pipeline, check_pipeline, msccl_given, msccl_kwargs
+from collsynth.cli.options import (
+    MAX_PROCESSES,
+    add_msccl_options,
+    add_pipeline,
+    check_pipeline,
+    msccl_given,
+    msccl_kwargs,
+    whole,
+)
 from collsynth.cli.synth import msccl_summary, print_msccl
 from collsynth.fileio import atomic_write, read_text
 from collsynth.schedule import Schedule
@@ -31,10 +39,12 @@ def register(sub) -> None:
 
     p = sub.add_parser("run", help="execute a schedule or MSCCL XML on MPI ranks and check the result")
     p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml")
-    p.add_argument("--np", type=int, required=True, help="MPI ranks (must equal the schedule's N)")
+    p.add_argument(
+        "--np", type=whole(1, MAX_PROCESSES), required=True, help="MPI ranks (must equal the schedule's N)"
+    )
     p.add_argument("--size", default="1MiB", help="nccl-tests size (default 1MiB)")
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "int32"])
-    p.add_argument("--reps", type=int, default=5, help="timed repetitions (default 5)")
+    p.add_argument("--reps", type=whole(1), default=5, help="timed repetitions (default 5)")
     p.add_argument("--inplace", action="store_true", help="run the collective in place")
     p.add_argument("--json", action="store_true")
     add_pipeline(p)

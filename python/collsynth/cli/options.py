@@ -2,6 +2,42 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+
+# The largest whole number an option passes to the core (its counts are 64-bit); the core's
+# own checks then say what is sensible for each.
+MAX_WHOLE = 2**63 - 1
+# MPI processes one `--np` may start.
+MAX_PROCESSES = 1 << 16
+
+
+def whole(lo: int = 0, hi: int = MAX_WHOLE):
+    """An argparse type: a whole number in lo..hi, else a one-line usage error (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {text}")
+        return v
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive finite number of seconds."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return v
+
+
 COLLECTIVES = ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", "allgatherv"]
 
 # Algorithm options: passed to the chosen algorithm only when given; an algorithm that does
@@ -32,7 +68,7 @@ def add_collective(p, required: bool = True) -> None:
         metavar="C",
         help="allgather, reduce-scatter, allreduce, broadcast, reduce, allgatherv",
     )
-    p.add_argument("--root", type=int, default=0, help="root rank of broadcast / reduce (default 0)")
+    p.add_argument("--root", type=whole(), default=0, help="root rank of broadcast / reduce (default 0)")
 
 
 def add_algorithm_options(p) -> None:
@@ -51,7 +87,7 @@ def algorithm_options(args) -> dict[str, str]:
 def add_pipeline(p) -> None:
     p.add_argument(
         "--pipeline",
-        type=int,
+        type=whole(1),
         default=None,
         metavar="K",
         help="split every piece into K sub-chunks when simulating and exporting (default: the "
@@ -79,7 +115,7 @@ def add_msccl_options(p) -> None:
         "--msccl-dialect", choices=["new", "old"], default=None, help="new (default) or old runtime"
     )
     g.add_argument(
-        "--channels", type=int, default=None, metavar="C", help="channels (default: fewest that fit)"
+        "--channels", type=whole(1), default=None, metavar="C", help="channels (default: fewest that fit)"
     )
     g.add_argument("--protocol", choices=["Simple", "LL", "LL128"], default=None, help="default Simple")
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")

@@ -19,7 +19,7 @@ from collsynth.cli.options import (
     msccl_given,
     msccl_kwargs,
 )
-from collsynth.fileio import atomic_write
+from collsynth.fileio import atomic_write, check_output_dir
 from collsynth.progress import run_with_progress
 from collsynth.schedule import Schedule, synthesize
 from collsynth.topology import Topology
@@ -179,6 +179,8 @@ def run(args) -> int:
         raise BadInput(f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)")
     if "msccl-xml" not in formats and (given := msccl_given(args)):
         raise BadInput(f"{given[0]} applies to --format msccl-xml only")
+    if args.output:
+        check_output_dir(args.output)
     topo = Topology.resolve(args.topo)
     options = algorithm_options(args)
     sched = run_with_progress(

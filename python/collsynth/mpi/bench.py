@@ -93,13 +93,15 @@ def run(comm: MPI.Comm, sizes: list[int], reps: int, ops: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m collsynth.mpi.bench")
-    ap.add_argument("--sizes", default="1,1024,65536", help="comma-separated byte counts")
+    ap.add_argument("--sizes", default="1,1024,65536", help="comma-separated sizes (4096, 4KiB, 1MB)")
     ap.add_argument("--reps", type=int, default=35)
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--out", help="write the JSON result here (rank 0) instead of stdout")
     args = ap.parse_args(argv)
     comm = collectives.comm_world()
-    result = run(comm, [int(s) for s in args.sizes.split(",")], args.reps, args.ops.split(","))
+    from collsynth.cli.mpi_cmds import parse_sizes  # the one size parser (the core's)
+
+    result = run(comm, parse_sizes(args.sizes), args.reps, args.ops.split(","))
     if comm.Get_rank() == 0:
         text = json.dumps(result, indent=2) + "\n"
         if args.out:

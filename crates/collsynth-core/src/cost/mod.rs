@@ -84,6 +84,10 @@ pub fn time_us(model: Model, s: &Schedule, topo: &Topology, size: Rat, pipeline:
     }
 }
 
+/// Most chunk transfers (transfers, or pieces, x pipeline sub-chunks) the models size tables
+/// by: twice the largest case benchmarked (a ring allreduce on torus:32x32 pipelined 64 ways).
+pub const MAX_CHUNK_TRANSFERS: usize = 1 << 28;
+
 /// Checks shared by the models, so that a malformed schedule (e.g. read from a file) is a
 /// clear error, never a panic: size >= 0, pipeline >= 1, every index in range. Route
 /// continuity and data semantics are the verifier's job.
@@ -93,6 +97,13 @@ pub(crate) fn check(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -
     }
     if pipeline == 0 {
         return Err(CollsynthError::bad("pipeline must be at least 1 sub-chunk per piece"));
+    }
+    let units = s.transfers.len().max(s.pieces.len());
+    if units.checked_mul(pipeline).is_none_or(|c| c > MAX_CHUNK_TRANSFERS) {
+        return Err(CollsynthError::bad(format!(
+            "pipeline {pipeline}: {units} transfers x {pipeline} sub-chunks is more than the {MAX_CHUNK_TRANSFERS} chunk \
+             transfers the models hold"
+        )));
     }
     if s.n_ranks != topo.n_ranks() {
         return Err(CollsynthError::bad(format!(
@@ -257,6 +268,11 @@ mod tests {
         for model in Model::ALL {
             assert!(time_us(model, &s, &topo, -one, 1).is_err());
             assert!(time_us(model, &s, &topo, one, 0).is_err());
+            // a pipeline beyond what the models hold is refused before any table is sized
+            let most = MAX_CHUNK_TRANSFERS / s.transfers.len();
+            let e = time_us(model, &s, &topo, one, most + 1).unwrap_err().to_string();
+            assert!(e.contains("chunk transfers the models hold"), "{e}");
+            assert!(time_us(model, &s, &topo, one, usize::MAX).is_err());
             let mut bad = s.clone();
             bad.transfers[0].route = vec![99];
             assert!(time_us(model, &bad, &topo, one, 1).is_err());

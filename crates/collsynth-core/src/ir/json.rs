@@ -36,6 +36,7 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         .provenance
         .details
         .iter()
+        .filter(|(k, _)| !super::is_timing(k))
         .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.clone()))))
         .collect();
     let header = [
@@ -154,8 +155,23 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         .collect::<Result<Vec<_>>>()?;
     let pieces = read_pieces(field(obj, "pieces", "schedule")?)?;
     let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo)?;
+    check_steps(&transfers)?;
     let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance };
     Ok((s, topo, loaded.warnings))
+}
+
+/// Step numbers size the cost models' per-step tables, so a step is at most the number of
+/// transfers (a schedule with every step non-empty never needs more; gaps cost nothing but
+/// must not make the reader's input a 28 GB allocation).
+fn check_steps(transfers: &[Transfer]) -> Result<()> {
+    let limit = transfers.len();
+    match transfers.iter().enumerate().find(|(_, t)| t.step.is_some_and(|s| s as usize > limit)) {
+        Some((i, t)) => Err(CollsynthError::bad(format!(
+            "transfers[{i}].step: {} is beyond the number of transfers ({limit}); steps count rounds from 0",
+            t.step.unwrap_or(0)
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn read_pieces(v: &Value) -> Result<Vec<Piece>> {
@@ -188,7 +204,11 @@ fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
     };
     let step = match obj.get("step") {
         None | Some(Value::Null) => None,
-        Some(s) => Some(uint(s, &format!("{at}.step"))? as u32),
+        Some(s) => {
+            let at = format!("{at}.step");
+            let step = uint(s, &at)?;
+            Some(u32::try_from(step).map_err(|_| CollsynthError::bad(format!("{at}: {step} is too large")))?)
+        }
     };
     let nodes = uints(field(obj, "route", at)?, &format!("{at}.route"))?;
     let mut route = Vec::new();
@@ -230,4 +250,48 @@ fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
         after: uints(field(obj, "after", at)?, &format!("{at}.after"))?,
         step,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_allgather() -> (Schedule, Topology) {
+        let topo = crate::zoo::from_spec("ring:4").unwrap();
+        let s = crate::synth::run(&topo, Collective::Allgather, "ring", &Default::default()).unwrap();
+        (s, topo)
+    }
+
+    #[test]
+    fn a_step_beyond_the_transfers_is_refused_before_any_table_is_sized() {
+        let (s, topo) = ring_allgather();
+        let text = write(&s, &topo);
+        let n = s.transfers.len();
+        let last = format!("\"step\": {}", s.steps() - 1);
+        for (step, ok) in [(n, true), (n + 1, false), (1_000_000_000_000, false)] {
+            let edited = text.replacen(&last, &format!("\"step\": {step}"), 1);
+            match read(&edited) {
+                Ok(_) => assert!(ok, "{step} accepted"),
+                Err(e) => {
+                    assert!(!ok, "{step}: {e}");
+                    assert!(
+                        e.to_string().contains("is beyond the number of transfers")
+                            || e.to_string().contains("too large"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn timings_are_reported_but_never_written() {
+        let (mut s, topo) = ring_allgather();
+        let plain = write(&s, &topo);
+        s.provenance.details.push(("stage_seconds".into(), "{\"packing\": 0.25}".into()));
+        assert_eq!(write(&s, &topo), plain);
+        s.provenance.details.push(("k".into(), "3".into()));
+        let text = write(&s, &topo);
+        assert!(!text.contains("stage_seconds") && text.contains("\"k\":3"), "{text}");
+    }
 }

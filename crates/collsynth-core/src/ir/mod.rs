@@ -176,6 +176,13 @@ pub struct Provenance {
     pub details: Vec<(String, String)>,
 }
 
+/// True for a provenance detail that is a wall-clock time (key ending in `_seconds`, such as
+/// ForestColl's `stage_seconds`): `--json` reports it, the schedule file never holds it, so
+/// that the same input always gives the same file bytes.
+pub fn is_timing(key: &str) -> bool {
+    key.ends_with("_seconds")
+}
+
 /// A schedule for one collective on one topology (plain data; see module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {

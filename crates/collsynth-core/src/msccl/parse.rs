@@ -437,10 +437,61 @@ pub fn program(tree: &Element, dialect: Dialect) -> Result<Program, Vec<Problem>
     match header {
         Some(mut p) if b.problems.is_empty() => {
             p.gpus = gpus.into_iter().flatten().collect();
-            Ok(p)
+            let problems = limits(&p, tree);
+            if problems.is_empty() {
+                Ok(p)
+            } else {
+                Err(problems)
+            }
         }
         _ => Err(b.problems),
     }
+}
+
+/// Most chunk cells (input, output and scratch chunks summed over the ranks) a program may
+/// declare: the checker and the interpreter hold one cell per chunk and rank, so a count
+/// from the file is bounded before anything is sized by it (2^24 cells is a few GB at most).
+pub const MAX_CHUNK_CELLS: usize = 1 << 24;
+
+/// Counts and ids that would size memory, checked against what the file actually holds
+/// before anything is allocated: `ngpus` at most the `<gpu>` elements present, a thread
+/// block id below its GPU's number of `<tb>` elements (ids are 0..T-1), and the chunk
+/// counts within [`MAX_CHUNK_CELLS`].
+fn limits(p: &Program, tree: &Element) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let gpu_elements: Vec<&Element> = tree.children.iter().filter(|e| e.name == "gpu").collect();
+    if p.ngpus > gpu_elements.len() {
+        let msg =
+            format!("ngpus=\"{}\" but the file has {} <gpu> element(s), one per rank", p.ngpus, gpu_elements.len());
+        out.push(Problem::at(tree.line, msg));
+    }
+    for (g, el) in p.gpus.iter().zip(&gpu_elements) {
+        let tb_elements: Vec<&Element> = el.children.iter().filter(|e| e.name == "tb").collect();
+        for (tb, tb_el) in g.tbs.iter().zip(&tb_elements) {
+            if tb.id >= g.tbs.len() {
+                let msg = format!(
+                    "gpu {} tb {}: id is not 0..{} ({} thread blocks)",
+                    g.id,
+                    tb.id,
+                    g.tbs.len() - 1,
+                    g.tbs.len()
+                );
+                out.push(Problem::at(tb_el.line, msg));
+            }
+        }
+    }
+    let main = p.nchunksperloop.checked_mul(2);
+    let cells = p.gpus.iter().try_fold(0usize, |sum, g| {
+        let in_out = g.i_chunks.checked_add(g.o_chunks)?.max(main?);
+        sum.checked_add(in_out.checked_add(g.s_chunks)?)
+    });
+    if cells.is_none_or(|c| c > MAX_CHUNK_CELLS) || p.nchunksperloop > MAX_CHUNK_CELLS {
+        let msg = format!(
+            "nchunksperloop, i_chunks, o_chunks and s_chunks declare more than {MAX_CHUNK_CELLS} chunks over all ranks"
+        );
+        out.push(Problem::at(tree.line, msg));
+    }
+    out
 }
 
 /// Collects problems while reading attributes.

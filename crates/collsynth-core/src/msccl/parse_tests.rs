@@ -429,3 +429,42 @@ fn bad_enum_values_are_reported() {
     let got = messages(parse(&text.replace("LL64", "LL"), Dialect::New));
     assert_eq!(got[0], "line 5: step type \"ra\" is not accepted by the new executor");
 }
+
+/// Counts and ids that would size memory are refused by the parser, one problem each, before
+/// anything is allocated (issue 18: ngpus="1000000000" and friends aborted `verify`).
+#[test]
+fn counts_beyond_the_file_are_refused_before_allocation() {
+    let cases = [
+        (
+            "ngpus=\"2\"",
+            "ngpus=\"1000000000\"",
+            "line 1: ngpus=\"1000000000\" but the file has 2 <gpu> element(s), one per rank",
+        ),
+        ("ngpus=\"2\"", "ngpus=\"3\"", "line 1: ngpus=\"3\" but the file has 2 <gpu> element(s), one per rank"),
+        (
+            "<gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\"",
+            "<gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1000000000000\"",
+            "line 1: nchunksperloop, i_chunks, o_chunks and s_chunks declare more than 16777216 chunks over all ranks",
+        ),
+        (
+            "nchunksperloop=\"2\"",
+            "nchunksperloop=\"9223372036854775807\"",
+            "line 1: nchunksperloop, i_chunks, o_chunks and s_chunks declare more than 16777216 chunks over all ranks",
+        ),
+        (
+            "<tb id=\"0\" send=\"1\"",
+            "<tb id=\"2000000000\" send=\"1\"",
+            "line 3: gpu 0 tb 2000000000: id is not 0..0 (1 thread blocks)",
+        ),
+    ];
+    for (from, to, want) in cases {
+        for d in [Dialect::New, Dialect::Old] {
+            assert_eq!(messages(parse(&mutate(from, to), d)), [want], "{to}");
+        }
+    }
+    // the limit is on declared cells, so a file just within it still parses
+    // (two ranks of 2 x nchunksperloop = 4 input and output cells each, plus the scratch)
+    let scratch = |s: usize| mutate("s_chunks=\"0\"", &format!("s_chunks=\"{s}\""));
+    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 8), Dialect::New).is_ok());
+    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 7), Dialect::New).is_err());
+}

@@ -28,6 +28,7 @@ pub fn read(text: &str) -> Result<Loaded> {
     let obj = root.as_object().ok_or_else(|| CollsynthError::bad("top level must be a JSON object"))?;
     let mut warnings = Vec::new();
     unknown_keys(obj, TOP_KEYS, "", &mut warnings);
+    check_version(obj.get("version"))?;
     let name = match obj.get("name") {
         None => "topology".to_string(),
         Some(v) => v.as_str().ok_or_else(|| CollsynthError::bad("name: expected a string"))?.to_string(),
@@ -45,6 +46,18 @@ pub fn read(text: &str) -> Result<Loaded> {
         read_link(&mut b, link, &format!("links[{i}]"), &mut warnings)?;
     }
     Ok(Loaded { topology: b.build()?, warnings })
+}
+
+/// `"version"` is optional; when present it must be the integer 1 (the only version this
+/// reader knows: a later version may mean something else by the same keys).
+fn check_version(v: Option<&Value>) -> Result<()> {
+    match v {
+        None => Ok(()),
+        Some(Value::Number(n)) if n.as_u64() == Some(1) => Ok(()),
+        Some(other) => {
+            Err(CollsynthError::bad(format!("version: {other} is not supported (this reader knows version 1)")))
+        }
+    }
 }
 
 fn strip_pos(e: &serde_json::Error) -> String {
@@ -267,6 +280,15 @@ mod tests {
             .contains("no path from 'b' to 'a'"));
         assert!(err(r#"{"nodes": [{"name": "a", "type": "compute"}, {"name": "s", "type": "switch"}], "links": []}"#)
             .contains("switch 's' has no links"));
+        for bad in ["2", "\"abc\"", "\"1\"", "1.5", "0", "null", "-1"] {
+            let text = TWO.replace("\"name\": \"two\"", &format!("\"name\": \"two\", \"version\": {bad}"));
+            assert!(err(&text).starts_with("version: "), "{bad}");
+        }
+        assert!(read(&TWO.replace("\"name\": \"two\"", "\"name\": \"two\", \"version\": 1")).is_ok());
+        // Python's json writes large and small floats with a signed exponent: read exactly
+        let py = link(r#"{"src": "a", "dst": "b", "bandwidth": 1e+2, "latency": 1e-05}"#);
+        let t = read(&py).unwrap().topology;
+        assert_eq!(t.links[t.link_between(0, 1).unwrap()].bandwidth, Rat::from_integer(100));
         // zero latency is fine
         assert!(read(&link(r#"{"src": "a", "dst": "b", "bandwidth": 1, "latency": 0}"#)).is_ok());
     }

@@ -181,10 +181,16 @@ fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap]) -> Option<(String, Ve
     Some((b.describe(), trees, stats))
 }
 
+/// Largest `--max-trees`: the option scans every k in 1..=K (one tree-capacity test each).
+pub const MAX_TREES: usize = 1024;
+
 fn max_trees(req: &Request) -> Result<Option<usize>> {
     match req.options.get("max-trees") {
         None => Ok(None),
-        Some(_) => req.option_usize("max-trees", 0).map(Some),
+        Some(_) => match req.option_usize("max-trees", 0)? {
+            k if k > MAX_TREES => Err(CollsynthError::bad(format!("--max-trees must be in 1..={MAX_TREES}, got {k}"))),
+            k => Ok(Some(k)),
+        },
     }
 }
 
@@ -197,9 +203,14 @@ fn lp_mode(req: &Request) -> Result<lp::LpMode> {
     }
 }
 
+/// JSON literal of `r` as a float at full precision (shortest round-trip form).
 fn decimal(r: &Rat) -> String {
-    let x = to_f64(r);
-    format!("{}", (x * 1000.0).round() / 1000.0)
+    format!("{:?}", to_f64(r))
+}
+
+/// JSON literal of `r` as the exact `"p/q"` string (the `_exact` key next to a float).
+fn exact(r: &Rat) -> String {
+    format!("\"{}\"", to_fraction_string(r))
 }
 
 /// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
@@ -221,18 +232,21 @@ pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> 
         ("optimal_k".to_string(), f.optimum.k.to_string()),
         ("U".to_string(), format!("\"{}\"", to_fraction_string(&f.u))),
         ("forest_algbw_GBps".to_string(), decimal(&f.algbw(n))),
+        ("forest_algbw_exact".to_string(), exact(&f.algbw(n))),
         ("split_flows".to_string(), f.split_stats.flows.to_string()),
         ("mu_flows".to_string(), f.packing_stats.mu_flows.to_string()),
         ("symmetry".to_string(), f.symmetry.as_ref().map_or("null".into(), |g| format!("\"{g}\""))),
         (
             "stage_seconds".to_string(),
-            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:.6}")).collect::<Vec<_>>().join(", ")),
+            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:?}")).collect::<Vec<_>>().join(", ")),
         ),
     ];
     if let Some(scan) = &f.k_scan {
-        let items: Vec<String> =
-            scan.iter().map(|(k, u)| format!("[{k}, {}]", decimal(&(Rat::from_integer(n as i128 * k) / u)))).collect();
+        let algbw = |k: &i128, u: &Rat| Rat::from_integer(n as i128 * k) / u;
+        let items: Vec<String> = scan.iter().map(|(k, u)| format!("[{k}, {}]", decimal(&algbw(k, u)))).collect();
         d.push(("k_scan".to_string(), format!("[{}]", items.join(", "))));
+        let items: Vec<String> = scan.iter().map(|(k, u)| format!("[{k}, {}]", exact(&algbw(k, u)))).collect();
+        d.push(("k_scan_exact".to_string(), format!("[{}]", items.join(", "))));
     }
     s.provenance.details = d;
     Ok(s)
@@ -305,7 +319,9 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode) -> Result<
     }
     let details = &mut s.provenance.details;
     details.push(("rs_ag_algbw_GBps".into(), rs_ag.map_or("null".into(), |r| decimal(&r))));
+    details.push(("rs_ag_algbw_exact".into(), rs_ag.map_or("null".into(), |r| exact(&r))));
     details.push(("lp_algbw_GBps".into(), lp_bw.map_or("null".into(), |r| decimal(&r))));
+    details.push(("lp_algbw_exact".into(), lp_bw.map_or("null".into(), |r| exact(&r))));
     details.push(("allreduce_method".into(), if used_lp { "\"lp\"".into() } else { "\"rs+ag\"".into() }));
     Ok(s)
 }

@@ -225,7 +225,10 @@ fn k_scan_a100_first_values() {
     assert_eq!(fixed_k::min_u(&t, 7, inv, &mut test).unwrap(), r(97, 300));
     let s = allgather(&t, Some(3)).unwrap();
     assert_eq!(detail(&s, "k"), "1");
-    assert_eq!(detail(&s, "k_scan"), "[[1, 342.857], [2, 342.857], [3, 342.857]]");
+    // full precision (2400/7 as the shortest f64 that reads back) and exactly
+    assert_eq!(detail(&s, "k_scan"), "[[1, 342.85714285714283], [2, 342.85714285714283], [3, 342.85714285714283]]");
+    assert_eq!(detail(&s, "k_scan_exact"), r#"[[1, "2400/7"], [2, "2400/7"], [3, "2400/7"]]"#);
+    assert_eq!(detail(&s, "forest_algbw_exact"), r#""2400/7""#);
 }
 
 #[test]

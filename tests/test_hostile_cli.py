@@ -1,0 +1,322 @@
+"""The hostile-input campaign of issue 18, kept: every input below is a real `collsynth`
+subprocess that must exit 2 with exactly one line on stderr and leave no file behind (or, for
+the valid odd inputs, exit 0). The subprocesses are cheap and run a few at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import collsynth
+from collsynth import BadInput, msccl
+
+CLI = [sys.executable, "-m", "collsynth.cli"]
+
+
+def run(argv, cwd: Path, umask: int | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *argv], cwd=cwd, capture_output=True, timeout=300, umask=umask or -1)
+
+
+def files(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """Hostile files made from good ones: a schedule whose step is 10^12, MSCCL XML with huge
+    counts and ids, topology files with a bad version."""
+    d = tmp_path_factory.mktemp("inputs")
+    sched = collsynth.synthesize("ring:4", "allgather", "ring")
+    good = json.loads(sched.to_json())
+    for name, step in [("step_1e12.json", 10**12), ("step_beyond.json", sched.n_transfers + 1)]:
+        bad = json.loads(json.dumps(good))
+        bad["transfers"][-1]["step"] = step
+        (d / name).write_text(json.dumps(bad))
+    xml = msccl.export(sched)["xml"]
+    for name, old, new in [
+        ("ngpus.xml", 'ngpus="4"', 'ngpus="1000000000"'),
+        ("s_chunks.xml", 's_chunks="0"', 's_chunks="1000000000000"'),
+        ("tb_id.xml", '<tb id="0"', '<tb id="2000000000"'),
+        ("nchunks.xml", 'nchunksperloop="4"', 'nchunksperloop="100000000"'),
+    ]:
+        assert old in xml
+        (d / name).write_text(xml.replace(old, new, 1))
+    topo = json.loads(collsynth.Topology.from_spec("ring:3").to_json())
+    for name, version in [("v2.json", 2), ("vabc.json", "abc")]:
+        (d / name).write_text(json.dumps({**topo, "version": version}))
+    (d / "afile").write_text("not a directory")
+    return d
+
+
+# (argv, a fragment the one stderr line must contain); paths are relative to the inputs.
+BAD = [
+    (["synth", "ring:8", "-c", "allreduce", "-a", "ring", "--pipeline", "1000000000"], "chunk transfers"),
+    (["simulate", "{d}/step_1e12.json"], "too large"),
+    (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
+    (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
+    (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),
+    (["verify", "{d}/s_chunks.xml"], "chunks over all ranks"),
+    (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
+    (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),
+    (["run", "{d}/ngpus.xml", "--np", "4"], "<gpu> element(s)"),
+    (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "99999999999999999999"], "--root"),
+    (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "-1"], "--root"),
+    (["bound", "ring:8", "-c", "broadcast", "--root", "-1"], "--root"),
+    (["circulant", "check", "--max-p", "5", "--threads", "-1"], "--threads"),
+    (["circulant", "check", "--max-p", "5", "--random", "99999999999"], "--random"),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "ring",
+            "--format",
+            "msccl-xml",
+            "--size-range",
+            "1-1e24",
+        ],
+        "--size-range",
+    ),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile"], "not a directory"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile/sub"], "not a directory"),
+    (["export", "{d}/step_beyond.json", "--format", "msccl-xml", "-o", "{d}/afile/x.xml"], ""),
+    (["topo", "export", "ring:4", "-o", "{d}/afile/t.json"], "not a directory"),
+    (["bench-mpi", "--np", "2", "--timeout", "-1"], "--timeout"),
+    (["bench-mpi", "--np", "99999999999999999999"], "--np"),
+    (["bench-mpi", "--np", "2", "--sizes", "4K"], "4KiB"),
+    (["run", "{d}/ngpus.xml", "--np", "-3"], "--np"),
+    (["synth", "torus:1x1", "-c", "allreduce", "-a", "ring", "--json"], "at least 2"),
+    (["bound", "torus:1x1", "-c", "allgather", "--json"], "at least 2"),
+    (["synth", "torus:1x1", "-c", "allgather", "-a", "bfb", "--time-only"], "at least 2"),
+    (["topo", "show", "{d}/v2.json"], "version"),
+    (["topo", "show", "{d}/vabc.json"], "version"),
+    (["find", "--nodes", "-5", "--degree", "2"], "-5"),
+    (["find", "--nodes", "99999999999999999999999", "--degree", "2"], "--nodes"),
+    (["compare", "ring:4", "-c", "allgather", "--sizes", "abc"], "--sizes"),
+    (
+        ["synth", "ring:8", "-c", "allgather", "-a", "forestcoll", "--max-trees", "1000000000000"],
+        "--max-trees",
+    ),
+    (["synth", "traff:8", "-c", "broadcast", "-a", "circulant", "--blocks", "1000000000"], "--blocks"),
+    (["synth", "ring:8", "-c", "allgather", "-a", "tacos", "--chunks-per-npu", "1000000000"], "chunks"),
+    (["topo", "show", "ring:100000000"], "N must be"),
+    (["topo", "show", "torus:100000x100000"], "too many nodes"),
+    (["topo", "show", "line^30(complete:8)"], "at most"),
+    (["topo", "show", "product(ring:1000;ring:1000;ring:1000)"], "at most"),
+    (["topo", "show", "dgx-a100:100000000"], "between"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", b"\xff\xfe"], "UTF-8"),
+    ([b"topo", b"show", b"ring:\xff"], "UTF-8"),
+]
+
+
+def test_hostile_inputs_exit_2_with_one_line_and_leave_nothing(inputs, tmp_path):
+    before = files(inputs)
+
+    def case(i_and_bad):
+        i, (argv, fragment) = i_and_bad
+        cwd = tmp_path / f"case{i}"
+        cwd.mkdir()
+        argv = [a.replace("{d}", str(inputs)) if isinstance(a, str) else a for a in argv]
+        proc = run(argv, cwd)
+        err = proc.stderr.decode("utf-8", "replace")
+        problems = []
+        if proc.returncode != 2:
+            problems.append(f"exit {proc.returncode}")
+        if len(err.splitlines()) != 1 or not err.endswith("\n"):
+            problems.append(f"stderr is not one line: {err!r}")
+        if fragment not in err:
+            problems.append(f"stderr lacks {fragment!r}: {err!r}")
+        if files(cwd):
+            problems.append(f"left {files(cwd)}")
+        return [f"{argv}: {p}" for p in problems]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        problems = [p for ps in pool.map(case, enumerate(BAD)) for p in ps]
+    assert problems == []
+    assert files(inputs) == before  # nothing written next to the inputs either
+
+
+def test_odd_but_valid_inputs_succeed(tmp_path):
+    """A 270-character nested spec; paths and names that look like rich markup or matplotlib
+    math text; a topology file as Python's json writes it (exponents)."""
+    deep = "line^1(" * 38 + "ring:3" + ")" * 38
+    assert len(deep) > 270
+    name = "$\\undefinedcmd$ [/x] [bold]"
+    t = {
+        "name": name,
+        "nodes": [{"name": "a[/x]", "type": "compute"}, {"name": "b", "type": "compute"}],
+        "links": [{"src": "a[/x]", "dst": "b", "bandwidth": 1e20, "latency": 1e-05, "bidirectional": True}],
+    }
+    text = json.dumps(t)
+    assert "1e+20" in text and "1e-05" in text  # what Python writes
+    (tmp_path / "t[").mkdir()
+    (tmp_path / "t[" / "x].json").write_text(text)
+    cases = [
+        (["topo", "show", deep], "N"),
+        (["topo", "show", "t[/x].json"], name),
+        (["topo", "draw", "t[/x].json", "-o", "draw[/x].png"], "wrote draw[/x].png"),
+        (
+            ["synth", "t[/x].json", "-c", "allgather", "-a", "ring", "-o", "out[/x]"],
+            "wrote out[/x]/schedule.json",
+        ),
+    ]
+    for argv, fragment in cases:
+        proc = run(argv, tmp_path)
+        out = proc.stdout.decode()
+        assert (proc.returncode, proc.stderr) == (0, b""), (argv, proc.stderr)
+        assert fragment in out, (argv, out)
+    assert (tmp_path / "draw[" / "x].png").stat().st_size > 0
+    # zero bytes on zero-latency links take zero time: algbw 0, strict JSON (no Infinity)
+    for extra in [[], ["-a", "bfb", "--time-only"]]:
+        argv = ["synth", "ring:4,lat=0", "-c", "allgather", "-a", "ring", "--size", "0", "--json", *extra]
+        proc = run(argv, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout, parse_constant=lambda c: pytest.fail(c))["algbw_GBps"] == 0
+    back = collsynth.Schedule.load(tmp_path / "out[" / "x]" / "schedule.json")
+    assert back.verify()["transfers"] == 2 and back.topology.name == name
+
+
+def test_files_honour_the_umask(tmp_path):
+    for mask, want in [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)]:
+        d = tmp_path / f"u{mask:o}"
+        d.mkdir()
+        argv = ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", "json,msccl-xml", "-o", "out"]
+        assert run(argv, d, umask=mask).returncode == 0
+        assert run(["topo", "export", "ring:4", "-o", "t.json"], d, umask=mask).returncode == 0
+        written = [d / "out" / "schedule.json", d / "out" / "schedule.xml", d / "t.json"]
+        assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in written] == [oct(want)] * 3
+        assert files(d) == {"out", "out/schedule.json", "out/schedule.xml", "t.json"}  # no temp files
+
+
+# A run stopped while writing: os.replace (the last act of a write) delivers the signal to its
+# own process first, so the signal lands exactly while the temporary file exists.
+STOPPED = """
+import os, signal, sys, time
+real = os.replace
+def replace(a, b):
+    os.kill(os.getpid(), signal.{sig})
+    time.sleep(30)
+os.replace = replace
+from collsynth.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "word"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")]
+)
+def test_a_signal_while_writing_leaves_no_temporary_file(tmp_path, sig, status, word):
+    argv = ["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "out"]
+    code = STOPPED.format(sig=sig, argv=argv)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert (proc.returncode, proc.stderr) == (status, f"collsynth: error: {word}\n")
+    assert files(tmp_path) <= {"out"}  # the directory may exist; no file, hidden or not
+    assert not list((tmp_path / "out").iterdir()) if (tmp_path / "out").exists() else True
+
+
+def test_same_input_same_bytes_timings_only_in_json(tmp_path):
+    """ForestColl reports `stage_seconds` (wall clock): in --json, never in the file."""
+    outs = []
+    for i in range(2):
+        argv = ["synth", "ring:6", "-c", "allreduce", "-a", "forestcoll", "-o", f"o{i}", "--json"]
+        proc = run(argv, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "stage_seconds" in json.loads(proc.stdout)
+        outs.append((tmp_path / f"o{i}" / "schedule.json").read_bytes())
+    assert outs[0] == outs[1]
+    assert b"stage_seconds" not in outs[0]
+
+
+def test_json_is_full_precision_with_exact_strings(tmp_path):
+    proc = run(
+        ["synth", "ring:7", "-c", "allreduce", "-a", "forestcoll", "--max-trees", "2", "--json"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    pairs = {
+        "bound_algbw_GBps": "bound_algbw_exact",
+        "rs_ag_algbw_GBps": "rs_ag_algbw_exact",
+        "lp_algbw_GBps": "lp_algbw_exact",
+        "forest_algbw_GBps": "forest_algbw_exact",
+        "optimality": "optimality_exact",
+        "size_bytes": "size_bytes_exact",
+    }
+    for key, exact in pairs.items():
+        assert s[key] == float(Fraction(s[exact])), (key, s[key], s[exact])
+    # 7 ranks: thirds and sevenths, which 3 decimals would have cut
+    assert Fraction(s["forest_algbw_exact"]).denominator != 1
+    assert s["forest_algbw_GBps"] != round(s["forest_algbw_GBps"], 3)
+    assert [[k, float(Fraction(x))] for k, x in s["k_scan_exact"]] == s["k_scan"]
+
+
+def test_no_stray_line_after_a_progress_bar(tmp_path):
+    code = (
+        "import time\nfrom collsynth.progress import run_with_progress\n"
+        "def f():\n    time.sleep(0.5)\n    raise ValueError('x')\n"
+        "try:\n    run_with_progress(f, 'label [/x]', delay=0.0)\nexcept ValueError:\n    pass\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    proc = run(["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB,abc"], tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+
+
+def test_api_raises_bad_input_not_overflow():
+    t = collsynth.Topology.from_spec("ring:4")
+    s = collsynth.synthesize(t, "allgather", "ring")
+    calls = [
+        lambda: collsynth.synthesize(t, "broadcast", "ring", root=-1),
+        lambda: collsynth.synthesize(t, "broadcast", "ring", root=10**20),
+        lambda: collsynth.synthesize(t, "broadcast", "ring", root=1.5),
+        lambda: collsynth.bound(t, "broadcast", root=2**64),
+        lambda: s.evaluate("1MiB", pipeline=0),
+        lambda: s.evaluate("1MiB", pipeline=10**30),
+        lambda: s.simulate("1MiB", pipeline=-1),
+        lambda: s.evaluate(10**40),
+        lambda: msccl.export(s, size_range=(0, 10**24)),
+        lambda: msccl.export(s, size_range="1-1e24"),
+        lambda: msccl.export(s, channels=2**70),
+        lambda: msccl.export(s, pipeline=-(2**70)),
+        lambda: collsynth.Topology.resolve("x" * 5000),
+        lambda: collsynth.Topology.from_spec("ring:\udcff"),
+        lambda: collsynth.Topology.loads(json.dumps({"version": 2, "nodes": []})),
+    ]
+    for i, call in enumerate(calls):
+        with pytest.raises(BadInput):
+            call()
+            pytest.fail(f"call {i} accepted")
+    assert s.evaluate("1MiB", pipeline=1)["time_us"] > 0
+
+
+def test_one_size_parser_for_every_command():
+    from collsynth._core import size_bytes
+    from collsynth.cli.mpi_cmds import parse_sizes
+
+    assert size_bytes("1MB") == "1000000" and size_bytes("1MiB") == str(1 << 20)
+    assert parse_sizes("1MB,1MiB,1e+3") == [10**6, 1 << 20, 1000]
+    for ambiguous in ["4K", "1M", "2G"]:
+        with pytest.raises(BadInput, match="iB"):
+            parse_sizes(ambiguous)
+        with pytest.raises(BadInput, match="iB"):
+            size_bytes(ambiguous)
+
+
+def test_umask_of_the_api_writer(tmp_path):
+    old = os.umask(0o027)
+    try:
+        collsynth.Topology.from_spec("ring:4").save(tmp_path / "t.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "t.json").stat().st_mode) == 0o640
