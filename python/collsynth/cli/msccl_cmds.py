@@ -146,8 +146,13 @@ def run_run(args) -> int:
     if args.reps < 1:
         raise BadInput(f"--reps must be at least 1, got {args.reps}")
     with tempfile.TemporaryDirectory(prefix="collsynth-run-") as tmp:
-        path = Path(tmp) / "program.json"
-        path.write_text(json.dumps(program))
+        # An XML file goes to the ranks as it is, so the core judges it with both dialects'
+        # rules (a JSON copy would lose what only the XML says, e.g. the old dialect's nthreads).
+        if args.schedule.lower().endswith(".xml"):
+            path = Path(args.schedule).resolve()
+        else:
+            path = Path(tmp) / "program.json"
+            path.write_text(json.dumps(program))
         argv = [sys.executable, "-m", "collsynth.run", str(path), "--size", str(args.size)]
         argv += ["--dtype", args.dtype, "--reps", str(args.reps)]
         argv += (["--json"] if args.json else []) + (["--inplace"] if args.inplace else [])
