@@ -1,7 +1,7 @@
 """BFB schedule generation against the paper's Gurobi times (Table 6: 1024-node hypercube
 52.7 s, 2500-node 2D torus 61.1 s). `synthesis_seconds` is the whole verified-IR synthesis
 (solving every (node, step) problem and building every transfer); the exact solve alone is
-timed by the Rust test `synth::bfb::tests::timing` (ignored by default). The `time-only`
+about the `time-only` record (the plans without their deliveries). The `time-only`
 records are `collsynth synth TOPO -a bfb --time-only` (the plans alone, no IR: the paper's
 comparison), best of 3 runs, against the issue's target of 0.5 s. Run by `make bench`;
 `python bench/run.py bfb` alone."""

@@ -54,4 +54,20 @@ def bench_schedule() -> list[dict]:
     return records
 
 
-BENCHMARKS = {"circulant_check": bench_check, "circulant_schedule": bench_schedule}
+def bench_check_one() -> list[dict]:
+    """One large p at a time on one thread: nanoseconds per process of the whole check."""
+    records = []
+    for p in [20_000, 100_003]:
+        t0 = time.perf_counter()
+        r = _core.circulant_check([p], 1)
+        seconds = time.perf_counter() - t0
+        assert not r["failures"], r["failures"]
+        records.append({"spec": f"p={p}", "p": p, "seconds": seconds, "ns_per_process": seconds * 1e9 / p})
+    return records
+
+
+BENCHMARKS = {
+    "circulant_check": bench_check,
+    "circulant_check_one": bench_check_one,
+    "circulant_schedule": bench_schedule,
+}

@@ -56,4 +56,36 @@ def bench_forestcoll() -> list[dict]:
     return records
 
 
-BENCHMARKS = {"forestcoll": bench_forestcoll}
+# The Fig. 11 rows too slow for the debug-build tests (their values are checked by
+# tests/test_forestcoll.py), the fixed-k scan up to k = 8, and the allreduce LP (`always`).
+CASES = [
+    ("dgx-a100:6", "allgather", {}),
+    ("mi250:3", "allgather", {}),
+    ("mi250:2", "allgather", {"max_trees": 8}),
+    ("dgx-a100:2", "allgather", {"max_trees": 13}),
+    ("dgx-a100:2", "allreduce", {"allreduce_lp": "always"}),
+    ("torus:4x4", "allreduce", {"allreduce_lp": "always"}),
+]
+
+
+def bench_cases() -> list[dict]:
+    """Synthesis (and verification) per case; the options as given to `synthesize`."""
+    records = []
+    for spec, collective, options in CASES:
+        topo = Topology.from_spec(spec)
+        t0 = time.perf_counter()
+        s = synthesize(topo, collective, "forestcoll", **options)
+        wall = time.perf_counter() - t0
+        records.append(
+            {
+                "spec": spec,
+                "collective": collective,
+                "options": ",".join(f"{k}={v}" for k, v in options.items()) or None,
+                "synthesis_seconds": s.synthesis_seconds,
+                "synthesize_and_verify_s": wall,
+            }
+        )
+    return records
+
+
+BENCHMARKS = {"forestcoll": bench_forestcoll, "forestcoll_cases": bench_cases}

@@ -1,5 +1,5 @@
 """TACOS benchmarks (bench/run.py discovers `BENCHMARKS`): synthesis time at scale, the
-switch modes compared, the reference regression values, and a scaling series of the
+switch modes compared, the reference regression values, one mesh's stages, and a scaling series of the
 `--time-only` mode with a log-log plot (bench/results/tacos_scaling.png)."""
 
 from __future__ import annotations
@@ -133,8 +133,31 @@ def _plot(records: list[dict], slope: float) -> None:
     plt.close(fig)
 
 
+def bench_stages(spec: str = "mesh:48x48") -> list[dict]:
+    """Where the time goes on one mesh allgather: the engine alone (`--time-only`), then the
+    engine with the schedule, IR and verification (`synthesis_and_verify_seconds`)."""
+    topo = Topology.resolve(spec)
+    t0 = time.perf_counter()
+    quick = _core.tacos_time(topo._core, "allgather", 0, {}, "1GiB")
+    quick_s = time.perf_counter() - t0
+    full = _sim(_synth(spec, "allgather"))
+    return [
+        {
+            "spec": spec,
+            "N": topo.n_ranks,
+            "time_only_seconds": quick_s,
+            "synthesis_seconds": full["synthesis_seconds"],
+            "synthesis_and_verify_seconds": full["synthesis_and_verify_seconds"],
+            "transfers": full["transfers"],
+            "time_us": quick["time_us"],
+            "simulated_time_us": full["time_us"],
+        }
+    ]
+
+
 BENCHMARKS = {
     "tacos_reference": bench_reference,
+    "tacos_stages": bench_stages,
     "tacos_switch_modes": bench_switch_modes,
     "tacos_large": bench_large,
     "tacos_scaling": bench_scaling,

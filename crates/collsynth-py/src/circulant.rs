@@ -63,9 +63,6 @@ fn circulant_blocks(p: usize, size_bytes: f64, alpha_us: f64, beta_us_per_byte: 
 #[pyo3(signature = (ps, threads=0))]
 fn circulant_check(py: Python<'_>, ps: Vec<usize>, threads: usize) -> PyResult<Bound<'_, PyDict>> {
     guard(|| ps.iter().try_for_each(|&p| check_p(p)))?;
-    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
-    // one OS thread each: never more than there are p to check
-    let threads = threads.min(ps.len().max(1));
     let s = py.detach(|| guard(|| Ok(core::check_all(&ps, threads, &|_| {}))))?;
     let d = PyDict::new(py);
     d.set_item("ps", s.ps)?;

@@ -292,27 +292,3 @@ proptest! {
         }
     }
 }
-
-/// Timings of the allgather bound on large topologies (release mode:
-/// `cargo test --release -p collsynth-core bound -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn timing_large() {
-    for spec in ["torus:32x32", "dgx-a100:64", "mi250:16", "fat-tree:16", "hgx-h100:64"] {
-        let t = topo(spec);
-        let start = std::time::Instant::now();
-        let (b, stats) = super::cuts::allgather_with_stats(&t).unwrap();
-        let secs = start.elapsed().as_secs_f64();
-        println!(
-            "{spec}: N={} nodes={} links={} inv={} algbw={} |S|={} rounds={} flows={} time={secs:.3}s",
-            t.n_ranks(),
-            t.n_nodes(),
-            t.links.len(),
-            b.inv_throughput,
-            crate::rational::to_f64(&algbw(Collective::Allgather, t.n_ranks(), b.inv_throughput).unwrap()),
-            b.cut.len(),
-            stats.rounds,
-            stats.flows,
-        );
-    }
-}

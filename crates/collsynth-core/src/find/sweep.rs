@@ -49,12 +49,12 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
     PROGRESS.start(targets.len() as u64);
     let rows: Vec<Mutex<Option<Result<Vec<Candidate>>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(targets.len().max(1));
+    let workers = crate::parallel::threads(targets.len());
     std::thread::scope(|scope| {
         for _ in 0..workers {
             // Every core runs targets: BFB within a target stays on its worker's thread.
             scope.spawn(|| {
-                crate::synth::bfb::single_threaded(|| loop {
+                crate::parallel::single_threaded(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(n, d)) = targets.get(i) else { break };
                     *rows[i].lock().expect("sweep row") = Some(members(n, d, bidirectional));

@@ -117,19 +117,6 @@ fn bad_targets_are_bad_input() {
 }
 
 #[test]
-#[ignore]
-fn print_frontier() {
-    let n: usize = std::env::var("FIND_N").map(|v| v.parse().unwrap()).unwrap_or(1024);
-    let d: usize = std::env::var("FIND_D").map(|v| v.parse().unwrap()).unwrap_or(4);
-    let t0 = std::time::Instant::now();
-    let f = frontier(n, d, std::env::var("FIND_BI").is_ok()).unwrap();
-    for c in &f {
-        println!("{:3} {:.4} {} D={} exact={} {}", c.steps, to_f64(&c.tau), c.tau, c.diameter, c.exact, c.expr);
-    }
-    println!("{:?}", t0.elapsed());
-}
-
-#[test]
 fn bidirectional_frontiers_convert_unidirectional_candidates() {
     // Appendix A.6: at N = 128, d = 4 the union of a degree-2 line graph beats every
     // symmetric construction on T_L (7 against the circulant's 8). With A.6's split schedule

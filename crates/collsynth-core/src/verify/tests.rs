@@ -564,31 +564,14 @@ fn direct_ring_allreduce_passes_and_races_are_caught() {
     assert_eq!(v.transfer, Some(41 * n + 23));
 }
 
-/// The scale the brief asks for: ring allreduce on 1024 ranks (2 million transfers).
-/// `cargo test --release -p collsynth-core verify -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn ring_allreduce_1024_is_fast() {
-    let (ring, s) = big_ring_allreduce(1024);
-    let t = std::time::Instant::now();
-    let report = verify(&s, &ring).unwrap();
-    eprintln!("verified {} transfers in {:?}", report.transfers, t.elapsed());
-    assert_eq!(report.transfers, 2 * 1024 * 1023);
-    let t = std::time::Instant::now();
-    let composed = ring_allreduce(&ring);
-    eprintln!("built the composed one in {:?}", t.elapsed());
-    let t = std::time::Instant::now();
-    assert!(verify(&composed, &ring).is_ok());
-    eprintln!("verified the composed one in {:?}", t.elapsed());
-}
-
-/// Tree allreduce (binary-tree reduce then broadcast, pipelined) on a 1024-rank switch:
+/// Tree allreduce (binary-tree reduce then broadcast, pipelined) on a switch:
 /// its race checks need backward searches (the broadcast's copy into a rank must wait for
 /// that rank's send up the tree, through the root).
 #[test]
-#[ignore]
-fn tree_allreduce_1024_is_fast() {
-    let n = 1024;
+fn tree_allreduce_passes() {
+    // 16 ranks: the tree is 4 hops deep (15 -> 7 -> 3 -> 1 -> 0); the timing at 1024 ranks
+    // is `make bench` (verify_large).
+    let n = 16;
     let sw = topo(&format!("switch:{n}"));
     let mut router = Router::new(&sw);
     let mut b = Schedule::new(Collective::Broadcast, n, 0, "tree");
@@ -602,10 +585,8 @@ fn tree_allreduce_1024_is_fast() {
     }
     let b = split(&b, 64);
     let ar = compose(&reverse(&b, &sw, &sw).unwrap(), &b, Collective::Allreduce).unwrap();
-    let t = std::time::Instant::now();
     let report = verify(&ar, &sw).unwrap();
-    eprintln!("verified {} transfers (tree allreduce) in {:?}", report.transfers, t.elapsed());
-    assert_eq!(report.depth, 2 * 10);
+    assert_eq!((report.transfers, report.pieces, report.depth), (2 * 64 * (n - 1), 64, 2 * 4));
 }
 
 /// Allreduce on complete:2 through a receive buffer (scratch slot 2): each rank sends its

@@ -10,7 +10,8 @@
 //! The plan does the rounding (per (u, t), in `plan_step`); this module holds
 //! the rule itself, the option and the public entry points.
 
-use super::{allgather_with, allreduce_with, plan_full, reduce_scatter_with, Plan};
+use super::plan::{plan_full, Plan};
+use super::{allgather_with, allreduce_with, reduce_scatter_with};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::Schedule;

@@ -2,6 +2,7 @@
 //! rounding changes nothing; otherwise the rounded tau lies between the LP optimum and
 //! Theorem 20's bound, every schedule verifies, and every piece is a whole number of 1/P chunks.
 
+use super::plan::quoted;
 use super::tests::step_cost;
 use super::*;
 use crate::ir::Schedule;
@@ -10,6 +11,7 @@ use crate::topology::TopologyBuilder;
 use crate::verify::verify;
 use crate::zoo::from_spec;
 use num_integer::Integer;
+use num_traits::One;
 
 fn topo(spec: &str) -> Topology {
     from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))

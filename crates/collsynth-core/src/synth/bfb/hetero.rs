@@ -44,8 +44,9 @@
 //! of a `line^k(..)` / `degree*n(..)` expansion (Def 1/2 map the base's schedule, which is not
 //! latency-aware): both are `BadInput`.
 
+use super::plan::{plan_full, Plan};
 use super::solve::{Network, Problem, Solution};
-use super::{allgather_with, allreduce_with, plan_full, reduce_scatter_with, Plan};
+use super::{allgather_with, allreduce_with, reduce_scatter_with};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::Schedule;

@@ -3,6 +3,7 @@
 //! used links equalise their finish times exactly. Every schedule passes `verify`.
 
 use super::*;
+use crate::rational::to_fraction_string;
 use crate::synth::{self, Request};
 use crate::topology::TopologyBuilder;
 use crate::verify::verify;

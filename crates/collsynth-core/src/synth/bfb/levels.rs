@@ -13,9 +13,11 @@
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
+use super::graph::Graph;
+use super::hash::Fast;
+use super::in_parallel;
 use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Problem};
 use super::split::Split;
-use super::{in_parallel, Fast, Graph};
 use crate::flow::Cap;
 use crate::rational::Rat;
 use std::collections::HashMap;

@@ -8,8 +8,10 @@
 //! topology is vertex-transitive is the caller's knowledge (the zoo's, by construction: see
 //! `zoo::vertex_transitive`); no automorphism search is run here.
 
+use super::graph::Graph;
+use super::plan::{bandwidth_factor, plan_range};
 use super::solve::{disjoint_optimum, optimum, Problem};
-use super::{bandwidth_factor, in_parallel, levels, plan_range, Graph, MAX_RANKS};
+use super::{in_parallel, levels, MAX_RANKS};
 use crate::error::Result;
 use crate::flow::Cap;
 use crate::rational::Rat;
@@ -36,7 +38,7 @@ pub enum Symmetry {
 }
 
 /// The steps and tau of `plan(topo)` (no switches; else `BadInput`). Guarantees: equal to
-/// [`super::plan`]'s `steps()` and `tau()` — for [`Symmetry::VertexTransitive`] provided the
+/// [`fn@super::plan`]'s `steps()` and `tau()` — for [`Symmetry::VertexTransitive`] provided the
 /// topology is vertex-transitive, which is not checked.
 pub fn profile(topo: &Topology, symmetry: Symmetry) -> Result<Profile> {
     match symmetry {

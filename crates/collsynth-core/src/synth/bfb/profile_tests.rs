@@ -8,6 +8,7 @@ use super::tests::arb_digraph;
 use super::*;
 use crate::topology::TopologyBuilder;
 use crate::zoo::{from_spec, vertex_transitive, Expr};
+use num_traits::One;
 use proptest::prelude::*;
 
 fn topo(spec: &str) -> Topology {

@@ -8,12 +8,15 @@
 use super::solve::{brute_force, optimum, optimum_from, solve, Problem};
 use super::*;
 use crate::bound::latency::{diameter_hops, moore_steps};
+use crate::ir::transform::transpose;
 use crate::ir::Schedule;
+use crate::rational::to_fraction_string;
 use crate::synth::{self, Request};
 use crate::topology::metrics::bfs_hops;
 use crate::topology::TopologyBuilder;
 use crate::verify::verify;
 use crate::zoo::from_spec;
+use num_traits::Zero;
 use proptest::prelude::*;
 
 fn r(p: i128, q: i128) -> Rat {
@@ -432,33 +435,5 @@ proptest! {
         prop_assert!(verify(&rs, &t).is_ok(), "{:?}", verify(&rs, &t));
         let ar = allreduce(&t).unwrap();
         prop_assert!(verify(&ar, &t).is_ok(), "{:?}", verify(&ar, &t));
-    }
-}
-
-/// Timing of the performance targets (release: `cargo test --release -p collsynth-core
-/// synth::bfb::tests::timing -- --ignored --nocapture`). Prints only; never asserts a time.
-#[test]
-#[ignore]
-fn timing() {
-    for spec in ["hypercube:10", "torus:50x50", "kautz:4:1024"] {
-        let topo = from_spec(spec).unwrap();
-        let start = std::time::Instant::now();
-        let g = Graph::new(&topo).unwrap();
-        println!("{spec}: distances {:?} (D = {})", start.elapsed(), g.steps);
-        let start = std::time::Instant::now();
-        let p = plan(&topo).unwrap();
-        let planned = start.elapsed();
-        let s = emit(&p, &p.cuts).unwrap();
-        let total = start.elapsed();
-        println!(
-            "{spec}: plan {planned:?}, plan + emit {total:?}; subproblems {:?}, {} pieces, {} transfers, tau {}",
-            p.subproblems(),
-            s.pieces.len(),
-            s.transfers.len(),
-            p.tau()
-        );
-        let start = std::time::Instant::now();
-        drop(s);
-        println!("  drop {:?}", start.elapsed());
     }
 }

@@ -14,7 +14,8 @@
 //! sums are taken in the same order: equal bit for bit (tested against the full path).
 
 use super::bi::{self, BiMethod};
-use super::{options, Phases, Plan};
+use super::phases::Phases;
+use super::{options, Plan};
 use crate::cost::direct::DirectCosts;
 use crate::error::{CollsynthError, Result};
 use crate::ir::Collective;

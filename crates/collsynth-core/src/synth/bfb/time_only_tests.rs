@@ -98,18 +98,3 @@ fn bad_options_are_bad_input() {
     assert!(bad(&[("chunks", "0")], Collective::Allgather).to_string().contains("--chunks"));
     assert!(bad(&[], Collective::Broadcast).to_string().contains("does not support"));
 }
-
-/// The benchmark's two cases (`cargo test --release -p collsynth-core
-/// synth::bfb::time_only_tests::timing -- --ignored --nocapture`). Prints only.
-#[test]
-#[ignore]
-fn timing() {
-    for spec in ["hypercube:10", "torus:50x50"] {
-        let topo = from_spec(spec).unwrap();
-        for _ in 0..3 {
-            let start = std::time::Instant::now();
-            let t = time_only(&topo, Collective::Allgather, &Request::default(), Rat::from_integer(1 << 30)).unwrap();
-            println!("{spec}: time-only {:?}, tau {}", start.elapsed(), t.direct.bandwidth_factor);
-        }
-    }
-}

@@ -306,8 +306,9 @@ fn pass(col: &[i8], ht: &[u64], hr: &[u64], next: &mut [u64], shift: i64, last: 
     (err, dups)
 }
 
-/// Check every p of `ps` on `threads` threads (at least 1), calling `progress(done)` after
-/// each p. Stops collecting failures after 10.
+/// Check every p of `ps` on `threads` threads (0: as many as [`crate::parallel::requested`]
+/// gives, every core), calling `progress(done)` after each p. Stops collecting failures
+/// after 10.
 pub fn check_all(ps: &[usize], threads: usize, progress: &(dyn Fn(usize) + Sync)) -> CheckSummary {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -316,7 +317,8 @@ pub fn check_all(ps: &[usize], threads: usize, progress: &(dyn Fn(usize) + Sync)
     let mut order: Vec<usize> = ps.to_vec();
     order.sort_unstable_by(|a, b| b.cmp(a));
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
+        // One OS thread each (the user may ask for up to 1024): never more than there are p.
+        for _ in 0..crate::parallel::requested(threads).min(order.len().max(1)) {
             scope.spawn(|| loop {
                 let idx = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(idx) else { break };

@@ -525,26 +525,6 @@ fn options_are_checked() {
     assert!(s.provenance.details.contains(&("blocks".to_string(), "147".to_string())));
 }
 
-/// Where the checker's time goes (run with `--release --ignored --nocapture`).
-#[test]
-#[ignore]
-fn profile_check() {
-    for p in [20_000usize, 100_003] {
-        let t0 = std::time::Instant::now();
-        let sk = Skips::new(p);
-        let recv = sk.all_recv();
-        let t1 = std::time::Instant::now();
-        check_p(p).unwrap();
-        let t2 = std::time::Instant::now();
-        eprintln!(
-            "p = {p}: all_recv {:.1} ns/process, whole check_p {:.1} ns/process ({})",
-            (t1 - t0).as_nanos() as f64 / p as f64,
-            (t2 - t1).as_nanos() as f64 / p as f64,
-            recv.len()
-        );
-    }
-}
-
 #[test]
 fn homerange_in_constant_time_matches_the_search() {
     let ps = (2..600).chain([1 << 20, (1 << 20) + 1, 1_000_003, (1 << 40) - 1, 1 << 40]);

@@ -162,14 +162,6 @@ fn table_mi250_small() {
 }
 
 #[test]
-#[ignore = "slow in debug builds; run with --ignored --release"]
-fn table_large() {
-    table_row("dgx-a100:6", r(1, 5), r(240, 1), 1, r(1, 5));
-    table_row("dgx-a100:8", r(7, 25), r(1600, 7), 1, r(7, 25));
-    table_row("mi250:3", r(23, 166), r(48 * 166, 23), 83, r(23, 2));
-}
-
-#[test]
 fn table_mi250_large() {
     // Built by the boxes fast path (boxes_tests.rs checks that it is taken).
     table_row("mi250:4", r(3, 16), r(1024, 3), 8, r(3, 2));
@@ -190,26 +182,6 @@ fn fixed_k_mi250_2() {
     check_schedule(&t, &emit::allgather(&t, &f.trees, f.k), f.u / Rat::from_integer(f.k));
     // Thm 15's bound on k = 2: U*/k <= 1/x* + 1/(2 max b).
     assert!(f.u / Rat::from_integer(2) <= f.optimum.inv + r(1, 2 * 16));
-}
-
-#[test]
-#[ignore = "slow in debug builds; run with --ignored --release"]
-fn k_scans_of_the_notes() {
-    // MI250 2x16, k = 1..8: not monotone in k.
-    let t = topo("mi250:2");
-    let us: Vec<Rat> =
-        fixed_k::scan(&t, 8, optimality::optimum(&t).unwrap().inv).unwrap().into_iter().map(|x| x.1).collect();
-    assert_eq!(us, vec![r(1, 10), r(3, 16), r(7, 25), r(3, 8), r(23, 50), r(14, 25), r(16, 25), r(37, 50)]);
-    // MI250 8+8 is tested with `mi250:2,gcds=8` elsewhere; here A100 2x8.
-    let t = topo("dgx-a100:2");
-    let scan = fixed_k::scan(&t, 13, optimality::optimum(&t).unwrap().inv).unwrap();
-    let algbw: Vec<Rat> = scan.iter().map(|&(k, u)| Rat::from_integer(16 * k) / u).collect();
-    for bw in algbw.iter().take(6) {
-        assert_eq!(*bw, r(2400, 7));
-    }
-    assert_eq!(scan[6].1, r(97, 300));
-    assert_eq!(scan[7].1, r(37, 100));
-    assert_eq!(algbw[12], r(5200, 15));
 }
 
 #[test]
@@ -364,37 +336,6 @@ proptest! {
         check_schedule(&t, &emit::allgather(&t, &g.trees, g.k), g.u / Rat::from_integer(g.k));
         let rs = synthesize(&t, Collective::ReduceScatter, &Request::default()).unwrap();
         check_schedule(&t, &rs, crate::bound::reduce_scatter(&t).unwrap().inv_throughput);
-    }
-}
-
-/// `FC_SPECS=dgx-a100:8,mi250:4 cargo test -p collsynth-core forestcoll::tests::profile --
-/// --ignored --nocapture`: stage times and counters (the benchmark does this from Python).
-#[test]
-#[ignore = "profiling helper"]
-fn profile() {
-    let specs = std::env::var("FC_SPECS").unwrap_or_else(|_| "dgx-a100:2".into());
-    let max_k = std::env::var("FC_MAX_K").ok().map(|v| v.parse().unwrap());
-    for spec in specs.split(';') {
-        let t = topo(spec);
-        let start = std::time::Instant::now();
-        let f = forest(&t, max_k).unwrap();
-        println!(
-            "{spec}: {:.3}s fingerprint={:016x} k={} batches={} trees={} split_flows={} splits={} mu_flows={} stages={:?}",
-            start.elapsed().as_secs_f64(),
-            {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                f.trees.hash(&mut h);
-                h.finish()
-            },
-            f.k,
-            f.batches,
-            f.trees.len(),
-            f.split_stats.flows,
-            f.split_stats.splits,
-            f.packing_stats.mu_flows,
-            f.seconds
-        );
     }
 }
 

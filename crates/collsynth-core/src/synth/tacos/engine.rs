@@ -588,9 +588,9 @@ pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<O
     run_on(net, sources, seed, materialize, threads())
 }
 
-/// Worker threads for TACOS's parallel parts: the cores, at most `MAX_THREADS`.
+/// Worker threads for TACOS's parallel parts: [`crate::parallel::threads`], at most `MAX_THREADS`.
 pub fn threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_THREADS)
+    crate::parallel::threads(MAX_THREADS)
 }
 
 /// [`run`] matching on `threads` threads; the outcome is the same for any count.

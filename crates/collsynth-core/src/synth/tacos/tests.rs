@@ -235,20 +235,6 @@ fn reference_mesh_7x12() {
     reference(&format!("mesh:7x12,bw={},lat=1", 100.0 * GIB), 3, 4096, 19966.27);
 }
 
-/// Release-mode timing: `cargo test --release -p collsynth-core tacos_timing -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn tacos_timing() {
-    let specs = std::env::var("TACOS_SPEC").unwrap_or("mesh:64x64;rfs:2,4,128,bw=200/100/50,lat=0.5".into());
-    for spec in specs.split(';') {
-        let topo = from_spec(spec).unwrap();
-        let t0 = std::time::Instant::now();
-        let c = if spec.starts_with("rfs") { Collective::Allreduce } else { Collective::Allgather };
-        let s = synthesize_sized(&topo, c, &req(&[], 0), None).unwrap().1;
-        println!("{spec}: {} transfers in {:.2} s", s.transfers.len(), t0.elapsed().as_secs_f64());
-    }
-}
-
 /// Issue 6, item 1: on heterogeneous meshes the schedule depends on the size (the link
 /// costs `latency + bytes / bandwidth` order differently), so the schedule must be made
 /// for the size it is simulated at. `mesh:4x4,bw=100/25,lat=0.5/2` allreduce, seed 2,
@@ -300,43 +286,6 @@ fn time_only_equals_simulated_on_heterogeneous_meshes() {
     // Made for another size it is another schedule, with another time at 12 MiB (better or
     // worse by luck: 280.93 here).
     assert!((other - quick).abs() > 1.0, "{other}");
-}
-
-/// Where the time goes at scale: `TACOS_SPEC=mesh:64x64 TACOS_THREADS=2 cargo test --release
-/// -p collsynth-core profile_stages -- --ignored --nocapture` (allgather, 1 chunk per NPU).
-#[test]
-#[ignore]
-fn profile_stages() {
-    use std::time::Instant;
-    let spec = std::env::var("TACOS_SPEC").unwrap_or("mesh:48x48".into());
-    let threads: usize = std::env::var("TACOS_THREADS").map(|t| t.parse().unwrap()).unwrap_or(2);
-    let topo = from_spec(&spec).unwrap();
-    let net = network::build(&topo, 1e6, network::SwitchMode::Ports).unwrap();
-    let sources: Vec<u32> = (0..topo.n_ranks() as u32).collect();
-    let t0 = Instant::now();
-    let quick = engine::run_on(&net, &sources, 0, false, threads).unwrap();
-    let t1 = Instant::now();
-    if std::env::var("TACOS_QUICK").is_ok() {
-        eprintln!("{spec}, {threads} threads: time-only engine {:.2} s, {} us", (t1 - t0).as_secs_f64(), quick.time_us);
-        return;
-    }
-    let out = engine::run_on(&net, &sources, 0, true, threads).unwrap();
-    let t2 = Instant::now();
-    let s = to_ir(&topo, &net, Part::Allgather, 1, &out);
-    let t3 = Instant::now();
-    verify(&s, &topo).unwrap();
-    let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
-    eprintln!(
-        "{spec}, {threads} threads: time-only engine {:.2} s, materializing engine {:.2} s, IR {:.2} s, verify {:.2} s \
-         ({} transfers, {} us)",
-        secs(t0, t1),
-        secs(t1, t2),
-        secs(t2, t3),
-        secs(t3, Instant::now()),
-        s.transfers.len(),
-        quick.time_us
-    );
-    assert_eq!(quick.time_us, out.time_us);
 }
 
 #[test]

@@ -108,17 +108,3 @@ fn modes() {
     assert_eq!(LpMode::parse("auto").unwrap(), LpMode::Auto);
     assert!(LpMode::parse("sometimes").is_err());
 }
-
-/// Sizes of the LP on the test topologies (`cargo test ... lp::tests::print_sizes -- --ignored --nocapture`).
-#[test]
-#[ignore]
-fn print_sizes() {
-    for spec in
-        ["ring:6", "biring:6", "torus:3x4", "mi250:1", "dgx-a100:1", "dgx-a100:2", "dgx-a100:3", "mi250:2", "torus:4x4"]
-    {
-        let s = size(&from_spec(spec).unwrap()).unwrap();
-        eprintln!("{spec}: {} variables, {} constraints", s.variables, s.constraints);
-    }
-    let s = size(&fig2(r(1, 1))).unwrap();
-    eprintln!("fig2: {} variables, {} constraints", s.variables, s.constraints);
-}
