@@ -121,62 +121,6 @@ fn real_files_agree_with_the_runtime_model() {
     }
 }
 
-/// `cargo test -p collsynth-core export_buffers_tests::cost -- --ignored --nocapture`: per
-/// zoo topology, algorithm and collective, whether the fused lowering deadlocks under the
-/// call model (so `export` writes the unfused one), and what that costs: steps per rank
-/// (max over ranks) and the link-load bandwidth time of both programs.
-#[test]
-#[ignore = "measurement for docs/msccl.md"]
-fn cost() {
-    let specs = std::env::var("COST_SPECS").unwrap_or_else(|_| "ring:8,torus:2x4,dgx-a100:1,hypercube:3".into());
-    let mut tally = (0, 0, 0);
-    for spec in specs.split(',') {
-        let topo = from_spec(spec).unwrap();
-        for alg in synth::algorithms() {
-            for &c in alg.collectives.iter().filter(|c| **c != Collective::Allgatherv) {
-                let Ok(done) = api::synthesize(&topo, c, alg.name, &Request::default(), rat(1 << 20)) else { continue };
-                let pipeline = if done.schedule.n_steps().is_none() { 4 } else { 1 };
-                let o = lower::Options { pipeline, ..lower::Options::default() };
-                let (Ok(f), Ok(u)) =
-                    (lower::lower_with(&done.schedule, &o, true), lower::lower_with(&done.schedule, &o, false))
-                else {
-                    continue;
-                };
-                if !fused(&f) {
-                    continue;
-                }
-                let steps =
-                    |p: &Program| p.gpus.iter().map(|g| g.tbs.iter().map(|t| t.steps.len()).sum::<usize>()).max();
-                let time = |p: &Program| interp::link_loads(p, &topo).unwrap().1;
-                let verdict = interp::check(&f);
-                let bad: Vec<&String> = verdict.iter().filter(|l| l.contains("deadlock")).collect();
-                // The old model: whole steps as messages, 2 (Simple) per connection, one
-                // iteration, i.e. this model at one call per step and one iteration.
-                let old = Buffers { proto: f.proto, max_count: MAX_COUNT - 1, iterations: 1 };
-                let old_ok = [Aliasing::InPlace, Aliasing::OutOfPlace]
-                    .into_iter()
-                    .all(|a| interp::run(&f, a, Some(old)).deadlock.is_none());
-                tally = (tally.0 + 1, tally.1 + usize::from(!old_ok), tally.2 + usize::from(!bad.is_empty()));
-                println!(
-                    "{spec} {} {}: old model {} | fused {} | steps/rank fused {:?} unfused {:?} | link time fused {} unfused {}",
-                    alg.name,
-                    c.name(),
-                    if old_ok { "ok" } else { "deadlock" },
-                    bad.first().map_or("ok".to_string(), |l| l.chars().take(110).collect()),
-                    steps(&f),
-                    steps(&u),
-                    time(&f),
-                    time(&u)
-                );
-            }
-        }
-    }
-    println!(
-        "fused lowerings: {}, deadlock under the old model: {}, under the call model: {}",
-        tally.0, tally.1, tally.2
-    );
-}
-
 /// BFB's allgather on mesh:2x3 fuses steps of several chunks; whole steps as messages (the
 /// old model) pass, but in runtime calls it hangs, so `export` writes it unfused and says why.
 #[test]
