@@ -5,7 +5,7 @@ slowest rank, schedule computation included. Same harness as `collsynth bench-mp
 from __future__ import annotations
 
 from collsynth import _core
-from collsynth.cli.mpi_cmds import launch_bench
+from collsynth.cli.bench_mpi import launch_bench
 
 NP = 4
 SIZES = [1, 1024, 65536, 262144]

@@ -484,3 +484,14 @@ def test_run_entry_point(n, tmp_path):
 def test_run_entry_point_missing_file(tmp_path):
     proc = run_entry(1, tmp_path / "missing.json")
     assert proc.returncode == 2 and "missing.json: cannot read file" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("module", ["collsynth.mpi.run", "collsynth.run"])
+def test_mpi_entry_point_and_its_alias_start(module):
+    """`collsynth run` starts `python -m collsynth.mpi.run`; the first documented name
+    `python -m collsynth.run` stays the same entry point."""
+    proc = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--size SIZE" in proc.stdout and "program" in proc.stdout

@@ -302,7 +302,7 @@ def test_api_raises_bad_input_not_overflow():
 
 def test_one_size_parser_for_every_command():
     from collsynth._core import size_bytes
-    from collsynth.cli.mpi_cmds import parse_sizes
+    from collsynth.cli.bench_mpi import parse_sizes
 
     assert size_bytes("1MB") == "1000000" and size_bytes("1MiB") == str(1 << 20)
     assert parse_sizes("1MB,1MiB,1e+3") == [10**6, 1 << 20, 1000]

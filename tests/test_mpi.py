@@ -104,7 +104,7 @@ def test_collectives_under_mpiexec(np_):
 
 def test_parse_sizes_and_table():
     from collsynth import BadInput
-    from collsynth.cli.mpi_cmds import osu_table, parse_sizes
+    from collsynth.cli.bench_mpi import osu_table, parse_sizes
 
     assert parse_sizes("0,1,4KiB,1MiB,2KiB,1MB") == [0, 1, 4096, 1 << 20, 2048, 10**6]
     with pytest.raises(BadInput):

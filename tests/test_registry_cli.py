@@ -95,3 +95,32 @@ def test_infeasible_is_exit_2_does_not_apply_because():
     ]
     # `auto` skips it and picks another algorithm.
     run_cli("synth", str(data), "-c", "broadcast", "-a", "auto", "--root", "14")
+
+
+def test_infeasible_is_its_own_exception_and_a_bad_input():
+    """The core's Infeasible arrives as collsynth.Infeasible (a BadInput, so `except BadInput`
+    and exit 2 still hold); malformed input stays a plain BadInput."""
+    import collsynth
+
+    data = Path(__file__).parent / "data" / "switches_cannot_forward_broadcast.json"
+    with pytest.raises(collsynth.Infeasible, match="switches cannot forward a broadcast"):
+        collsynth.synthesize(str(data), "broadcast", "forestcoll", root=14)
+    assert issubclass(collsynth.Infeasible, collsynth.BadInput)
+    with pytest.raises(collsynth.BadInput, match="--max-trees: 'x' is not a whole number") as bad:
+        collsynth.synthesize("ring:4", "allgather", "forestcoll", max_trees="x")
+    assert not isinstance(bad.value, collsynth.Infeasible)
+
+
+def test_algorithm_option_help_comes_from_the_core_registry():
+    """`synth --help` shows every algorithm option with the core's one line of help and the
+    algorithms that take it; no placeholder text."""
+    from collsynth import _core
+
+    out = " ".join(run_cli("synth", "--help").stdout.split())
+    assert "issues/README" not in out
+    options = _core.algorithm_options()
+    assert [n for n, _ in options][:2] == ["max-trees", "allreduce-lp"]
+    for name, help_line in options:
+        takers = [a[0] for a in _core.algorithms() if name in a[3]]
+        assert takers, name
+        assert f"--{name} VALUE {help_line} [{', '.join(takers)}]" in out, name

@@ -5,12 +5,13 @@ the Python API, the ``collsynth`` command line and plots.
 """
 
 from collsynth import msccl
-from collsynth._core import BadInput, InternalError, __version__
+from collsynth._core import BadInput, Infeasible, InternalError, __version__
 from collsynth.schedule import Schedule, algorithms, bound, synthesize
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
 
 __all__ = [
     "BadInput",
+    "Infeasible",
     "InternalError",
     "Link",
     "Node",

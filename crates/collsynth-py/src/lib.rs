@@ -25,11 +25,13 @@ mod msccl;
 mod tacos;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
+create_exception!(_core, Infeasible, BadInput, "No schedule exists for this request (a BadInput: exit status 2).");
 create_exception!(_core, InternalError, PyRuntimeError, "A bug inside collsynth: exit status 1.");
 
 pub(crate) fn to_py(e: CollsynthError) -> PyErr {
     match e {
-        CollsynthError::BadInput(m) | CollsynthError::Infeasible(m) => BadInput::new_err(m),
+        CollsynthError::BadInput(m) => BadInput::new_err(m),
+        CollsynthError::Infeasible(m) => Infeasible::new_err(m),
         CollsynthError::Internal(m) => InternalError::new_err(m),
     }
 }
@@ -375,6 +377,12 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<&'static str>, Vec<&'sta
         .collect()
 }
 
+/// Every algorithm option with its one line of help: (name, help), in the CLI's order.
+#[pyfunction]
+fn algorithm_options() -> Vec<(&'static str, &'static str)> {
+    synth::OPTIONS.iter().map(|o| (o.name, o.help)).collect()
+}
+
 /// Bytes of a size string (`1GiB`, `12MB`, `4096`), exact as "p/q".
 #[pyfunction]
 fn size_bytes(size: &str) -> PyResult<String> {
@@ -391,6 +399,7 @@ fn families() -> Vec<(&'static str, &'static str, &'static str, Vec<&'static str
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", collsynth_core::VERSION)?;
     m.add("BadInput", m.py().get_type::<BadInput>())?;
+    m.add("Infeasible", m.py().get_type::<Infeasible>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_class::<PyTopology>()?;
     m.add_class::<PySchedule>()?;
@@ -398,6 +407,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(synthesize, m)?)?;
     m.add_function(wrap_pyfunction!(bounds, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm_options, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     bfb::register(m)?;
     circulant::register(m)?;

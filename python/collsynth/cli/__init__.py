@@ -11,21 +11,24 @@ import warnings
 
 from collsynth._core import BadInput, InternalError
 from collsynth.cli import (
+    bench_mpi,
     bound,
     circulant,
     compare,
     demo,
+    export,
     find,
-    mpi_cmds,
-    msccl_cmds,
-    schedule_file,
+    run,
+    simulate,
     synth,
     topo,
+    verify,
 )
 from collsynth.cli.common import OneLineParser, fail
 from collsynth.fileio import Terminated, remove_temp_files_on_signals
 
-COMMANDS = [topo, bound, synth, schedule_file, msccl_cmds, compare, find, circulant, mpi_cmds, demo]
+# One module per command (`bench_mpi` for `bench-mpi`), in the order `collsynth --help` lists them.
+COMMANDS = [topo, bound, synth, verify, simulate, export, run, compare, find, circulant, bench_mpi, demo]
 
 
 def build_parser() -> OneLineParser:

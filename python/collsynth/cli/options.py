@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from collsynth._core import algorithm_options, algorithms
+
 # The largest whole number an option passes to the core (its counts are 64-bit); the core's
 # own checks then say what is sensible for each.
 MAX_WHOLE = 2**63 - 1
@@ -40,23 +42,10 @@ def seconds(text: str) -> float:
 
 COLLECTIVES = ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce", "allgatherv"]
 
-# Algorithm options: passed to the chosen algorithm only when given; an algorithm that does
-# not take one rejects it (exit 2) instead of ignoring it.
-ALGORITHM_OPTIONS = [
-    "max-trees",
-    "allreduce-lp",
-    "chunks-per-npu",
-    "seed",
-    "restarts",
-    "ranks",
-    "switch-mode",
-    "blocks",
-    "counts",
-    "chunks",
-    "hetero",
-    "bi-method",
-    "variant",
-]
+# Algorithm options, (name, one line of help) as the core's registry states them: passed to
+# the chosen algorithm only when given; an algorithm that does not take one rejects it (exit 2)
+# instead of ignoring it.
+ALGORITHM_OPTIONS = algorithm_options()
 
 
 def add_collective(p, required: bool = True) -> None:
@@ -72,15 +61,19 @@ def add_collective(p, required: bool = True) -> None:
 
 
 def add_algorithm_options(p) -> None:
-    for name in ALGORITHM_OPTIONS:
-        p.add_argument(
-            f"--{name}", default=None, metavar="VALUE", help="algorithm option (see issues/README)"
+    takers = {name: [a[0] for a in algorithms() if name in a[3]] for name, _ in ALGORITHM_OPTIONS}
+    g = p.add_argument_group("algorithm options (the algorithms that take each are in brackets)")
+    for name, help_line in ALGORITHM_OPTIONS:
+        g.add_argument(
+            f"--{name}", default=None, metavar="VALUE", help=f"{help_line} [{', '.join(takers[name])}]"
         )
 
 
-def algorithm_options(args) -> dict[str, str]:
+def given_algorithm_options(args) -> dict[str, str]:
     return {
-        name: str(v) for name in ALGORITHM_OPTIONS if (v := getattr(args, name.replace("-", "_"))) is not None
+        name: str(v)
+        for name, _ in ALGORITHM_OPTIONS
+        if (v := getattr(args, name.replace("-", "_"))) is not None
     }
 
 

@@ -14,8 +14,8 @@ from collsynth.cli.options import (
     add_collective,
     add_msccl_options,
     add_pipeline,
-    algorithm_options,
     check_pipeline,
+    given_algorithm_options,
     msccl_given,
     msccl_kwargs,
 )
@@ -51,7 +51,9 @@ def register(sub) -> None:
 
 def _tacos_time(topo: Topology, args) -> tuple[dict, list[list]]:
     """TACOS's own clock (for point-to-point topologies the simulator's time)."""
-    r = _core.tacos_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    r = _core.tacos_time(
+        topo._core, args.collective, args.root, given_algorithm_options(args), str(args.size)
+    )
     keys = {
         "time_us": r["time_us"],
         "synthesis_seconds": r["synthesis_seconds"],
@@ -70,7 +72,7 @@ def _tacos_time(topo: Topology, args) -> tuple[dict, list[list]]:
 def _bfb_time(topo: Topology, args) -> tuple[dict, list[list]]:
     """BFB's plans alone: the alpha-beta terms, T_L and T_B exactly as the emitted schedule
     would get them; `time_us` is the analytic model's (the simulator needs the transfers)."""
-    r = _core.bfb_time(topo._core, args.collective, args.root, algorithm_options(args), str(args.size))
+    r = _core.bfb_time(topo._core, args.collective, args.root, given_algorithm_options(args), str(args.size))
     details = {k: json.loads(v) for k, v in r.pop("details")}
     keys = {**r, **details}
     time_us = keys["alpha_beta_us"]
@@ -182,7 +184,7 @@ def run(args) -> int:
     if args.output:
         check_output_dir(args.output)
     topo = Topology.resolve(args.topo)
-    options = algorithm_options(args)
+    options = given_algorithm_options(args)
     sched = run_with_progress(
         lambda: synthesize(topo, args.collective, args.algorithm, root=args.root, size=args.size, **options),
         f"{args.algorithm}: synthesizing and verifying",

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write the JSON result here (rank 0) instead of stdout")
     args = ap.parse_args(argv)
     comm = collectives.comm_world()
-    from collsynth.cli.mpi_cmds import parse_sizes  # the one size parser (the core's)
+    from collsynth.cli.bench_mpi import parse_sizes  # the one size parser (the core's)
 
     result = run(comm, parse_sizes(args.sizes), args.reps, args.ops.split(","))
     if comm.Get_rank() == 0:

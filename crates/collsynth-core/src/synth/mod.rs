@@ -47,6 +47,54 @@ pub struct Algorithm {
     pub synthesize: fn(&Topology, Collective, &Request) -> Result<Schedule>,
 }
 
+/// One algorithm option (`--NAME VALUE` on the command line) and its one line of help: the
+/// only place an option is described. An [`Algorithm`] lists the names it takes.
+pub struct AlgorithmOption {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// Every algorithm option, in the order the CLI shows them. `size` is absent on purpose: the
+/// CLI's own `--size` fills [`Request::size`], which TACOS reads before its `size` option.
+pub const OPTIONS: &[AlgorithmOption] = &[
+    AlgorithmOption { name: "max-trees", help: "at most K spanning trees per root (whole number K >= 1)" },
+    AlgorithmOption {
+        name: "allreduce-lp",
+        help: "solve the allreduce LP: auto (default), always or never (then reduce-scatter + allgather)",
+    },
+    AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
+    AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },
+    AlgorithmOption { name: "restarts", help: "randomised runs, the fastest kept (at least 1, default 1)" },
+    AlgorithmOption { name: "ranks", help: "synthesize on these ranks only, e.g. 0-3,8 (the rest only forward)" },
+    AlgorithmOption {
+        name: "switch-mode",
+        help: "switches as shared ports (ports, default) or as links to the next D ranks (unwind:D)",
+    },
+    AlgorithmOption { name: "blocks", help: "blocks the buffer is cut into (at least 1; default: the cost model's)" },
+    AlgorithmOption {
+        name: "counts",
+        help: "allgatherv bytes per rank, comma-separated, zeros allowed (default: equal)",
+    },
+    AlgorithmOption { name: "chunks", help: "cut every shard into exactly P equal chunks (discrete chunked BFB)" },
+    AlgorithmOption {
+        name: "hetero",
+        help: "1/true: balance link time with per-link latency and bandwidth (heterogeneous BFB)",
+    },
+    AlgorithmOption {
+        name: "bi-method",
+        help: "schedule of a bi(G) topology: auto (default), split (G -> G^T isomorphism) or union",
+    },
+    AlgorithmOption {
+        name: "variant",
+        help: "allreduce: census (latency-optimal) or rs-ag (bandwidth-optimal); default: the cost model's",
+    },
+];
+
+/// The help line of option `name`; `None` for an option not in [`OPTIONS`].
+pub fn option_help(name: &str) -> Option<&'static str> {
+    OPTIONS.iter().find(|o| o.name == name).map(|o| o.help)
+}
+
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
     [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()

@@ -115,3 +115,18 @@ on_random_topologies! {
     rhd_on_random_topologies: "rhd", 16;
     dbt_on_random_topologies: "dbt", 16;
 }
+
+/// Every option an algorithm takes has its one line of help in `synth::OPTIONS` (but TACOS's
+/// `size`, which the CLI's `--size` fills), and every described option is taken by some algorithm.
+#[test]
+fn every_option_is_described_once_and_used() {
+    let taken: Vec<&str> = synth::algorithms().iter().flat_map(|a| a.options.iter().copied()).collect();
+    for name in &taken {
+        assert!(*name == "size" || synth::option_help(name).is_some_and(|h| !h.is_empty()), "--{name} has no help");
+    }
+    for (i, o) in synth::OPTIONS.iter().enumerate() {
+        assert!(taken.contains(&o.name), "--{} is taken by no algorithm", o.name);
+        assert!(!o.help.contains('\n'), "--{}: help is not one line", o.name);
+        assert!(synth::OPTIONS[..i].iter().all(|p| p.name != o.name), "--{} described twice", o.name);
+    }
+}

@@ -1,0 +1,105 @@
+"""`collsynth verify SCHEDULE.json|FILE.xml`: a schedule file by the verifier, an MSCCL XML by
+both runtimes' parser rules and symbolic execution; and the loaders the other schedule-file
+commands share (`simulate`, `export`, `run`)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from collsynth import msccl
+from collsynth._core import BadInput
+from collsynth.cli.common import console, emit_json, table
+from collsynth.fileio import read_text
+from collsynth.schedule import Schedule
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="verify a schedule file or an MSCCL XML by symbolic execution")
+    p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml")
+    p.add_argument("--topology", metavar="TOPO", help="FILE.xml only: report link loads on TOPO")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run_verify)
+
+
+def load(path: str) -> Schedule:
+    if path.lower().endswith(".xml"):
+        raise BadInput(f"{path}: an MSCCL XML file; `collsynth verify` and `collsynth run` take it")
+    return Schedule.load(path)
+
+
+def verified(path: str) -> Schedule:
+    sched = Schedule.load(path)
+    try:
+        sched.verify()
+    except BadInput as e:
+        raise BadInput(f"{path}: {e}") from None
+    return sched
+
+
+def run_verify(args) -> int:
+    if args.schedule.lower().endswith(".xml"):
+        return run_verify_xml(args)
+    if args.topology:
+        raise BadInput("--topology applies to MSCCL XML files only (a schedule file embeds its topology)")
+    sched = load(args.schedule)
+    try:
+        report = sched.verify()
+    except BadInput as e:
+        raise BadInput(f"{args.schedule}: {e}") from None
+    if args.json:
+        emit_json({"schedule": args.schedule, "valid": True, **report})
+    else:
+        console.print(
+            f"{args.schedule}: valid {sched.collective} schedule ({sched.algorithm}, "
+            f"{report['transfers']} transfers, depth {report['depth']}, N={sched.n_ranks})"
+        )
+    return 0
+
+
+def run_verify_xml(args) -> int:
+    """Both runtimes' parser rules, then symbolic execution; exit 2 if no runtime would run it
+    correctly (the report says why), 0 otherwise."""
+    from collsynth.topology import Topology
+
+    text = read_text(args.schedule)
+    topo = Topology.resolve(args.topology) if getattr(args, "topology", None) else None
+    v = msccl.validate(text, topo)
+    if args.json:
+        emit_json({"file": args.schedule, **v})
+    else:
+        print_validation(args.schedule, v)
+    if not v["ok"]:
+        raise BadInput(f"{args.schedule}: not a valid MSCCL program: {v['refusal']}")
+    return 0
+
+
+def print_validation(path: str, v: dict) -> None:
+    rows = []
+    for dialect, problems in v["dialects"].items():
+        verdict = "accepted" if not problems else f"rejected: {problems[0]}"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        rows.append([f"{dialect} runtime", verdict + more])
+    if "collective" in v:
+        modes = [m for m, on in (("in-place", v["inplace"]), ("out-of-place", v["outofplace"])) if on]
+        rows.append(["program", f"{v['collective']}, {v['ngpus']} ranks, {v['nchunksperloop']} chunks/loop"])
+        rows.append(["thread blocks", f"{v['thread_blocks']} per rank max, {v['max_steps']} steps max"])
+        execution = "correct" if not v["execution"] else v["execution"][0]
+        rows.append(
+            [
+                "execution",
+                f"{execution} ({', '.join(modes)}; unbounded buffers, and the runtime's buffers "
+                "at every maxAllowedCount)",
+            ]
+        )
+    if "bandwidth_time_per_byte" in v:
+        num, _, den = v["bandwidth_time_per_byte"].partition("/")
+        algbw = int(den or 1) / int(num) if int(num) else float("inf")
+        rows.append(
+            ["bandwidth time", f"{v['bandwidth_time_per_byte']} ns per byte of M (algbw {algbw:.2f} GB/s)"]
+        )
+        if v["link_loads"]:
+            src, dst, load = max(v["link_loads"], key=lambda r: Fraction(r[2]))
+            rows.append(["heaviest link", f"{src} -> {dst}: {load} of M"])
+    console.print(table(path, [("", "left"), ("", "left")], rows))
+    for p in v["execution"][1:]:
+        console.print(f"  {p}")
