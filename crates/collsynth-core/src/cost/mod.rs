@@ -32,13 +32,13 @@
 //! ```
 
 pub mod alpha_beta;
-pub mod direct;
+pub mod latency_bandwidth;
 pub mod loads;
 pub mod simulator;
 pub mod tuning;
 
 pub use alpha_beta::{alpha_beta, Estimate};
-pub use direct::{direct_costs, DirectCosts};
+pub use latency_bandwidth::{latency_bandwidth_costs, LatencyBandwidthCosts};
 pub use loads::{bandwidth_term_us, link_loads, ByteLayout};
 pub use simulator::{simulate, SimResult};
 

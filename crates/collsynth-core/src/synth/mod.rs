@@ -4,9 +4,9 @@
 
 pub mod baselines;
 pub mod bfb;
-pub mod circulant;
 pub mod forestcoll;
 pub mod tacos;
+pub mod traff;
 
 #[cfg(test)]
 mod registry_tests;
@@ -49,7 +49,7 @@ pub struct Algorithm {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
+    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, traff::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {
