@@ -102,7 +102,7 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         }
         _ => {}
     }
-    let s = transform::split(s, o.pipeline.max(1));
+    let s = transform::pipelined(s, o.pipeline.max(1));
     let grid = grid::Grid::new(&s)?;
     let ops = operations(&s, fuse)?;
     let tries: Vec<usize> = match o.channels {

@@ -17,7 +17,7 @@ use super::graph::Graph;
 use super::hash::Fast;
 use super::in_parallel;
 use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Problem};
-use super::split::Split;
+use super::transport::Transport;
 use crate::flow::Cap;
 use crate::rational::Rat;
 use std::collections::HashMap;
@@ -94,7 +94,7 @@ struct Scratch {
     tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
     caps: Vec<Cap>,
-    split: Split,
+    transport: Transport,
 }
 
 impl Scratch {
@@ -119,7 +119,7 @@ impl Scratch {
             if share_bound(&self.classes, |k| ins[k].cap) <= floor {
                 return None;
             }
-            match self.split.fits(&self.classes, &self.caps, floor) {
+            match self.transport.fits(&self.classes, &self.caps, floor) {
                 Ok(()) => return None,
                 Err(ratio) => start = Some(ratio),
             }
