@@ -58,7 +58,7 @@ pub mod time_only;
 mod time_only_tests;
 mod transport;
 
-pub use plan::{plan, Plan};
+pub use plan::{plan, BfbPlan};
 pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
 use super::{Algorithm, Request};

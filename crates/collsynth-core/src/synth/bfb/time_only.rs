@@ -3,10 +3,10 @@
 //!
 //! Why the plans suffice, exactly: every BFB transfer is one hop over an in-link (w, u) at
 //! its step, and that link carries only u's deliveries, so at step t the busiest link's time
-//! per shard is max_u of the plan's U_{u,t} ([`Plan::step_max`]; chunked or latency-aware,
+//! per shard is max_u of the plan's U_{u,t} ([`BfbPlan::step_max`]; chunked or latency-aware,
 //! the plan stores the recorded splits' busiest link, which is what the transfers load).
 //! The largest latency of a step is the largest over the links that carry data at it
-//! ([`Plan::step_latency`]; the plan is made without recording its deliveries). The
+//! ([`BfbPlan::step_latency`]; the plan is made without recording its deliveries). The
 //! reduce-scatter is the transpose's allgather reversed: its steps in reverse order, each
 //! link reversed onto one of the same bandwidth and latency; allreduce runs both in sequence.
 //! So the analytic model (`cost::alpha_beta`'s step model) and the direct-connect factors
@@ -15,7 +15,7 @@
 
 use super::bi::{self, BiMethod};
 use super::phases::Phases;
-use super::{options, Plan};
+use super::{options, BfbPlan};
 use crate::cost::latency_bandwidth::LatencyBandwidthCosts;
 use crate::error::{CollsynthError, Result};
 use crate::ir::Collective;
@@ -124,6 +124,6 @@ fn from_steps(
 }
 
 /// Steps 1..=D of `p`'s allgather, in order.
-fn step_costs(p: &Plan) -> Vec<StepCost> {
+fn step_costs(p: &BfbPlan) -> Vec<StepCost> {
     (1..=p.steps).map(|t| StepCost { alpha: p.step_latency(t), load: p.step_max(t) }).collect()
 }

@@ -185,11 +185,11 @@ mod tests {
     use super::Transport;
     use crate::flow::Cap;
     use crate::rational::Rat;
-    use crate::synth::bfb::solve::{solve, Problem};
+    use crate::synth::bfb::solve::{solve, Subproblem};
     use proptest::prelude::*;
 
-    fn problem(classes: &[(u64, Cap)], caps: &[Cap]) -> Problem {
-        Problem::of_classes(caps.to_vec(), classes)
+    fn problem(classes: &[(u64, Cap)], caps: &[Cap]) -> Subproblem {
+        Subproblem::of_classes(caps.to_vec(), classes)
     }
 
     /// The answer at `floor` against the solver: Ok iff U* <= floor, else a ratio in
