@@ -221,8 +221,8 @@ pub struct Evaluation {
     /// Bound bandwidth term / schedule bandwidth term (exact), capped at 1 (see README).
     pub optimality: Rat,
     pub steps: usize,
-    /// The direct-connect paper's T_L / alpha and T_B / (M/B) (`cost::direct`).
-    pub direct: cost::DirectCosts,
+    /// The direct-connect paper's T_L / alpha and T_B / (M/B) (`cost::latency_bandwidth`).
+    pub direct: cost::LatencyBandwidthCosts,
 }
 
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
@@ -246,7 +246,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         busbw_gbps: algbw * s.collective.busbw_factor(s.n_ranks),
         optimality,
         steps: s.steps(),
-        direct: cost::direct_costs(s, topo),
+        direct: cost::latency_bandwidth_costs(s, topo),
     })
 }
 

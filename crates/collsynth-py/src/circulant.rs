@@ -2,7 +2,7 @@
 //! MPI runtime (`collsynth.mpi`) and `collsynth circulant check` call. See docs/circulant.md.
 
 use crate::guard;
-use collsynth_core::synth::circulant as core;
+use collsynth_core::synth::traff as core;
 use collsynth_core::CollsynthError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

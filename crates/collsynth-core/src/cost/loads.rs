@@ -52,7 +52,7 @@ impl ByteLayout {
     }
 
     /// The `k + 1` byte offsets that bound the `k` pipeline sub-chunks of `piece`, exactly as
-    /// [`crate::ir::transform::split`] cuts it: sub-chunk j is `[b[j], b[j + 1])`, `b[0]` and
+    /// [`crate::ir::transform::pipelined`] cuts it: sub-chunk j is `[b[j], b[j + 1])`, `b[0]` and
     /// `b[k]` are the ends of [`Self::range`]. `k = 1` gives the piece's range.
     pub fn boundaries(&self, piece: &Piece, k: usize) -> Vec<u64> {
         let k = k.max(1);

@@ -32,13 +32,13 @@
 //! ```
 
 pub mod alpha_beta;
-pub mod direct;
+pub mod latency_bandwidth;
 pub mod loads;
 pub mod simulator;
 pub mod tuning;
 
 pub use alpha_beta::{alpha_beta, Estimate};
-pub use direct::{direct_costs, DirectCosts};
+pub use latency_bandwidth::{latency_bandwidth_costs, LatencyBandwidthCosts};
 pub use loads::{bandwidth_term_us, link_loads, ByteLayout};
 pub use simulator::{simulate, SimResult};
 
@@ -198,7 +198,7 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::*;
     use super::*;
-    use crate::ir::transform::split;
+    use crate::ir::transform::pipelined;
     use crate::rational::to_f64;
     use crate::zoo::from_spec;
 
@@ -234,7 +234,7 @@ mod tests {
         }
     }
 
-    /// Pipelining is applied as `ir::transform::split`: simulating with k sub-chunks is
+    /// Pipelining is applied as `ir::transform::pipelined`: simulating with k sub-chunks is
     /// bit-for-bit the same as simulating the split schedule, and the analytic model does
     /// not change at all.
     #[test]
@@ -245,7 +245,7 @@ mod tests {
             let s = ring_allreduce_n(&topo);
             let size = Rat::from_integer(m);
             for k in [2usize, 3, 7] {
-                let split_s = split(&s, k);
+                let split_s = pipelined(&s, k);
                 let a = simulate(&s, &topo, size, k).unwrap();
                 let b = simulate(&split_s, &topo, size, 1).unwrap();
                 assert_eq!(a.time_us.to_bits(), b.time_us.to_bits(), "{spec} k={k}");

@@ -1,7 +1,7 @@
 //! The event-driven, congestion-aware simulator: the common yardstick for comparing schedules.
 //!
 //! Model:
-//! * Pipelining with k sub-chunks per piece is [`crate::ir::transform::split`]: transfer i
+//! * Pipelining with k sub-chunks per piece is [`crate::ir::transform::pipelined`]: transfer i
 //!   becomes chunks (i, 0..k), chunk (i, j) carrying sub-piece j and depending on the chunks
 //!   (a, j) of i's dependencies. The split is not materialised (64 copies of a
 //!   two-million-transfer schedule, each with its own route and dependency vectors, would
@@ -540,7 +540,7 @@ mod tests {
     /// schedule materialised, one heap of every event ordered by (time, completion first,
     /// transfer, hop), and each link's FIFO as the time it becomes free.
     fn reference(s: &Schedule, topo: &Topology, size: Rat, k: usize) -> (f64, Vec<f64>) {
-        let s = crate::ir::transform::split(s, k);
+        let s = crate::ir::transform::pipelined(s, k);
         let layout = ByteLayout::new(&s, size);
         let bytes: Vec<f64> = s.pieces.iter().map(|p| layout.range(p)).map(|r| (r.end - r.start) as f64).collect();
         let mut pending: Vec<usize> = s.transfers.iter().map(|t| t.after.len()).collect();

@@ -3,7 +3,7 @@
 //! exactly by BFB (`bfb::plan`: T_L = steps = diameter, exact tau). Evaluations are cached
 //! for the life of the process, so a sweep over many N pays for each base once.
 
-use super::circulant::CirculantBfs;
+use super::circulant_bfs::CirculantBfs;
 use super::{Candidate, FactorKey};
 use crate::error::Result;
 use crate::synth::bfb::{self, Symmetry};

@@ -7,7 +7,7 @@
 //! the few members whose prediction is not provably BFB's, and for the all-to-all figure.
 
 pub mod candidates;
-mod circulant;
+mod circulant_bfs;
 pub mod predict;
 pub mod search;
 pub mod sweep;

@@ -190,7 +190,7 @@ fn sweep_rows_are_the_frontiers() {
 /// members owe their values to A.6's split (better than BFB on the union).
 #[test]
 fn bi_members_carry_synth_values() {
-    use crate::cost::direct_costs;
+    use crate::cost::latency_bandwidth_costs;
     use crate::ir::Collective;
     let mut split = 0;
     for (n, d) in [(16, 4), (24, 4), (32, 4), (64, 4), (128, 4), (36, 6)] {
@@ -202,7 +202,7 @@ fn bi_members_carry_synth_values() {
             let s = crate::api::synthesize(&topo, Collective::Allgather, "bfb", &Default::default(), rat(1 << 20))
                 .unwrap()
                 .schedule;
-            let m = direct_costs(&s, &topo);
+            let m = latency_bandwidth_costs(&s, &topo);
             assert_eq!((m.latency_steps, m.bandwidth_factor), (c.steps, c.tau), "{}", c.expr);
             let union = super::candidates::measure(c.expr.clone(), &topo, d).unwrap();
             split += usize::from((union.steps, union.tau) != (c.steps, c.tau));

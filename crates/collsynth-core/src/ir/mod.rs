@@ -5,7 +5,7 @@
 //! (exact sub-intervals). A schedule is a DAG of *transfers*: one piece from one rank to
 //! another along a route of physical links, copied or reduced, after its dependencies.
 //! Trees are transfers whose `after` is the parent edge; step schedules also set `step`.
-//! Pipelining is not stored: [`transform::split`] applies it when costing or simulating.
+//! Pipelining is not stored: [`transform::pipelined`] applies it when costing or simulating.
 
 pub mod json;
 pub mod transform;

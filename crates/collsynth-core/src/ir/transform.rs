@@ -224,8 +224,8 @@ pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
 
 /// Split every piece into `k` equal sub-pieces (pipelining): transfer i becomes k
 /// transfers, the j-th carrying sub-piece j and depending on the j-th copies of its
-/// dependencies. Steps are kept. `split(s, 1)` is `s`.
-pub fn split(s: &Schedule, k: usize) -> Schedule {
+/// dependencies. Steps are kept. `pipelined(s, 1)` is `s`.
+pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
     if k <= 1 {
         return s.clone();
     }

@@ -86,7 +86,7 @@ fn refinement_keeps_data_dependencies_per_sub_piece() {
     assert_eq!(fine.transfers[1].after, vec![0]);
     assert!(fine.transfers[2].after.is_empty() && fine.transfers[3].after.is_empty());
     // A dependency on a transfer that carries the same sub-piece follows that sub-piece only.
-    let split_first = split(&rs, 2);
+    let split_first = pipelined(&rs, 2);
     let fine = refine(&split_first, &common_pieces(&split_first, &rs).unwrap()).unwrap();
     assert_eq!(fine, split_first);
     // Identity on its own pieces.

@@ -102,7 +102,7 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         }
         _ => {}
     }
-    let s = transform::split(s, o.pipeline.max(1));
+    let s = transform::pipelined(s, o.pipeline.max(1));
     let grid = grid::Grid::new(&s)?;
     let ops = operations(&s, fuse)?;
     let tries: Vec<usize> = match o.channels {
@@ -112,7 +112,7 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
     let mut why = String::new();
     for c in tries {
         for spread in [assign::Spread::ByPiece, assign::Spread::ByConnection] {
-            let plan = assign::Plan::new(&s, &grid, &ops, c, spread, fuse);
+            let plan = assign::TbAssignment::new(&s, &grid, &ops, c, spread, fuse);
             match emit::program(&s, &grid, &ops, &plan, o) {
                 Ok(p) => return Ok(p),
                 Err(Failure::Limit(m)) => why = m,

@@ -4,9 +4,9 @@
 
 pub mod baselines;
 pub mod bfb;
-pub mod circulant;
 pub mod forestcoll;
 pub mod tacos;
+pub mod traff;
 
 #[cfg(test)]
 mod registry_tests;
@@ -97,7 +97,7 @@ pub fn option_help(name: &str) -> Option<&'static str> {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, circulant::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
+    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, traff::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {

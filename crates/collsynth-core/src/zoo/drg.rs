@@ -4,7 +4,7 @@
 //! `n0..` in construction order. Every distance-regular graph has a bandwidth-optimal BFB
 //! schedule (the paper's Thm 18).
 
-use super::direct::{adjacency, bad, from_edges};
+use super::direct_connect::{adjacency, bad, from_edges};
 use super::{Family, Spec};
 use crate::error::Result;
 use crate::topology::Topology;

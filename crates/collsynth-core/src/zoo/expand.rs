@@ -18,7 +18,7 @@
 //!   rank and `power^2(complete:4)` is `hamming:2,4`.
 //! - `bi(G)`: G's nodes, names and ranks unchanged, so `bi(ring:5)` is `biring:5`.
 
-use super::direct::MAX_NODES;
+use super::direct_connect::MAX_NODES;
 use super::spec::Expr;
 use super::Spec;
 use crate::error::{CollsynthError, Result};

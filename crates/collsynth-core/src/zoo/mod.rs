@@ -11,12 +11,12 @@ pub mod symmetry;
 pub mod transpose_iso;
 
 mod clusters;
-mod direct;
+mod direct_connect;
 mod drg;
 mod machines;
 mod rings;
 
-pub use direct::kautz_drops_loops;
+pub use direct_connect::kautz_drops_loops;
 pub use spec::{Expr, LinkParams, Spec};
 pub use symmetry::vertex_transitive;
 
@@ -38,7 +38,7 @@ pub struct Family {
 /// Every family, in the order `topo list` shows them.
 pub fn families() -> Vec<&'static Family> {
     let mut all: Vec<&'static Family> = Vec::new();
-    for group in [rings::FAMILIES, direct::FAMILIES, drg::FAMILIES, clusters::FAMILIES, machines::FAMILIES] {
+    for group in [rings::FAMILIES, direct_connect::FAMILIES, drg::FAMILIES, clusters::FAMILIES, machines::FAMILIES] {
         all.extend(group);
     }
     all

@@ -1,7 +1,7 @@
 //! Rings, grids and their relatives: `ring`, `biring`, `torus`, `mesh`, `twisted-torus`,
 //! `hypercube`, `hamming`.
 
-use super::direct::{bad, check_nodes, from_edges};
+use super::direct_connect::{bad, check_nodes, from_edges};
 use super::{node_name, Family, LinkParams, Spec};
 use crate::error::Result;
 use crate::rational::Rat;

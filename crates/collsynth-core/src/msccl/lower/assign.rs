@@ -15,7 +15,7 @@ pub struct TbSpec {
 }
 
 /// The assignment for one channel count.
-pub struct Plan {
+pub struct TbAssignment {
     pub channels: usize,
     /// Per rank: its thread blocks (communication ones, then one for local transfers if
     /// the rank has any; the initial-copy block is added by the emitter when needed).
@@ -42,7 +42,7 @@ pub enum Spread {
     ByConnection,
 }
 
-impl Plan {
+impl TbAssignment {
     /// Channel of transfer `t` among `channels`.
     pub fn channel(s: &Schedule, t: usize, channels: usize, spread: Spread) -> usize {
         let tr = &s.transfers[t];
@@ -54,9 +54,16 @@ impl Plan {
 
     /// Pair connections into thread blocks (receive-from-a with send-to-b where most
     /// forwards go a -> b), then fuse consecutive receive–send pairs of one block.
-    pub fn new(s: &Schedule, grid: &Grid, ops: &[Operation], channels: usize, spread: Spread, fuse: bool) -> Plan {
+    pub fn new(
+        s: &Schedule,
+        grid: &Grid,
+        ops: &[Operation],
+        channels: usize,
+        spread: Spread,
+        fuse: bool,
+    ) -> TbAssignment {
         let n = s.n_ranks;
-        let ch = |t: usize| Plan::channel(s, t, channels, spread);
+        let ch = |t: usize| TbAssignment::channel(s, t, channels, spread);
         // Connections in use and forwarding counts per (rank, channel).
         let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
         let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
@@ -112,7 +119,7 @@ impl Plan {
         };
         let send_tb = (0..s.transfers.len()).map(|i| tb_of(i, true));
         let recv_tb = (0..s.transfers.len()).map(|i| tb_of(i, false));
-        let mut plan = Plan {
+        let mut plan = TbAssignment {
             channels,
             tbs,
             send_tb: send_tb.collect(),

@@ -1,7 +1,7 @@
 //! Emission: thread-block programs in T, with the access chain of every (rank, slot, piece)
 //! turned into dependencies (`depid`/`deps`, extra ones in `nop` carriers).
 
-use super::assign::{Plan, TbSpec};
+use super::assign::{TbAssignment, TbSpec};
 use super::grid::Grid;
 use super::{default_size_range, Failure, Operation, Options};
 use crate::error::CollsynthError;
@@ -53,7 +53,7 @@ pub(super) fn program(
     s: &Schedule,
     grid: &Grid,
     ops: &[Operation],
-    plan: &Plan,
+    plan: &TbAssignment,
     o: &Options,
 ) -> Result<Program, Failure> {
     let mut e = Emitter::new(s, grid, plan);
@@ -92,7 +92,7 @@ fn kept_unreceived(s: &Schedule, grid: &Grid) -> Vec<Vec<usize>> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(s: &'a Schedule, grid: &'a Grid, plan: &Plan) -> Self {
+    fn new(s: &'a Schedule, grid: &'a Grid, plan: &TbAssignment) -> Self {
         let (i_chunks, o_chunks) = grid.io_chunks();
         let gpus = (0..s.n_ranks)
             .map(|r| Gpu {

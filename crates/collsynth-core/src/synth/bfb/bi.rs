@@ -16,7 +16,7 @@
 //! which was used.
 
 use super::{plan, schedule_with, synthesize as bfb_synthesize, Cap, Rat};
-use crate::cost::direct::direct_costs;
+use crate::cost::latency_bandwidth::latency_bandwidth_costs;
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::{compose, relabel, reverse, side_by_side};
 use crate::ir::{Collective, Schedule};
@@ -123,7 +123,7 @@ pub fn schedule(
     };
     let split = split_allgather(topo, &g, &iso)?;
     if method == BiMethod::Auto {
-        let c = direct_costs(&split.schedule, topo);
+        let c = latency_bandwidth_costs(&split.schedule, topo);
         let p = plan(topo)?;
         let candidates = format!(
             "{{\"split\": [{}, \"{}\"], \"union\": [{}, \"{}\"]}}",
@@ -164,7 +164,7 @@ impl Split {
             Collective::Allreduce => compose(&reverse(&ag, topo, topo)?, &ag, Collective::Allreduce)?,
             c => return Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
         };
-        let c = direct_costs(&s, topo);
+        let c = latency_bandwidth_costs(&s, topo);
         s.provenance.details = vec![
             method_detail("split"),
             ("bi_isomorphism".to_string(), format!("\"{}\"", self.isomorphism)),

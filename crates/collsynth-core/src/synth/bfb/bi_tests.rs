@@ -4,7 +4,7 @@
 //! options' errors.
 
 use crate::api;
-use crate::cost::direct_costs;
+use crate::cost::latency_bandwidth_costs;
 use crate::ir::{Collective, Schedule};
 use crate::rational::Rat;
 use crate::synth::Request;
@@ -26,7 +26,7 @@ fn synth(spec: &str, c: Collective, options: &[(&str, &str)]) -> Schedule {
 
 /// Measured (T_L, tau) of a schedule on its topology.
 fn measured(spec: &str, s: &Schedule) -> (usize, Rat) {
-    let c = direct_costs(s, &from_spec(spec).unwrap());
+    let c = latency_bandwidth_costs(s, &from_spec(spec).unwrap());
     (c.latency_steps, c.bandwidth_factor)
 }
 
@@ -140,7 +140,7 @@ fn time_only_takes_the_union_only() {
     for c in [Collective::Allgather, Collective::Allreduce] {
         let t = time_only(&from_spec(spec).unwrap(), c, &union, m).unwrap();
         let full = synth(spec, c, &[("bi-method", "union")]);
-        assert_eq!(t.direct, direct_costs(&full, &from_spec(spec).unwrap()));
+        assert_eq!(t.direct, latency_bandwidth_costs(&full, &from_spec(spec).unwrap()));
         assert_eq!(t.details, full.provenance.details);
     }
 }

@@ -10,7 +10,7 @@
 //! The plan does the rounding (per (u, t), in `plan_step`); this module holds
 //! the rule itself, the option and the public entry points.
 
-use super::plan::{plan_full, Plan};
+use super::plan::{plan_full, BfbPlan};
 use super::{allgather_with, allreduce_with, reduce_scatter_with};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
@@ -53,7 +53,7 @@ pub fn round(parts: &[(u32, Cap)], unit: Cap, p: Cap, out: &mut Vec<(u32, Cap)>)
 }
 
 /// The plan of `topo` with every shard in `p` chunks (see `plan_full`).
-pub fn plan(topo: &Topology, p: usize) -> Result<Plan> {
+pub fn plan(topo: &Topology, p: usize) -> Result<BfbPlan> {
     plan_full(topo, Some(checked(p)?), None)
 }
 

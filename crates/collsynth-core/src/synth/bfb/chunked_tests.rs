@@ -29,7 +29,7 @@ fn pieces_in_chunks(s: &Schedule, p: usize) -> bool {
 
 /// The chunked allgather of `t` with P = `p`: verified, D steps, pieces in 1/P chunks, its
 /// step cost from the transfers equal to the plan's, and the details reporting all three.
-fn checked(t: &Topology, p: usize) -> (Plan, Schedule) {
+fn checked(t: &Topology, p: usize) -> (BfbPlan, Schedule) {
     let pl = chunked::plan(t, p).unwrap();
     let s = chunked::allgather(t, p).unwrap();
     verify(&s, t).unwrap_or_else(|v| panic!("{} P={p}: {v}", t.name));
@@ -44,7 +44,7 @@ fn checked(t: &Topology, p: usize) -> (Plan, Schedule) {
 
 /// lcm of the denominators of every cut point of the unchunked plan: rounding to P chunks is a
 /// no-op exactly when P is a multiple of it.
-fn cut_lcm(pl: &Plan) -> i128 {
+fn cut_lcm(pl: &BfbPlan) -> i128 {
     (0..pl.n).flat_map(|v| pl.cuts(v).iter().map(|c| *c.denom())).fold(1, |a, b| a.lcm(&b))
 }
 

@@ -1,7 +1,7 @@
-//! Emission: a recorded [`Plan`] to an allgather [`Schedule`], one `Copy` transfer per piece
+//! Emission: a recorded [`BfbPlan`] to an allgather [`Schedule`], one `Copy` transfer per piece
 //! of every delivery, after the transfer that brought that piece to the sender.
 
-use super::plan::{Delivery, NodePlan, Plan, Via};
+use super::plan::{BfbPlan, Delivery, NodePlan, Via};
 use super::BFB;
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
@@ -11,7 +11,7 @@ use num_traits::{One, Zero};
 /// The allgather schedule of `p` with pieces cut at `cuts` (per shard, sorted, a superset of
 /// the plan's own cuts). Guarantees: pieces tile every shard; each (u, v) delivery is one
 /// transfer per piece of shard v over one link into u, after the piece's arrival at the sender.
-pub(super) fn emit(p: &Plan, cuts: &[Vec<Rat>]) -> Result<Schedule> {
+pub(super) fn emit(p: &BfbPlan, cuts: &[Vec<Rat>]) -> Result<Schedule> {
     if !p.recorded {
         return Err(CollsynthError::internal("bfb: a plan without its deliveries cannot be emitted"));
     }

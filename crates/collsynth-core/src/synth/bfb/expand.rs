@@ -16,7 +16,7 @@
 //! pointing to earlier transfers. Anything else is an internal error.
 
 use super::allgather as bfb_allgather;
-use crate::cost::direct::direct_costs;
+use crate::cost::latency_bandwidth::latency_bandwidth_costs;
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::{to_fraction_string, Rat};
@@ -68,7 +68,7 @@ fn mapped_expr(topo: &Topology) -> Option<Expr> {
 /// `provenance.details` of a mapped schedule: values are JSON literals.
 fn details(s: &Schedule, topo: &Topology, construction: &str) -> Vec<(String, String)> {
     let n = topo.n_ranks() as i128;
-    let c = direct_costs(s, topo);
+    let c = latency_bandwidth_costs(s, topo);
     vec![
         ("construction".to_string(), serde_json::Value::String(construction.to_string()).to_string()),
         ("steps".to_string(), c.latency_steps.to_string()),

@@ -5,7 +5,7 @@
 
 use super::super::{allgather, plan};
 use super::*;
-use crate::cost::direct::DirectCosts;
+use crate::cost::latency_bandwidth::LatencyBandwidthCosts;
 use crate::synth::{self, Request};
 use crate::topology::TopologyBuilder;
 use crate::verify::verify;
@@ -19,19 +19,19 @@ fn detail(s: &Schedule, key: &str) -> Option<String> {
 }
 
 /// The mapped allgather on `spec`, verified, with its costs.
-fn mapped(spec: &str) -> (Topology, Schedule, DirectCosts) {
+fn mapped(spec: &str) -> (Topology, Schedule, LatencyBandwidthCosts) {
     let t = topo(spec);
     let s = mapped_allgather(&t).unwrap().unwrap_or_else(|| panic!("{spec}: not mapped"));
     verify(&s, &t).unwrap_or_else(|v| panic!("{spec}: {v}"));
-    let c = direct_costs(&s, &t);
+    let c = latency_bandwidth_costs(&s, &t);
     (t, s, c)
 }
 
 /// Costs of plain BFB on `spec`.
-fn base_costs(spec: &str) -> (Topology, DirectCosts) {
+fn base_costs(spec: &str) -> (Topology, LatencyBandwidthCosts) {
     let t = topo(spec);
     let s = allgather(&t).unwrap();
-    let c = direct_costs(&s, &t);
+    let c = latency_bandwidth_costs(&s, &t);
     (t, c)
 }
 

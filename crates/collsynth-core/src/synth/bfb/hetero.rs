@@ -44,8 +44,8 @@
 //! of a `line^k(..)` / `degree*n(..)` expansion (Def 1/2 map the base's schedule, which is not
 //! latency-aware): both are `BadInput`.
 
-use super::plan::{plan_full, Plan};
-use super::solve::{Network, Problem, Solution};
+use super::plan::{plan_full, BfbPlan};
+use super::solve::{Network, Solution, Subproblem};
 use super::{allgather_with, allreduce_with, reduce_scatter_with};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
@@ -82,7 +82,7 @@ pub fn latency_rat(lat: f64) -> Result<Rat> {
 }
 
 /// The heterogeneous plan of `topo` for size `m` bytes.
-pub fn plan(topo: &Topology, m: Rat) -> Result<Plan> {
+pub fn plan(topo: &Topology, m: Rat) -> Result<BfbPlan> {
     plan_full(topo, None, Some(m))
 }
 
@@ -104,7 +104,7 @@ pub fn allreduce(topo: &Topology, m: Rat) -> Result<Schedule> {
 /// Solve one (u, t) problem: `p.caps` are the in-links' integer capacities c_w = B_w sigma,
 /// `alpha` their latencies (µs) and `k = sigma s` (so `cap_w(U) = (U - alpha_w) c_w / k`).
 /// Returns U0 (µs) as `optimum` and an optimal flow in units of 1 / `unit` shard.
-pub fn solve(p: &Problem, alpha: &[Rat], k: Rat) -> Solution {
+pub fn solve(p: &Subproblem, alpha: &[Rat], k: Rat) -> Solution {
     let m: Cap = p.counts.iter().sum();
     if m == 0 {
         return Solution { optimum: Rat::zero(), unit: 1, flows: Vec::new(), rounds: 0 };

@@ -39,7 +39,7 @@ fn link(t: &Topology, src: usize, dst: usize) -> u32 {
 /// N = 5 and M = 5000 bytes: a shard over 1 GB/s takes exactly 1 us.
 const M5: i128 = 5000;
 
-fn verified(t: &Topology, m: Rat) -> (Plan, Schedule) {
+fn verified(t: &Topology, m: Rat) -> (BfbPlan, Schedule) {
     let p = hetero::plan(t, m).unwrap();
     let s = hetero::allgather(t, m).unwrap();
     verify(&s, t).unwrap_or_else(|v| panic!("{}: {v}", t.name));

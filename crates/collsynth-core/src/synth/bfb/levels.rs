@@ -9,15 +9,15 @@
 //! t - 1): exactly the sender masks of the plan, built from word ANDs and one bit per
 //! (source, shortest-path sender) rather than one distance comparison per (source, in-link).
 //! Sources are grouped into the plan's classes (sender masks ascending, with counts), so each
-//! subproblem is the plan's own [`Problem`] and its optimum is exactly the plan's. Work:
+//! subproblem is the plan's own [`Subproblem`] and its optimum is exactly the plan's. Work:
 //! D N^2 d / 64 word operations, against N^2 d for the plan's BFS and mask scans, so this
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
 use super::graph::Graph;
 use super::hash::Fast;
 use super::in_parallel;
-use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Problem};
-use super::split::Split;
+use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Subproblem};
+use super::transport::Transport;
 use crate::flow::Cap;
 use crate::rational::Rat;
 use std::collections::HashMap;
@@ -94,7 +94,7 @@ struct Scratch {
     tally: HashMap<u64, Cap, Fast>,
     classes: Vec<(u64, Cap)>,
     caps: Vec<Cap>,
-    split: Split,
+    transport: Transport,
 }
 
 impl Scratch {
@@ -119,12 +119,12 @@ impl Scratch {
             if share_bound(&self.classes, |k| ins[k].cap) <= floor {
                 return None;
             }
-            match self.split.fits(&self.classes, &self.caps, floor) {
+            match self.transport.fits(&self.classes, &self.caps, floor) {
                 Ok(()) => return None,
                 Err(ratio) => start = Some(ratio),
             }
         }
-        let problem = Problem::of_classes(self.caps.clone(), &self.classes);
+        let problem = Subproblem::of_classes(self.caps.clone(), &self.classes);
         Some(match start {
             Some(ratio) => optimum_from(&problem, ratio),
             None => optimum(&problem),
@@ -221,7 +221,7 @@ fn share_bound(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Cap) -> Rat {
 mod tests {
     use super::{disjoint_optimum, share_bound, Scratch};
     use crate::flow::Cap;
-    use crate::synth::bfb::solve::{brute_force, solve, Problem};
+    use crate::synth::bfb::solve::{brute_force, solve, Subproblem};
     use proptest::prelude::*;
 
     proptest! {
@@ -259,7 +259,7 @@ mod tests {
             let all = (1u64 << caps.len()) - 1;
             let classes: Vec<(u64, Cap)> = classes.into_iter().map(|(m, c)| (m & all, c)).filter(|c| c.0 != 0).collect();
             prop_assume!(!classes.is_empty());
-            let p = Problem::of_classes(caps.clone(), &classes);
+            let p = Subproblem::of_classes(caps.clone(), &classes);
             prop_assert!(solve(&p).optimum <= share_bound(&classes, |k| caps[k]));
         }
 
@@ -285,7 +285,7 @@ mod tests {
             let got = disjoint_optimum(&classes, |k| caps[k]);
             prop_assert_eq!(got.is_some(), disjoint);
             if let Some(optimum) = got {
-                let p = Problem::of_classes(caps.clone(), &classes);
+                let p = Subproblem::of_classes(caps.clone(), &classes);
                 prop_assert_eq!(optimum, solve(&p).optimum);
                 prop_assert_eq!(optimum, brute_force(&p));
             }

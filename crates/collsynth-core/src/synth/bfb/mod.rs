@@ -51,14 +51,14 @@ pub mod profile;
 #[cfg(test)]
 mod profile_tests;
 pub mod solve;
-mod split;
 #[cfg(test)]
 mod tests;
 pub mod time_only;
 #[cfg(test)]
 mod time_only_tests;
+mod transport;
 
-pub use plan::{plan, Plan};
+pub use plan::{plan, BfbPlan};
 pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
 use super::{Algorithm, Request};

@@ -2,7 +2,7 @@
 //! reduce-scatter's on its transpose (one plan when they are equal), and the provenance
 //! details of the schedule made from them.
 
-use super::plan::{plan_mode, quoted, Plan};
+use super::plan::{plan_mode, quoted, BfbPlan};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::transform::transpose;
@@ -13,7 +13,7 @@ use crate::topology::Topology;
 /// The solved plans a plain BFB collective is made from: the reduce-scatter's (BFB on the
 /// transpose, to be reversed) and / or the allgather's (on the topology itself).
 pub(super) struct Phases {
-    pub(super) plans: Vec<Plan>,
+    pub(super) plans: Vec<BfbPlan>,
     /// Indices into `plans`; a topology equal to its transpose shares one plan for both.
     pub(super) rs: Option<usize>,
     pub(super) ag: Option<usize>,
@@ -56,11 +56,11 @@ impl Phases {
         Ok(ph)
     }
 
-    pub(super) fn rs(&self) -> Option<&Plan> {
+    pub(super) fn rs(&self) -> Option<&BfbPlan> {
         self.rs.map(|i| &self.plans[i])
     }
 
-    pub(super) fn ag(&self) -> Option<&Plan> {
+    pub(super) fn ag(&self) -> Option<&BfbPlan> {
         self.ag.map(|i| &self.plans[i])
     }
 

@@ -1,10 +1,10 @@
 //! The planner: every (u, t) subproblem solved (LP (1), or its chunked / latency-aware
-//! variants), every source's split decided, and the [`Plan`]'s accessors (steps, optima,
+//! variants), every source's split decided, and the [`BfbPlan`]'s accessors (steps, optima,
 //! tau, per-step latencies, provenance details).
 
 use super::graph::{Graph, InLink};
 use super::hash::Fast;
-use super::solve::{solve, split_members, Problem, Solution};
+use super::solve::{solve, split_members, Solution, Subproblem};
 use super::{chunked, hetero, in_parallel};
 use crate::error::Result;
 use crate::flow::Cap;
@@ -49,7 +49,7 @@ pub(super) struct NodePlan {
 
 /// The solved BFB allgather of a topology, before emission (see [`plan`]).
 #[derive(Debug)]
-pub struct Plan {
+pub struct BfbPlan {
     pub(super) n: usize,
     pub(super) steps: usize,
     /// `optima[u * steps + t - 1]` = U*_{u,t} in shards per GB/s; with chunks, the rounded
@@ -81,18 +81,18 @@ pub struct Plan {
 }
 
 /// Solve every (u, t) subproblem of `topo` (no switches; else `BadInput`). Guarantees: each
-/// [`Plan::optimum`] is exactly LP (1)'s optimum (bandwidth-weighted), and the per-source
+/// [`BfbPlan::optimum`] is exactly LP (1)'s optimum (bandwidth-weighted), and the per-source
 /// splits attain it.
-pub fn plan(topo: &Topology) -> Result<Plan> {
+pub fn plan(topo: &Topology) -> Result<BfbPlan> {
     plan_full(topo, None, None)
 }
 
 /// [`plan`], or with `chunks` = P every split rounded to whole 1/P chunks ([`mod@chunked`]),
-/// then the optima are the rounded splits' and [`Plan::tau_fractional`] the LP's; or with
+/// then the optima are the rounded splits' and [`BfbPlan::tau_fractional`] the LP's; or with
 /// `hetero` = M (bytes) the latency-aware plan ([`mod@hetero`]): then the splits minimise each
-/// (u, t)'s time, [`Plan::time`], and the optima are the busiest link's load of those splits
+/// (u, t)'s time, [`BfbPlan::time`], and the optima are the busiest link's load of those splits
 /// (what the schedule takes, like the chunked ones).
-pub(super) fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<Plan> {
+pub(super) fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>) -> Result<BfbPlan> {
     plan_mode(topo, chunks, hetero, true)
 }
 
@@ -101,14 +101,14 @@ pub(super) fn plan_full(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat
 /// sources when no per-source rounding or load is needed. The optima and per-step
 /// latencies are the same either way (the links that carry data at (u, t) are the senders
 /// with flow, or with chunks / latencies the senders with a load).
-pub(super) fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>, record: bool) -> Result<Plan> {
+pub(super) fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat>, record: bool) -> Result<BfbPlan> {
     let mut g = Graph::new(topo)?;
     if let Some(m) = hetero {
         let alpha = topo.links.iter().map(|l| hetero::latency_rat(l.latency)).collect::<Result<Vec<Rat>>>()?;
         g.hetero = Some((alpha, hetero::scale(g.sigma, m, g.n)));
     }
     let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks, record));
-    let mut p = Plan {
+    let mut p = BfbPlan {
         n: g.n,
         steps: g.steps,
         optima: Vec::with_capacity(g.n * g.steps),
@@ -165,7 +165,7 @@ pub(super) struct RangeOut {
 /// Per-thread scratch space and the cache of solved subproblems.
 #[derive(Default)]
 pub(super) struct Worker {
-    pub(super) cache: HashMap<Problem, Solution, Fast>,
+    pub(super) cache: HashMap<Subproblem, Solution, Fast>,
     /// Sender bitmask of every source of the current node (`words` per source).
     pub(super) masks: Vec<u64>,
     /// Sources of the current node ordered by (distance, mask, rank).
@@ -351,7 +351,7 @@ pub(super) fn plan_step(
 ) -> (Rat, Rat, f64) {
     let ins = &g.ins[u];
     let runs = classes(sources, &wk.masks, words);
-    let mut problem = Problem {
+    let mut problem = Subproblem {
         caps: ins.iter().map(|i| i.cap).collect(),
         words,
         masks: Vec::with_capacity(runs.len() * words),
@@ -454,7 +454,7 @@ pub(super) fn split_parts(
     Via::Split { first, len: parts.len() as u32 }
 }
 
-impl Plan {
+impl BfbPlan {
     /// Number of steps: the diameter D.
     pub fn steps(&self) -> usize {
         self.steps
@@ -478,7 +478,7 @@ impl Plan {
         (0..self.n).map(|u| self.alphas[u * self.steps + t - 1]).fold(0.0f64, f64::max)
     }
 
-    /// Sum over steps of [`Plan::step_max`]: T_B = (M / N) * this.
+    /// Sum over steps of [`BfbPlan::step_max`]: T_B = (M / N) * this.
     pub fn load_sum(&self) -> Rat {
         (1..=self.steps).map(|t| self.step_max(t)).sum()
     }
@@ -490,7 +490,7 @@ impl Plan {
         self.factor(&self.optima)
     }
 
-    /// The LP optimum's bandwidth factor: [`Plan::tau`] of the unchunked plan. Chunked, the
+    /// The LP optimum's bandwidth factor: [`BfbPlan::tau`] of the unchunked plan. Chunked, the
     /// schedule's `tau` is at least this and at most Theorem 20's bound above it.
     pub fn tau_fractional(&self) -> Rat {
         match self.chunks {
@@ -504,20 +504,20 @@ impl Plan {
         self.chunks
     }
 
-    /// [`bandwidth_factor`] of `optima` (see [`Plan::tau`]).
+    /// [`bandwidth_factor`] of `optima` (see [`BfbPlan::tau`]).
     pub(super) fn factor(&self, optima: &[Rat]) -> Rat {
         bandwidth_factor(optima, self.steps, self.max_ingress, self.n)
     }
 
     /// Theorem 17's BW-optimality: tau = (N - 1) / N, i.e. T_B = (N - 1)/N * M / B. Needs
-    /// every rank's ingress to equal B, so it implies [`Plan::meets_ingress_bound`].
+    /// every rank's ingress to equal B, so it implies [`BfbPlan::meets_ingress_bound`].
     pub fn bandwidth_optimal(&self) -> bool {
         self.n <= 1 || self.tau() == Rat::new(self.n as i128 - 1, self.n as i128)
     }
 
     /// Whether T_B meets the lower bound of any allgather on this topology,
     /// (N - 1)/N * M / (smallest ingress): a rank receives N - 1 shards through its in-links.
-    /// Weaker than [`Plan::bandwidth_optimal`] when ingress differs between ranks (a
+    /// Weaker than [`BfbPlan::bandwidth_optimal`] when ingress differs between ranks (a
     /// Kautz graph whose dropped self-loops leave some ranks one in-link short).
     pub fn meets_ingress_bound(&self) -> bool {
         self.n <= 1 || self.load_sum() * self.min_ingress == Rat::from_integer(self.n as i128 - 1)
@@ -558,7 +558,7 @@ impl Plan {
         (0..self.n).map(|u| self.time(u, t)).max().unwrap_or_default()
     }
 
-    /// With `hetero`: the allgather's time, sum over steps of [`Plan::step_time`] (µs); else 0.
+    /// With `hetero`: the allgather's time, sum over steps of [`BfbPlan::step_time`] (µs); else 0.
     pub fn time_sum(&self) -> Rat {
         if !self.hetero {
             return Rat::zero();
@@ -594,7 +594,7 @@ impl Plan {
 }
 
 /// sum_t max_u `optima[u * steps + t - 1]` * B / N over the ranks u whose optima are given
-/// (all of them in a [`Plan`]), with B = `max_ingress` and N = `n` ranks: the bandwidth
+/// (all of them in a [`BfbPlan`]), with B = `max_ingress` and N = `n` ranks: the bandwidth
 /// factor tau (0 for a single rank).
 pub(super) fn bandwidth_factor(optima: &[Rat], steps: usize, max_ingress: Rat, n: usize) -> Rat {
     if n <= 1 || steps == 0 {

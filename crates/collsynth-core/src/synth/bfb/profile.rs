@@ -10,7 +10,7 @@
 
 use super::graph::Graph;
 use super::plan::{bandwidth_factor, plan_range};
-use super::solve::{disjoint_optimum, optimum, Problem};
+use super::solve::{disjoint_optimum, optimum, Subproblem};
 use super::{in_parallel, levels, MAX_RANKS};
 use crate::error::Result;
 use crate::flow::Cap;
@@ -22,9 +22,9 @@ use num_traits::Zero;
 /// A BFB allgather's two performance numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
-    /// D, the diameter: [`super::Plan::steps`].
+    /// D, the diameter: [`super::BfbPlan::steps`].
     pub steps: usize,
-    /// The exact bandwidth factor: [`super::Plan::tau`].
+    /// The exact bandwidth factor: [`super::BfbPlan::tau`].
     pub tau: Rat,
 }
 
@@ -219,7 +219,7 @@ pub fn circulant(n: usize, shifts: &[usize]) -> Option<Profile> {
         classes.extend(step.chunk_by(|a, b| a == b).map(|run| (run[0], run.len() as Cap)));
         // Rank 0's optimum at this step, without the flows a plan keeps.
         sum += disjoint_optimum(&classes, |k| caps[k])
-            .unwrap_or_else(|| optimum(&Problem::of_classes(caps.clone(), &classes)));
+            .unwrap_or_else(|| optimum(&Subproblem::of_classes(caps.clone(), &classes)));
     }
     // tau = sum_t U*_t sigma x max ingress / n, max ingress = sum of caps / sigma.
     let ingress: Cap = caps.iter().sum();

@@ -34,7 +34,7 @@ use num_traits::Zero;
 /// and the sources grouped by sender set. Equal problems have equal solutions, so this is
 /// also the cache key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Problem {
+pub struct Subproblem {
     /// Capacity of each local sender's link into u (integers, > 0).
     pub caps: Vec<Cap>,
     /// `u64` words per sender-set bitmask: `caps.len().div_ceil(64)`.
@@ -46,10 +46,10 @@ pub struct Problem {
     pub counts: Vec<Cap>,
 }
 
-impl Problem {
+impl Subproblem {
     /// A problem from capacities and `(senders, count)` classes; convenient for tests.
     /// Panics on an empty sender set, a sender out of range or a count < 1.
-    pub fn new(caps: Vec<Cap>, classes: &[(&[u32], Cap)]) -> Problem {
+    pub fn new(caps: Vec<Cap>, classes: &[(&[u32], Cap)]) -> Subproblem {
         let words = caps.len().div_ceil(64).max(1);
         let mut masks = vec![0u64; words * classes.len()];
         for (k, (senders, count)) in classes.iter().enumerate() {
@@ -59,12 +59,12 @@ impl Problem {
                 masks[k * words + w as usize / 64] |= 1 << (w % 64);
             }
         }
-        Problem { caps, words, masks, counts: classes.iter().map(|c| c.1).collect() }
+        Subproblem { caps, words, masks, counts: classes.iter().map(|c| c.1).collect() }
     }
 
     /// A problem of one-word sender masks (at most 64 senders) from `(mask, count)` classes.
-    pub fn of_classes(caps: Vec<Cap>, classes: &[(u64, Cap)]) -> Problem {
-        Problem {
+    pub fn of_classes(caps: Vec<Cap>, classes: &[(u64, Cap)]) -> Subproblem {
+        Subproblem {
             caps,
             words: 1,
             masks: classes.iter().map(|c| c.0).collect(),
@@ -81,7 +81,7 @@ impl Problem {
         self.sender_iter(k).collect()
     }
 
-    /// [`Problem::senders`] without collecting them.
+    /// [`Subproblem::senders`] without collecting them.
     pub fn sender_iter(&self, k: usize) -> impl Iterator<Item = u32> + '_ {
         self.masks[k * self.words..(k + 1) * self.words].iter().enumerate().flat_map(|(i, &word)| {
             let mut rest = word;
@@ -96,7 +96,7 @@ impl Problem {
     }
 }
 
-/// An optimal solution of a [`Problem`].
+/// An optimal solution of a [`Subproblem`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Solution {
     /// U*, in shards per unit of capacity (exact; 0 without sources).
@@ -112,7 +112,7 @@ pub struct Solution {
 
 /// Solve `p` exactly (see the module docs). Guarantees: `optimum = max_J |J| / c(f(J))`,
 /// and `flows` is a feasible assignment attaining it.
-pub fn solve(p: &Problem) -> Solution {
+pub fn solve(p: &Subproblem) -> Solution {
     let m: Cap = p.counts.iter().sum();
     if m == 0 {
         return Solution { optimum: Rat::zero(), unit: 1, flows: Vec::new(), rounds: 0 };
@@ -124,7 +124,7 @@ pub fn solve(p: &Problem) -> Solution {
 }
 
 /// U* of `p` (see [`solve`]) without the flows.
-pub fn optimum(p: &Problem) -> Rat {
+pub fn optimum(p: &Subproblem) -> Rat {
     let m: Cap = p.counts.iter().sum();
     if m == 0 {
         return Rat::zero();
@@ -160,7 +160,7 @@ pub(super) fn disjoint_optimum(classes: &[(u64, Cap)], cap: impl Fn(usize) -> Ca
 /// U* of `p` (see [`solve`]) without the flows, by Newton from `start`, which the caller
 /// guarantees is the ratio |J| / c(f(J)) of some set of sources J (so at most U*; e.g. a Hall
 /// violation found by `split`). Guarantees: equal to [`optimum`].
-pub fn optimum_from(p: &Problem, start: Rat) -> Rat {
+pub fn optimum_from(p: &Subproblem, start: Rat) -> Rat {
     let m: Cap = p.counts.iter().sum();
     Network::new(p).newton(p, m, start).0
 }
@@ -191,7 +191,7 @@ pub(super) struct Network {
 
 impl Network {
     /// The network with placeholder capacities (every solver round sets them).
-    pub(super) fn new(p: &Problem) -> Network {
+    pub(super) fn new(p: &Subproblem) -> Network {
         let classes = p.n_classes();
         let mut node_of = vec![u32::MAX; p.caps.len()];
         let mut senders = Vec::new();
@@ -230,7 +230,7 @@ impl Network {
     }
 
     /// Newton from `ratio`, the ratio |J| / c(f(J)) of some J (so at most U*): (U*, rounds).
-    fn newton(&mut self, p: &Problem, m: Cap, mut ratio: Rat) -> (Rat, usize) {
+    fn newton(&mut self, p: &Subproblem, m: Cap, mut ratio: Rat) -> (Rat, usize) {
         let mut rounds = 0;
         loop {
             rounds += 1;
@@ -244,13 +244,13 @@ impl Network {
         }
     }
 
-    fn used_capacity(&self, p: &Problem) -> Cap {
+    fn used_capacity(&self, p: &Subproblem) -> Cap {
         self.senders.iter().map(|&w| p.caps[w as usize]).sum()
     }
 
     /// One Newton round at U = `ratio`: `None` if every source is saturated (U = U*), else
     /// the larger ratio |J| / c(f(J)) of the minimum cut found.
-    fn round(&mut self, p: &Problem, m: Cap, ratio: Rat) -> Option<Rat> {
+    fn round(&mut self, p: &Subproblem, m: Cap, ratio: Rat) -> Option<Rat> {
         let (a, b) = (*ratio.numer(), *ratio.denom());
         let classes = p.n_classes();
         let need = m * b;
@@ -314,7 +314,7 @@ pub fn split_members(flow: &[(u32, Cap)], members: usize, unit: Cap, mut each: i
 
 /// `max over nonempty J of |J| / c(f(J))` by enumerating every subset of classes (whole
 /// classes suffice: adding the rest of a class never enlarges f(J)). For tests: exponential.
-pub fn brute_force(p: &Problem) -> Rat {
+pub fn brute_force(p: &Subproblem) -> Rat {
     let classes = p.n_classes();
     assert!(classes <= 20, "brute force over {classes} classes");
     let mut best = Rat::zero();

@@ -5,7 +5,7 @@
 //! the brute-force Hall ratio on random digraphs. Every schedule passes `verify`, and its
 //! bandwidth term recomputed from the transfers equals the plan's optima exactly.
 
-use super::solve::{brute_force, optimum, optimum_from, solve, Problem};
+use super::solve::{brute_force, optimum, optimum_from, solve, Subproblem};
 use super::*;
 use crate::bound::latency::{diameter_hops, moore_steps};
 use crate::ir::transform::transpose;
@@ -48,7 +48,7 @@ fn detail(s: &Schedule, key: &str) -> String {
 }
 
 /// BFB allgather of `t`: verified, D steps, and its exact step cost equal to the plan's.
-fn checked_allgather(t: &Topology) -> (Plan, Schedule) {
+fn checked_allgather(t: &Topology) -> (BfbPlan, Schedule) {
     let p = plan(t).unwrap();
     let s = allgather(t).unwrap();
     verify(&s, t).unwrap_or_else(|v| panic!("{}: {v}", t.name));
@@ -81,13 +81,13 @@ fn assert_bw_optimal(spec: &str, steps: usize) {
 #[test]
 fn figure5_solver() {
     // u2's LP: v1 via {w1, w2}, v2 via {w2, w3}, unit links: U = 2/3, every link at 2/3.
-    let p = Problem::new(vec![1, 1, 1], &[(&[0, 1], 1), (&[1, 2], 1)]);
+    let p = Subproblem::new(vec![1, 1, 1], &[(&[0, 1], 1), (&[1, 2], 1)]);
     let s = solve(&p);
     assert_eq!((s.optimum, s.unit), (r(2, 3), 3));
     assert_eq!(s.flows, vec![vec![(0, 2), (1, 1)], vec![(1, 1), (2, 2)]]);
     assert_eq!(brute_force(&p), r(2, 3));
     // u1's LP: v1 via {w1, w2}, v2 via {w2} only: U = 1.
-    let p = Problem::new(vec![1, 1], &[(&[0, 1], 1), (&[1], 1)]);
+    let p = Subproblem::new(vec![1, 1], &[(&[0, 1], 1), (&[1], 1)]);
     assert_eq!(solve(&p).optimum, r(1, 1));
 }
 
@@ -95,25 +95,25 @@ fn figure5_solver() {
 fn newton_needs_several_rounds() {
     // J = all gives 7 / 10, but the 4 sources that only sender 0 (capacity 1) can serve
     // need U = 4: the first cut jumps there.
-    let p = Problem::new(vec![1, 3, 6], &[(&[0], 4), (&[1, 2], 3)]);
+    let p = Subproblem::new(vec![1, 3, 6], &[(&[0], 4), (&[1, 2], 3)]);
     let s = solve(&p);
     assert_eq!(s.optimum, r(4, 1));
     assert_eq!(s.rounds, 2);
     assert_eq!(brute_force(&p), r(4, 1));
     // No sources: 0.
-    assert_eq!(solve(&Problem::new(vec![1], &[])).optimum, Rat::zero());
+    assert_eq!(solve(&Subproblem::new(vec![1], &[])).optimum, Rat::zero());
 }
 
 #[test]
 fn wide_sender_sets() {
     // 70 senders (two mask words), one class using all of them, one using the last only.
     let all: Vec<u32> = (0..70).collect();
-    let p = Problem::new(vec![1; 70], &[(&all, 139), (&[69], 1)]);
+    let p = Subproblem::new(vec![1; 70], &[(&all, 139), (&[69], 1)]);
     assert_eq!(solve(&p).optimum, r(2, 1));
     assert_eq!(brute_force(&p), r(2, 1));
 }
 
-fn arb_problem() -> impl Strategy<Value = Problem> {
+fn arb_problem() -> impl Strategy<Value = Subproblem> {
     (1usize..=6).prop_flat_map(|senders| {
         let caps = proptest::collection::vec(1i128..=5, senders);
         let class = (1u64..(1 << senders), 1i128..=4);
@@ -121,7 +121,7 @@ fn arb_problem() -> impl Strategy<Value = Problem> {
             let sets: Vec<(Vec<u32>, i128)> =
                 classes.iter().map(|&(m, c)| ((0..senders as u32).filter(|w| m >> w & 1 == 1).collect(), c)).collect();
             let refs: Vec<(&[u32], i128)> = sets.iter().map(|(s, c)| (s.as_slice(), *c)).collect();
-            Problem::new(caps, &refs)
+            Subproblem::new(caps, &refs)
         })
     })
 }

@@ -3,20 +3,20 @@
 //!
 //! Why the plans suffice, exactly: every BFB transfer is one hop over an in-link (w, u) at
 //! its step, and that link carries only u's deliveries, so at step t the busiest link's time
-//! per shard is max_u of the plan's U_{u,t} ([`Plan::step_max`]; chunked or latency-aware,
+//! per shard is max_u of the plan's U_{u,t} ([`BfbPlan::step_max`]; chunked or latency-aware,
 //! the plan stores the recorded splits' busiest link, which is what the transfers load).
 //! The largest latency of a step is the largest over the links that carry data at it
-//! ([`Plan::step_latency`]; the plan is made without recording its deliveries). The
+//! ([`BfbPlan::step_latency`]; the plan is made without recording its deliveries). The
 //! reduce-scatter is the transpose's allgather reversed: its steps in reverse order, each
 //! link reversed onto one of the same bandwidth and latency; allreduce runs both in sequence.
 //! So the analytic model (`cost::alpha_beta`'s step model) and the direct-connect factors
-//! (`cost::direct`) are recomputed per step from the same exact rationals, and the `f64`
+//! (`cost::latency_bandwidth`) are recomputed per step from the same exact rationals, and the `f64`
 //! sums are taken in the same order: equal bit for bit (tested against the full path).
 
 use super::bi::{self, BiMethod};
 use super::phases::Phases;
-use super::{options, Plan};
-use crate::cost::direct::DirectCosts;
+use super::{options, BfbPlan};
+use crate::cost::latency_bandwidth::LatencyBandwidthCosts;
 use crate::error::{CollsynthError, Result};
 use crate::ir::Collective;
 use crate::rational::{to_f64, Rat};
@@ -29,8 +29,8 @@ pub struct TimeOnly {
     pub n_ranks: usize,
     /// Communication steps (`Schedule::steps`).
     pub steps: usize,
-    /// `latency_steps`, `bandwidth_factor` and their optima, as `cost::direct_costs` gives them.
-    pub direct: DirectCosts,
+    /// `latency_steps`, `bandwidth_factor` and their optima, as `cost::latency_bandwidth_costs` gives them.
+    pub direct: LatencyBandwidthCosts,
     /// The analytic model's terms at the size asked (µs), as `cost::alpha_beta` gives them.
     pub latency_us: f64,
     pub bandwidth_us: f64,
@@ -54,7 +54,7 @@ struct StepCost {
 
 /// The costs of `synthesize(topo, collective, req)` with bfb at `size` bytes (see the
 /// module docs). Guarantees: every field equals what the full path's schedule gets
-/// (`direct_costs`, `alpha_beta`, `steps`, `provenance.details`). `BadInput` where the
+/// (`latency_bandwidth_costs`, `alpha_beta`, `steps`, `provenance.details`). `BadInput` where the
 /// full path would refuse, for the allgather of a `line^k(..)` / `degree*n(..)`
 /// expansion, which is mapped from its base's schedule and has no plan, and for a `bi(G)`
 /// whose schedule may be the split one (unless `bi-method` = `union`).
@@ -94,7 +94,7 @@ pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: R
     Ok(from_steps(topo, collective, &steps, size, details))
 }
 
-/// Sum the steps as `cost::alpha_beta` and `cost::direct_costs` do (same order, same exact
+/// Sum the steps as `cost::alpha_beta` and `cost::latency_bandwidth_costs` do (same order, same exact
 /// per-step values).
 fn from_steps(
     topo: &Topology,
@@ -116,7 +116,7 @@ fn from_steps(
         n_ranks: topo.n_ranks(),
         steps: steps.len(),
         // One hop per step.
-        direct: DirectCosts::new(topo, collective, steps.len(), per_byte),
+        direct: LatencyBandwidthCosts::new(topo, collective, steps.len(), per_byte),
         latency_us,
         bandwidth_us,
         details,
@@ -124,6 +124,6 @@ fn from_steps(
 }
 
 /// Steps 1..=D of `p`'s allgather, in order.
-fn step_costs(p: &Plan) -> Vec<StepCost> {
+fn step_costs(p: &BfbPlan) -> Vec<StepCost> {
     (1..=p.steps).map(|t| StepCost { alpha: p.step_latency(t), load: p.step_max(t) }).collect()
 }

@@ -1,10 +1,10 @@
 //! `--time-only` against the full path: on every case below the plan-only costs equal the
-//! emitted schedule's `direct_costs`, `alpha_beta` terms (bit for bit), `steps` and
+//! emitted schedule's `latency_bandwidth_costs`, `alpha_beta` terms (bit for bit), `steps` and
 //! `provenance.details`, for the three collectives, with and without `chunks` / `hetero`.
 
 use super::time_only::{time_only, TimeOnly};
 use crate::api;
-use crate::cost::{alpha_beta, direct_costs};
+use crate::cost::{alpha_beta, latency_bandwidth_costs};
 use crate::ir::Collective;
 use crate::rational::Rat;
 use crate::synth::Request;
@@ -24,7 +24,7 @@ fn agree(spec: &str, c: Collective, options: &[(&str, &str)], size: Rat) -> Time
     let full = api::synthesize(&topo, c, "bfb", &req, size).unwrap().schedule;
     let ab = alpha_beta(&full, &topo, size, 1).unwrap();
     let what = format!("{spec} {} {options:?}", c.name());
-    assert_eq!(quick.direct, direct_costs(&full, &topo), "{what}");
+    assert_eq!(quick.direct, latency_bandwidth_costs(&full, &topo), "{what}");
     assert_eq!(quick.steps, full.steps(), "{what}");
     assert_eq!(quick.n_ranks, full.n_ranks, "{what}");
     assert_eq!(quick.latency_us.to_bits(), ab.latency_us.to_bits(), "{what}");

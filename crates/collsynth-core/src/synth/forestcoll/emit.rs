@@ -8,7 +8,7 @@
 //! route, `after` the transfer into its parent. No steps: trees are pipelined fluidly.
 
 use super::packing::Batch;
-use super::split::{Logical, Routes};
+use super::switch_removal::{Logical, Routes};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};

@@ -5,7 +5,7 @@
 //! The allgather pipeline, one module per step:
 //! 1. [`optimality`]: `1/x*` and the bottleneck cut (the shared exact bound), then k and U
 //!    of Prop. 3; or [`fixed_k`]: the best U for a given k (Alg. 3) and the k-scan;
-//! 2. [`split`]: switch removal by edge splitting (Alg. 4, eq. 2), logical edges keeping
+//! 2. [`switch_removal`]: switch removal by edge splitting (Alg. 4, eq. 2), logical edges keeping
 //!    their physical routes;
 //! 3. [`packing`]: out-tree packing in batches (Alg. 5, eq. 5);
 //! 4. [`emit`]: map back to physical routes and emit the IR.
@@ -24,7 +24,7 @@ pub mod lp;
 pub mod optimality;
 pub mod packing;
 pub mod rooted;
-pub mod split;
+pub mod switch_removal;
 pub mod symmetric;
 pub mod symmetric_switched;
 #[cfg(test)]
@@ -73,7 +73,7 @@ pub struct Forest {
     pub batches: usize,
     /// With `max_trees`: (k, U*_k) for k = 1..=K.
     pub k_scan: Option<Vec<(Cap, Rat)>>,
-    pub split_stats: split::Stats,
+    pub split_stats: switch_removal::Stats,
     pub packing_stats: packing::Stats,
     /// Wall-clock seconds per stage: optimality, fixed_k, symmetric, split, packing, map_back
     /// (the last three absent when the symmetric fast path built the forest).
@@ -143,8 +143,8 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
             symmetry,
         });
     }
-    let mut g = split::Logical::from_links(topo, &caps);
-    let split_stats = split::remove_switches(topo, &mut g, k)?;
+    let mut g = switch_removal::Logical::from_links(topo, &caps);
+    let split_stats = switch_removal::remove_switches(topo, &mut g, k)?;
     lap("split");
     // Logical capacities between ranks.
     let mut m = vec![vec![0 as Cap; n]; n];

@@ -7,7 +7,7 @@
 //! Method:
 //! 1. Scale the bandwidths to coprime integers `b_e` (factor `σ`); the broadcast rate of
 //!    the bound is `λ / σ` with `λ = min over compute v of maxflow(root -> v)`.
-//! 2. Remove the switches by edge splitting that keeps `λ(root, v) >= λ` (`split`): a
+//! 2. Remove the switches by edge splitting that keeps `λ(root, v) >= λ` (`switch_removal`): a
 //!    logical arc between compute nodes carries its physical route.
 //! 3. Pack `λ` spanning out-arborescences from the root on the logical multigraph by
 //!    Lovász's constructive proof of Edmonds' theorem, in batches of identical trees
@@ -22,7 +22,7 @@
 //! succeeds (binary search), below the bound, which cannot be reached without multicast.
 
 pub(crate) mod pack;
-pub(crate) mod split;
+pub(crate) mod switch_removal;
 
 use crate::error::{CollsynthError, Result};
 use crate::flow::{Cap, FlowNetwork};
@@ -49,7 +49,7 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
     if lambda == 0 {
         return Err(CollsynthError::Infeasible(format!("a rank is unreachable from root {root}")));
     }
-    let (_, k, arcs) = match split::split_switches(topo, &caps, r, lambda) {
+    let (_, k, arcs) = match switch_removal::split_switches(topo, &caps, r, lambda) {
         Some(arcs) => (caps, lambda, arcs),
         None => fallback(topo, &caps, r, lambda)?,
     };
@@ -78,15 +78,15 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
 /// The best rate below the bound at which the switches split (see module docs): with the
 /// capacities multiplied by `f` = 1, 2, 4, ..., 64 (finer trees), the largest `k < λ f`
 /// (binary search); the first `f` that works. Returns the scaled capacities too.
-type Split = (Vec<Cap>, Cap, Vec<split::LArc>);
+type Removal = (Vec<Cap>, Cap, Vec<switch_removal::LArc>);
 
-fn fallback(topo: &Topology, caps: &[Cap], r: usize, lambda: Cap) -> Result<Split> {
+fn fallback(topo: &Topology, caps: &[Cap], r: usize, lambda: Cap) -> Result<Removal> {
     for f in [1, 2, 4, 8, 16, 32, 64] {
         let caps: Vec<Cap> = caps.iter().map(|c| c * f).collect();
         let (mut lo, mut hi, mut best) = (1, lambda * f - 1, None);
         while lo <= hi {
             let mid = lo + (hi - lo) / 2;
-            match split::split_switches(topo, &caps, r, mid) {
+            match switch_removal::split_switches(topo, &caps, r, mid) {
                 Some(a) => {
                     best = Some((mid, a));
                     lo = mid + 1;

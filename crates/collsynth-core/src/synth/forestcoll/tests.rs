@@ -309,9 +309,9 @@ fn eq2_gamma_of_fig2_is_exact() {
     // γ = 1, the same-cluster one γ = 0, the cluster-switch one 10, the self-loop one 4.
     let t = fig2(r(1, 1));
     let caps = optimality::tree_capacities(&t, r(1, 1));
-    let g = split::Logical::from_links(&t, &caps);
+    let g = switch_removal::Logical::from_links(&t, &caps);
     let id = |s: &str| t.node_index(s).unwrap();
-    let gm = |u: &str, w: &str, v: &str| split::gamma_for_test(&t, &g, id(u), id(w), id(v), 1);
+    let gm = |u: &str, w: &str, v: &str| switch_removal::gamma_for_test(&t, &g, id(u), id(w), id(v), 1);
     assert_eq!(gm("c1.1", "w0", "c2.1"), 1);
     assert_eq!(gm("c1.1", "w0", "c1.2"), 0);
     assert_eq!(gm("c1.1", "w1", "c1.2"), 10);

@@ -15,7 +15,7 @@ use num_traits::Zero;
 /// `latency_steps` (T_L / alpha) and `bandwidth_factor` (T_B / (M/B), exact), with the
 /// optima they are measured against.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirectCosts {
+pub struct LatencyBandwidthCosts {
     pub latency_steps: usize,
     pub bandwidth_factor: Rat,
     /// T_L*: the Moore bound for N ranks at the largest out-degree d (per pass: allgather
@@ -28,25 +28,25 @@ pub struct DirectCosts {
 
 /// The costs of `s` on `topo` (see the module docs). Guarantees: a unidirectional ring
 /// allgather gives (N-1, (N-1)/N); a bandwidth-optimal schedule gives (N-1)/N.
-pub fn direct_costs(s: &Schedule, topo: &Topology) -> DirectCosts {
+pub fn latency_bandwidth_costs(s: &Schedule, topo: &Topology) -> LatencyBandwidthCosts {
     let stepped = !s.transfers.is_empty() && s.transfers.iter().all(|t| t.step.is_some());
     let (latency_steps, per_byte) = if stepped { by_steps(s, topo) } else { one_phase(s, topo) };
-    DirectCosts::new(topo, s.collective, latency_steps, per_byte)
+    LatencyBandwidthCosts::new(topo, s.collective, latency_steps, per_byte)
 }
 
-impl DirectCosts {
+impl LatencyBandwidthCosts {
     /// The costs of a `collective` schedule on `topo` that takes `latency_steps` hops and
     /// `per_byte` (time per byte of M, in 1/(GB/s)) in its bandwidth term, with the optima of
-    /// `topo`. What [`direct_costs`] reports, for a caller that measured the schedule itself
+    /// `topo`. What [`latency_bandwidth_costs`] reports, for a caller that measured the schedule itself
     /// (BFB's `--time-only` reads them from its plans).
-    pub fn new(topo: &Topology, collective: Collective, latency_steps: usize, per_byte: Rat) -> DirectCosts {
+    pub fn new(topo: &Topology, collective: Collective, latency_steps: usize, per_byte: Rat) -> LatencyBandwidthCosts {
         let egress = topo.ranks().iter().map(|&v| topo.egress(v)).max().unwrap_or_default();
         let n = topo.n_ranks();
         let passes = if collective == Collective::Allreduce { 2 } else { 1 };
         let d = topo.ranks().iter().map(|&v| topo.out_links(v).len()).max().unwrap_or(0);
         let moore_steps = (topo.n_switches() == 0).then(|| passes * crate::bound::latency::moore_steps(n, d));
         let optimum_factor = Rat::new(passes as i128 * (n as i128 - 1), n.max(1) as i128);
-        DirectCosts { latency_steps, bandwidth_factor: per_byte * egress, moore_steps, optimum_factor }
+        LatencyBandwidthCosts { latency_steps, bandwidth_factor: per_byte * egress, moore_steps, optimum_factor }
     }
 }
 
@@ -91,18 +91,22 @@ mod tests {
     use crate::synth::Request;
     use crate::zoo::from_spec;
 
-    fn costs(spec: &str, c: Collective, alg: &str) -> DirectCosts {
+    fn costs(spec: &str, c: Collective, alg: &str) -> LatencyBandwidthCosts {
         let topo = from_spec(spec).unwrap();
         let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 20)).unwrap();
-        direct_costs(&done.schedule, &done.topology)
+        latency_bandwidth_costs(&done.schedule, &done.topology)
     }
 
     #[test]
     fn ring_allgather_and_allreduce_on_a_unidirectional_ring() {
         // N-1 steps of one hop; every link carries M/N per step: T_B = (N-1)/N * M/B.
         let c = costs("ring:8", Collective::Allgather, "ring");
-        let want =
-            |l, f, m, o| DirectCosts { latency_steps: l, bandwidth_factor: f, moore_steps: Some(m), optimum_factor: o };
+        let want = |l, f, m, o| LatencyBandwidthCosts {
+            latency_steps: l,
+            bandwidth_factor: f,
+            moore_steps: Some(m),
+            optimum_factor: o,
+        };
         assert_eq!(c, want(7, Rat::new(7, 8), 7, Rat::new(7, 8)));
         let c = costs("ring:8", Collective::Allreduce, "ring");
         assert_eq!(c, want(14, Rat::new(14, 8), 14, Rat::new(14, 8)));

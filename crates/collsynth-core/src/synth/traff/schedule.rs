@@ -10,7 +10,7 @@
 //! blocks.
 //!
 //! ```
-//! use collsynth_core::synth::circulant::Skips;
+//! use collsynth_core::synth::traff::Skips;
 //! let s = Skips::new(20);
 //! assert_eq!(s.skips(), [1, 2, 3, 5, 10, 20]);
 //! assert_eq!(s.recv_schedule(1), [0, -3, -4, -2, -1]); // Table 1, column r = 1

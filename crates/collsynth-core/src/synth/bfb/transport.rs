@@ -22,7 +22,7 @@ const ROOT: u8 = u8::MAX;
 
 /// Buffers reused across subproblems.
 #[derive(Default)]
-pub(super) struct Split {
+pub(super) struct Transport {
     /// Classes in the order the greedy fills them (fewer senders first).
     order: Vec<usize>,
     /// Units class c gives each of its senders, at `start[c]..start[c + 1]` in bit order.
@@ -37,7 +37,7 @@ struct Tree {
     via: [usize; 64],
 }
 
-impl Split {
+impl Transport {
     /// Ok when the sources of `classes` (sender mask, count) split among their senders with
     /// no sender k above `floor * caps[k]` (so U* <= floor); else Err(ratio) of a set of classes
     /// J, floor < |J| / c(f(J)) <= U*. Guarantees: exact (no heuristic answer either way).
@@ -182,21 +182,21 @@ fn ratio(classes: &[(u64, Cap)], caps: &[Cap], j: &[bool]) -> Rat {
 
 #[cfg(test)]
 mod tests {
-    use super::Split;
+    use super::Transport;
     use crate::flow::Cap;
     use crate::rational::Rat;
-    use crate::synth::bfb::solve::{solve, Problem};
+    use crate::synth::bfb::solve::{solve, Subproblem};
     use proptest::prelude::*;
 
-    fn problem(classes: &[(u64, Cap)], caps: &[Cap]) -> Problem {
-        Problem::of_classes(caps.to_vec(), classes)
+    fn problem(classes: &[(u64, Cap)], caps: &[Cap]) -> Subproblem {
+        Subproblem::of_classes(caps.to_vec(), classes)
     }
 
     /// The answer at `floor` against the solver: Ok iff U* <= floor, else a ratio in
     /// (floor, U*].
     fn check(classes: &[(u64, Cap)], caps: &[Cap], floor: Rat) -> Result<(), TestCaseError> {
         let optimum = solve(&problem(classes, caps)).optimum;
-        match Split::default().fits(classes, caps, floor) {
+        match Transport::default().fits(classes, caps, floor) {
             Ok(()) => prop_assert!(optimum <= floor, "fits under {floor}, U* = {optimum}"),
             Err(ratio) => prop_assert!(floor < ratio && ratio <= optimum, "{ratio} vs floor {floor}, U* = {optimum}"),
         }
@@ -210,13 +210,13 @@ mod tests {
     #[test]
     fn augmenting_paths_complete_what_the_greedy_leaves() {
         let classes = [(0b011, 1), (0b101, 1), (0b110, 1)];
-        assert_eq!(Split::default().fits(&classes, &[1, 1, 1], Rat::from_integer(1)), Ok(()));
+        assert_eq!(Transport::default().fits(&classes, &[1, 1, 1], Rat::from_integer(1)), Ok(()));
         let more = [(0b011, 1), (0b101, 1), (0b110, 2)];
-        assert_eq!(Split::default().fits(&more, &[1, 1, 1], Rat::from_integer(1)), Err(Rat::new(4, 3)));
+        assert_eq!(Transport::default().fits(&more, &[1, 1, 1], Rat::from_integer(1)), Err(Rat::new(4, 3)));
         // A chain: the path moves two other sources one sender along each.
         let chain = [(0b0011, 2), (0b0110, 2), (0b1100, 2), (0b0010, 1)];
-        assert_eq!(Split::default().fits(&chain, &[2, 2, 2, 2], Rat::new(7, 8)), Ok(()));
-        assert!(Split::default().fits(&chain, &[2, 2, 2, 2], Rat::new(6, 8)).is_err());
+        assert_eq!(Transport::default().fits(&chain, &[2, 2, 2, 2], Rat::new(7, 8)), Ok(()));
+        assert!(Transport::default().fits(&chain, &[2, 2, 2, 2], Rat::new(6, 8)).is_err());
     }
 
     proptest! {

@@ -190,7 +190,7 @@ pub(super) fn circulant_graph(s: &Spec, n: usize, offsets: &[usize], both: bool)
 /// Träff's skips (Algorithm 1 of Träff's paper): skips[k] = ceil(p / 2^(q-k)) for
 /// k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p, strictly increasing (p >= 1).
 pub(super) fn traff_skips(p: usize) -> Vec<usize> {
-    crate::synth::circulant::Skips::new(p).skips().to_vec()
+    crate::synth::traff::Skips::new(p).skips().to_vec()
 }
 
 /// `traff:p` (p >= 2): the directed circulant i -> i + skips[k] (mod p), k = 0..q-1 — the
