@@ -67,6 +67,8 @@ BAD = [
     (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),
     (["run", "{d}/ngpus.xml", "--np", "4"], "<gpu> element(s)"),
+    (["run", "{d}/missing [/x] $a$.xml", "--np", "2"], "cannot read file"),
+    (["run", "{d}/ngpus.xml", "--np", "99999999999999999999"], "--np"),
     (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "99999999999999999999"], "--root"),
     (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "-1"], "--root"),
     (["bound", "ring:8", "-c", "broadcast", "--root", "-1"], "--root"),
