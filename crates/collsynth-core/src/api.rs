@@ -315,5 +315,4 @@ pub fn export_msccl(
 }
 
 #[cfg(test)]
-#[path = "api_tests.rs"]
 mod tests;

@@ -29,3 +29,6 @@ pub use topology::{Link, Node, NodeKind, Topology};
 
 /// Version reported as `collsynth_version` in every JSON output.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests;

@@ -317,5 +317,4 @@ pub fn side_by_side(parts: &[(&Schedule, Rat)]) -> Result<Schedule> {
 }
 
 #[cfg(test)]
-#[path = "transform_tests.rs"]
 mod tests;

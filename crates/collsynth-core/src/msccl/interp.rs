@@ -25,16 +25,12 @@
 //! scheduling order: each connection has one reader and one writer and all waits are
 //! monotone, so the program is a Kahn network.
 
-#[cfg(test)]
-#[path = "interp_buffers_tests.rs"]
-mod buffers_tests;
 mod clock;
 mod machine;
 mod memory;
 mod step;
 
 #[cfg(test)]
-#[path = "interp_tests.rs"]
 mod tests;
 
 use super::model::{connection_slots, Program, Proto, MAX_COUNT};

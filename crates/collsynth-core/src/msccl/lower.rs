@@ -165,5 +165,4 @@ pub fn default_size_range(dialect: Dialect, nchunksperloop: usize, max_s_chunks:
 }
 
 #[cfg(test)]
-#[path = "lower_tests.rs"]
 mod tests;

@@ -152,8 +152,4 @@ pub fn read_program(text: &str) -> Result<Program> {
 }
 
 #[cfg(test)]
-#[path = "export_buffers_tests.rs"]
-mod export_buffers_tests;
-#[cfg(test)]
-#[path = "export_tests.rs"]
-mod export_tests;
+mod tests;

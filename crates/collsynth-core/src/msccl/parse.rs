@@ -732,5 +732,4 @@ fn strict_int(v: &str) -> Option<i64> {
 }
 
 #[cfg(test)]
-#[path = "parse_tests.rs"]
 mod tests;

@@ -14,7 +14,6 @@
 pub mod read;
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;
 
 use super::interp::Aliasing;

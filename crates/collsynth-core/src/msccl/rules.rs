@@ -493,5 +493,4 @@ fn find_cycle(preds: &[Vec<usize>]) -> Option<Vec<usize>> {
 }
 
 #[cfg(test)]
-#[path = "rules_tests.rs"]
 mod tests;

@@ -8,9 +8,6 @@ pub mod forestcoll;
 pub mod tacos;
 pub mod traff;
 
-#[cfg(test)]
-mod registry_tests;
-
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Schedule};
 use crate::topology::Topology;
@@ -143,3 +140,6 @@ pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Reque
     };
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests;

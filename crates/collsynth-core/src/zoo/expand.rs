@@ -262,5 +262,4 @@ pub fn bidirectional_union(g: &Topology, name: &str) -> Result<Topology> {
 }
 
 #[cfg(test)]
-#[path = "expand_tests.rs"]
 mod tests;

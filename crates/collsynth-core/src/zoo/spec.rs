@@ -441,30 +441,4 @@ impl ExprParser<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grammar() {
-        let s = Spec::parse("torus:4x4x2,bw=50/50/25").unwrap();
-        assert_eq!(s.family, "torus");
-        assert_eq!(s.args, vec![vec!["4x4x2".to_string()]]);
-        assert_eq!(s.dims(0, 1).unwrap(), vec![4, 4, 2]);
-        let p = s.link_params(&[LinkParams::default(); 3]).unwrap();
-        assert_eq!(p[2].bw, Rat::from_integer(25));
-        let s = Spec::parse("circulant:16:3,4").unwrap();
-        assert_eq!(s.int(0, "n", 1, 100).unwrap(), 16);
-        assert_eq!(s.ints(1, "offsets").unwrap(), vec![3, 4]);
-        let s = Spec::parse("dgx-a100:2,bw=300/25,lat=2us").unwrap();
-        assert_eq!(s.int(0, "boxes", 1, 9).unwrap(), 2);
-        let p = s.link_params(&[LinkParams::default(), LinkParams::default()]).unwrap();
-        assert_eq!((p[0].bw, p[1].bw, p[1].lat), (Rat::from_integer(300), Rat::from_integer(25), 2.0));
-        assert!(s.link_params(&[LinkParams::default(); 3]).is_err());
-        assert!(Spec::parse("ring:8,foo=1").unwrap().check_options(&[]).is_err());
-        assert_eq!(Spec::parse("dgx1").unwrap().args.len(), 0);
-        let s = Spec::parse("dgx1,bw=20").unwrap();
-        assert_eq!((s.family.as_str(), s.option("bw")), ("dgx1", Some("20")));
-        assert!(Spec::parse("dgx1,3").is_err());
-        assert!(Spec::parse("ring:8,bw=0").unwrap().uniform_params(1).is_err());
-    }
-}
+mod tests;

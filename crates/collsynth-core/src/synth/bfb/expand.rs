@@ -394,5 +394,4 @@ fn siblings(
 }
 
 #[cfg(test)]
-#[path = "expand_tests.rs"]
 mod tests;

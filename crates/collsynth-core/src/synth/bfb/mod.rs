@@ -32,30 +32,20 @@
 //! * [`mod@time_only`]: the costs of a schedule from its plans alone (`--time-only`).
 
 pub mod bi;
-#[cfg(test)]
-mod bi_tests;
 pub mod chunked;
-#[cfg(test)]
-mod chunked_tests;
 pub mod emit;
 pub mod expand;
 pub mod graph;
 pub mod hash;
 pub mod hetero;
-#[cfg(test)]
-mod hetero_tests;
 mod levels;
 pub mod phases;
 pub mod plan;
 pub mod profile;
-#[cfg(test)]
-mod profile_tests;
 pub mod solve;
 #[cfg(test)]
 mod tests;
 pub mod time_only;
-#[cfg(test)]
-mod time_only_tests;
 mod transport;
 
 pub use plan::{plan, BfbPlan};

@@ -16,8 +16,6 @@
 //! [`rooted`].
 
 pub mod boxes;
-#[cfg(test)]
-mod boxes_tests;
 pub mod emit;
 pub mod fixed_k;
 pub mod lp;
@@ -27,8 +25,6 @@ pub mod rooted;
 pub mod switch_removal;
 pub mod symmetric;
 pub mod symmetric_switched;
-#[cfg(test)]
-mod symmetric_tests;
 #[cfg(test)]
 mod tests;
 

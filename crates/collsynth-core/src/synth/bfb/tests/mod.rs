@@ -5,6 +5,12 @@
 //! the brute-force Hall ratio on random digraphs. Every schedule passes `verify`, and its
 //! bandwidth term recomputed from the transfers equals the plan's optima exactly.
 
+mod bi;
+mod chunked;
+mod hetero;
+mod profile;
+mod time_only;
+
 use super::solve::{brute_force, optimum, optimum_from, solve, Subproblem};
 use super::*;
 use crate::bound::latency::{diameter_hops, moore_steps};

@@ -3,7 +3,7 @@
 //! Theorem 20's bound, every schedule verifies, and every piece is a whole number of 1/P chunks.
 
 use super::plan::quoted;
-use super::tests::step_cost;
+use super::step_cost;
 use super::*;
 use crate::ir::Schedule;
 use crate::synth::{self, Request};
@@ -30,8 +30,8 @@ fn pieces_in_chunks(s: &Schedule, p: usize) -> bool {
 /// The chunked allgather of `t` with P = `p`: verified, D steps, pieces in 1/P chunks, its
 /// step cost from the transfers equal to the plan's, and the details reporting all three.
 fn checked(t: &Topology, p: usize) -> (BfbPlan, Schedule) {
-    let pl = chunked::plan(t, p).unwrap();
-    let s = chunked::allgather(t, p).unwrap();
+    let pl = crate::synth::bfb::chunked::plan(t, p).unwrap();
+    let s = crate::synth::bfb::chunked::allgather(t, p).unwrap();
     verify(&s, t).unwrap_or_else(|v| panic!("{} P={p}: {v}", t.name));
     assert_eq!(s.n_steps().unwrap_or(0) as usize, pl.steps());
     assert!(pieces_in_chunks(&s, p), "{} P={p}", t.name);
@@ -104,10 +104,10 @@ fn theorem_20_bound_on_kautz_and_circulant() {
                 assert_eq!((pl.tau(), exact.tau()), (Rat::new(6, 5), Rat::one()));
             }
 
-            let rs = chunked::reduce_scatter(&t, p).unwrap();
+            let rs = crate::synth::bfb::chunked::reduce_scatter(&t, p).unwrap();
             verify(&rs, &t).unwrap_or_else(|v| panic!("{spec} RS P={p}: {v}"));
             assert!(pieces_in_chunks(&rs, p));
-            let ar = chunked::allreduce(&t, p).unwrap();
+            let ar = crate::synth::bfb::chunked::allreduce(&t, p).unwrap();
             verify(&ar, &t).unwrap_or_else(|v| panic!("{spec} AR P={p}: {v}"));
             assert!(pieces_in_chunks(&ar, p));
             let sum = |key: &str| {
@@ -129,20 +129,20 @@ fn rounding_rule() {
     let mut out = Vec::new();
     // x = (1/6, 2/6, 3/6), P = 4: y^LP = (2/3, 4/3, 2): floors (0, 1, 2), one chunk left, to
     // the largest fractional part (2/3, sender 0).
-    chunked::round(&[(0, 1), (1, 2), (2, 3)], 6, 4, &mut out);
+    crate::synth::bfb::chunked::round(&[(0, 1), (1, 2), (2, 3)], 6, 4, &mut out);
     assert_eq!(out, vec![(0, 1), (1, 1), (2, 2)]);
     // Ties go to the lower sender; a sender rounded to 0 chunks disappears.
-    chunked::round(&[(3, 1), (5, 1)], 2, 1, &mut out);
+    crate::synth::bfb::chunked::round(&[(3, 1), (5, 1)], 2, 1, &mut out);
     assert_eq!(out, vec![(3, 1)]);
     // Exact splits are kept.
-    chunked::round(&[(0, 1), (1, 2)], 3, 6, &mut out);
+    crate::synth::bfb::chunked::round(&[(0, 1), (1, 2)], 3, 6, &mut out);
     assert_eq!(out, vec![(0, 2), (1, 4)]);
 }
 
 #[test]
 fn bad_chunks_and_mapped_expansions() {
     let t = topo("torus:3x3");
-    assert!(matches!(chunked::allgather(&t, 0), Err(CollsynthError::BadInput(_))));
+    assert!(matches!(crate::synth::bfb::chunked::allgather(&t, 0), Err(CollsynthError::BadInput(_))));
     for v in ["0", "x", "-1"] {
         let mut req = Request::default();
         req.options.insert("chunks".into(), v.into());

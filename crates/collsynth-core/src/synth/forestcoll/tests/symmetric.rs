@@ -1,8 +1,8 @@
 //! The symmetric fast path (symmetric.rs) against the general packing: same optimum, every
 //! invariant of the paper's Alg. 5, and a clean fallback where it does not apply.
 
-use super::tests::{check_forest, check_schedule, count_taken, detail, optimal, topo, with_slower_cable};
 use super::*;
+use super::{check_forest, check_schedule, count_taken, detail, optimal, topo, with_slower_cable};
 use crate::topology::TopologyBuilder;
 use proptest::prelude::*;
 
@@ -68,7 +68,7 @@ fn schedule_reports_the_group() {
 fn no_group_means_the_general_path() {
     // Not vertex-transitive, switches, or a file reusing a zoo name with one link changed.
     for spec in ["mesh:4x4", "dgx-a100:2", "twisted-torus:8x4"] {
-        assert!(symmetric::Cayley::detect(&topo(spec)).is_none(), "{spec}");
+        assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&topo(spec)).is_none(), "{spec}");
     }
     let good = topo("torus:3x3");
     let mut tb = TopologyBuilder::new("torus:3x3");
@@ -80,8 +80,8 @@ fn no_group_means_the_general_path() {
         tb.link(l.src, l.dst, bw, 1.0);
     }
     let odd = tb.build().unwrap();
-    assert!(symmetric::Cayley::detect(&good).is_some());
-    assert!(symmetric::Cayley::detect(&odd).is_none());
+    assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&good).is_some());
+    assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&odd).is_none());
     assert_eq!(optimal(&odd).symmetry, None);
 }
 
@@ -98,14 +98,14 @@ fn bfs_order_shortfall_falls_back() {
         tb.link(i, (i + 7) % 10, Rat::from_integer(200), 1.0);
     }
     let t = tb.build().unwrap();
-    assert!(symmetric::Cayley::detect(&t).is_some());
+    assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&t).is_some());
     let f = optimal(&t);
     assert!(f.symmetry.is_none() && f.packing_stats.mu_flows > 0);
 }
 
 #[test]
 fn translations_are_group_operations() {
-    let c = symmetric::Cayley::detect(&topo("torus:4x6")).unwrap();
+    let c = crate::synth::forestcoll::symmetric::Cayley::detect(&topo("torus:4x6")).unwrap();
     assert_eq!(c.dims, vec![4, 6]);
     // (3, 1) + (2, 5) = (1, 0): rank 3 + 4 = 7 and 2 + 20 = 22 give 1.
     assert_eq!(c.translate(7, 22), 1);
@@ -145,7 +145,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
     #[test]
     fn random_circulants_fast_path_is_exact(t in arb_circulant()) {
-        prop_assert!(symmetric::Cayley::detect(&t).is_some());
+        prop_assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&t).is_some());
         let f = optimal(&t);
         let g = forest_with(&t, None, false).unwrap();
         prop_assert_eq!((f.k, f.u), (g.k, g.u));

@@ -40,8 +40,8 @@ fn link(t: &Topology, src: usize, dst: usize) -> u32 {
 const M5: i128 = 5000;
 
 fn verified(t: &Topology, m: Rat) -> (BfbPlan, Schedule) {
-    let p = hetero::plan(t, m).unwrap();
-    let s = hetero::allgather(t, m).unwrap();
+    let p = crate::synth::bfb::hetero::plan(t, m).unwrap();
+    let s = crate::synth::bfb::hetero::allgather(t, m).unwrap();
     verify(&s, t).unwrap_or_else(|v| panic!("{}: {v}", t.name));
     assert_eq!(detail(&s, "hetero"), "true");
     assert_eq!(detail(&s, "time_us"), format!("\"{}\"", to_fraction_string(&p.time_sum())));
@@ -51,8 +51,8 @@ fn verified(t: &Topology, m: Rat) -> (BfbPlan, Schedule) {
 #[test]
 fn equal_latencies_match_plain_bfb() {
     let t = from_spec("torus:4x4").unwrap();
-    let alpha = hetero::latency_rat(t.links[0].latency).unwrap();
-    assert!(t.links.iter().all(|l| hetero::latency_rat(l.latency).unwrap() == alpha));
+    let alpha = crate::synth::bfb::hetero::latency_rat(t.links[0].latency).unwrap();
+    assert!(t.links.iter().all(|l| crate::synth::bfb::hetero::latency_rat(l.latency).unwrap() == alpha));
     let m = Rat::from_integer(1 << 30);
     let plain = plan(&t).unwrap();
     let (h, _) = verified(&t, m);
@@ -103,7 +103,7 @@ fn two_used_links_finish_together() {
     assert_eq!(x, r(4, 3));
     assert!(!p.dropped().iter().any(|&(u, step, _)| (u, step) == (4, 2)));
     // Non-decimal-friendly latency: 0.1 is 1/10 exactly.
-    assert_eq!(hetero::latency_rat(0.1).unwrap(), r(1, 10));
+    assert_eq!(crate::synth::bfb::hetero::latency_rat(0.1).unwrap(), r(1, 10));
 }
 
 #[test]

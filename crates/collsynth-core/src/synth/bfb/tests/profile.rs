@@ -4,7 +4,7 @@
 //! alone would be wrong there. The general path's level sets (`levels`) against the plan on
 //! multi-word bitsets, random digraphs with random bandwidths, and its two fallbacks.
 
-use super::tests::arb_digraph;
+use super::arb_digraph;
 use super::*;
 use crate::topology::TopologyBuilder;
 use crate::zoo::{from_spec, vertex_transitive, Expr};
@@ -121,7 +121,7 @@ fn reflections_of_kautz_and_de_bruijn_graphs() {
     for spec in &specs {
         let t = topo(spec);
         let sigma = crate::zoo::symmetry::rank_automorphism(&Expr::parse(spec).unwrap(), t.n_ranks()).expect(spec);
-        assert!(super::profile::is_automorphism(&t, &sigma), "{spec}");
+        assert!(crate::synth::bfb::profile::is_automorphism(&t, &sigma), "{spec}");
     }
     for spec in ["kautz:2:12", "kautz:3:100", "kautz:5:131", "debruijn:2:16", "debruijn:2:128", "kautz:4:1024"] {
         let t = topo(spec);
@@ -131,14 +131,14 @@ fn reflections_of_kautz_and_de_bruijn_graphs() {
     // Not automorphisms: a rotation of a Kautz graph, a reflection of a mesh; a non-permutation.
     let t = topo("kautz:3:100");
     let rotation: Vec<usize> = (0..100).map(|x| (x + 1) % 100).collect();
-    assert!(!super::profile::is_automorphism(&t, &rotation));
+    assert!(!crate::synth::bfb::profile::is_automorphism(&t, &rotation));
     assert_eq!(profile_with_automorphism(&t, &rotation).unwrap(), plan_profile(&t));
     let mesh = topo("mesh:3x4");
     let flip: Vec<usize> = (0..12).map(|x| 11 - x).collect();
-    assert!(super::profile::is_automorphism(&mesh, &flip), "a 3x4 mesh's half-turn");
+    assert!(crate::synth::bfb::profile::is_automorphism(&mesh, &flip), "a 3x4 mesh's half-turn");
     let swap: Vec<usize> = (0..12).map(|x| if x < 2 { 1 - x } else { x }).collect();
-    assert!(!super::profile::is_automorphism(&mesh, &swap));
-    assert!(!super::profile::is_automorphism(&t, &vec![0; 100]));
+    assert!(!crate::synth::bfb::profile::is_automorphism(&mesh, &swap));
+    assert!(!crate::synth::bfb::profile::is_automorphism(&t, &vec![0; 100]));
 }
 
 /// A strongly connected digraph on `n` ranks (a ring plus pseudo-random links, bandwidths 1
@@ -225,7 +225,7 @@ fn circulant_without_a_topology_equals_the_built_one() {
         if !directed {
             shifts.extend(offsets.iter().map(|&o| n - o));
         }
-        let fast = super::profile::circulant(n, &shifts);
+        let fast = crate::synth::bfb::profile::circulant(n, &shifts);
         match from_spec(&spec) {
             Ok(t) => assert_eq!(fast, Some(profile(&t, Symmetry::VertexTransitive).unwrap()), "{spec}"),
             Err(_) => assert_eq!(fast, None, "{spec} does not build"),

@@ -2,6 +2,9 @@
 //! for its topologies, the invariants of its Alg. 5 on every output, random topologies and
 //! edge cases (disconnected graphs, N = 1 and 2, switch-free inputs).
 
+mod boxes;
+mod symmetric;
+
 use super::*;
 use crate::cost::bandwidth_term_us;
 use crate::topology::TopologyBuilder;

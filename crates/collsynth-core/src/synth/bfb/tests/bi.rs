@@ -131,7 +131,7 @@ fn option_errors() {
 
 #[test]
 fn time_only_takes_the_union_only() {
-    use super::time_only::time_only;
+    use crate::synth::bfb::time_only::time_only;
     let spec = "bi(dcirculant:6:1,2,3,4)";
     let m = Rat::from_integer(1 << 20);
     let e = time_only(&from_spec(spec).unwrap(), Collective::Allgather, &Request::default(), m).unwrap_err();

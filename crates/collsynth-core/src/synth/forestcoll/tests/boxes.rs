@@ -1,8 +1,8 @@
 //! The boxes-on-one-switch fast path (boxes.rs) against the general packing: same optimum,
 //! every invariant of the paper's Alg. 5, and a clean fallback where it does not apply.
 
-use super::tests::{check_forest, check_schedule, count_taken, optimal, topo, with_slower_cable};
 use super::*;
+use super::{check_forest, check_schedule, count_taken, optimal, topo, with_slower_cable};
 use crate::topology::TopologyBuilder;
 use proptest::prelude::*;
 
@@ -28,14 +28,14 @@ fn mi250_small_clusters_fall_back() {
     // per GCD do not fit the xGMI mesh (a pair of GCDs has 6 links in, 14 x 166 > 6 x 375).
     let t = topo("mi250:2");
     let f = forest(&t, None).unwrap();
-    let b = boxes::Boxes::detect(&t, &f.caps).expect("two identical boxes on ib0");
-    assert!(boxes::trees(&t, &b, f.k, &f.caps).is_none());
+    let b = crate::synth::forestcoll::boxes::Boxes::detect(&t, &f.caps).expect("two identical boxes on ib0");
+    assert!(crate::synth::forestcoll::boxes::trees(&t, &b, f.k, &f.caps).is_none());
     assert_eq!(f.symmetry, None);
     // Switch-free, NIC switches in front of the IB switches, or one box: no boxes.
     for spec in ["torus:4x4", "dgx-a100:2", "mi250:1"] {
         let t = topo(spec);
         let caps = optimality::tree_capacities(&t, Rat::from_integer(1));
-        assert!(boxes::Boxes::detect(&t, &caps).is_none(), "{spec}");
+        assert!(crate::synth::forestcoll::boxes::Boxes::detect(&t, &caps).is_none(), "{spec}");
     }
 }
 
@@ -45,8 +45,8 @@ fn unequal_boxes_are_not_boxes() {
     let good = topo("mi250:2,gcds=4");
     let odd = with_slower_cable(&good, "odd", "box1.gpu0", "box1.gpu1", 2);
     let caps = |t: &Topology| optimality::tree_capacities(t, Rat::from_integer(1));
-    assert!(boxes::Boxes::detect(&good, &caps(&good)).is_some());
-    assert!(boxes::Boxes::detect(&odd, &caps(&odd)).is_none());
+    assert!(crate::synth::forestcoll::boxes::Boxes::detect(&good, &caps(&good)).is_some());
+    assert!(crate::synth::forestcoll::boxes::Boxes::detect(&odd, &caps(&odd)).is_none());
     assert_ne!(optimal(&odd).symmetry.as_deref(), Some("2 boxes x 4 ranks, one switch"));
 }
 

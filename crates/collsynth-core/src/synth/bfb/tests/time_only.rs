@@ -2,11 +2,11 @@
 //! emitted schedule's `latency_bandwidth_costs`, `alpha_beta` terms (bit for bit), `steps` and
 //! `provenance.details`, for the three collectives, with and without `chunks` / `hetero`.
 
-use super::time_only::{time_only, TimeOnly};
 use crate::api;
 use crate::cost::{alpha_beta, latency_bandwidth_costs};
 use crate::ir::Collective;
 use crate::rational::Rat;
+use crate::synth::bfb::time_only::{time_only, TimeOnly};
 use crate::synth::Request;
 use crate::zoo::from_spec;
 

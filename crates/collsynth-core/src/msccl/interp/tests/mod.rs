@@ -1,3 +1,4 @@
+mod buffers;
 use super::*;
 use crate::ir::Collective;
 

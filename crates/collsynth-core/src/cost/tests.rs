@@ -1,0 +1,94 @@
+use super::testutil::*;
+use super::*;
+use crate::ir::transform::pipelined;
+use crate::rational::to_f64;
+use crate::zoo::from_spec;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1e-300)
+}
+
+/// The agreement test: on a ring allreduce both models give exactly
+/// 2 (N-1) (alpha + M / (N b)), through the one interface.
+#[test]
+fn ring_allreduce_both_models_exact() {
+    for n in [2usize, 3, 4, 8, 16] {
+        for (bw, lat) in [("100", "1"), ("12.5", "0.5"), ("0.001", "3"), ("400Gbps", "0"), ("0.3", "2.25")] {
+            let topo = from_spec(&format!("ring:{n},bw={bw},lat={lat}")).unwrap();
+            let s = ring_allreduce_n(&topo);
+            assert_eq!(s.steps(), 2 * (n - 1));
+            let (b, alpha) = (topo.links[0].bandwidth, topo.links[0].latency);
+            for m in [n as i128 * 12_345, n as i128 * (1 << 20), 0] {
+                let size = Rat::from_integer(m);
+                let per_step_bw = to_f64(&(size / Rat::from_integer(n as i128) / (b * Rat::from_integer(1000))));
+                let want = 2.0 * (n as f64 - 1.0) * (alpha + per_step_bw);
+                for model in Model::ALL {
+                    let got = time_us(model, &s, &topo, size, 1).unwrap();
+                    assert!(close(got, want), "ring:{n} bw={bw} lat={lat} M={m} {}: {got} != {want}", model.name());
+                }
+                let e = alpha_beta(&s, &topo, size, 1).unwrap();
+                assert!(close(e.latency_us, 2.0 * (n as f64 - 1.0) * alpha) || alpha == 0.0);
+                assert_eq!(e.total_us, e.latency_us + e.bandwidth_us);
+                let r = simulate(&s, &topo, size, 1).unwrap();
+                assert_eq!(r.transfers, 2 * n * (n - 1));
+            }
+        }
+    }
+}
+
+/// Pipelining is applied as `ir::transform::pipelined`: simulating with k sub-chunks is
+/// bit-for-bit the same as simulating the split schedule, and the analytic model does
+/// not change at all.
+#[test]
+fn pipeline_is_split() {
+    let cases = [("ring:5,bw=0.7,lat=0.3", 1_000_003i128), ("ring:4,lat=0", 10), ("switch:4,bw=25,lat=0.5", 999)];
+    for (spec, m) in cases {
+        let topo = from_spec(spec).unwrap();
+        let s = ring_allreduce_n(&topo);
+        let size = Rat::from_integer(m);
+        for k in [2usize, 3, 7] {
+            let split_s = pipelined(&s, k);
+            let a = simulate(&s, &topo, size, k).unwrap();
+            let b = simulate(&split_s, &topo, size, 1).unwrap();
+            assert_eq!(a.time_us.to_bits(), b.time_us.to_bits(), "{spec} k={k}");
+            assert_eq!((a.transfers, a.busiest_link), (b.transfers, b.busiest_link));
+            assert_eq!(a.busiest_link_busy_us.to_bits(), b.busiest_link_busy_us.to_bits());
+            let e1 = alpha_beta(&s, &topo, size, 1).unwrap();
+            let ek = alpha_beta(&s, &topo, size, k).unwrap();
+            let es = alpha_beta(&split_s, &topo, size, 1).unwrap();
+            assert_eq!(e1.total_us, ek.total_us);
+            assert!(close(es.total_us, e1.total_us), "{spec} k={k}");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let topo = from_spec("ring:3").unwrap();
+    let s = ring_allreduce_n(&topo);
+    let one = Rat::from_integer(1);
+    for model in Model::ALL {
+        assert!(time_us(model, &s, &topo, -one, 1).is_err());
+        assert!(time_us(model, &s, &topo, one, 0).is_err());
+        // a pipeline beyond what the models hold is refused before any table is sized
+        let most = MAX_CHUNK_TRANSFERS / s.transfers.len();
+        let e = time_us(model, &s, &topo, one, most + 1).unwrap_err().to_string();
+        assert!(e.contains("chunk transfers the models hold"), "{e}");
+        assert!(time_us(model, &s, &topo, one, usize::MAX).is_err());
+        let mut bad = s.clone();
+        bad.transfers[0].route = vec![99];
+        assert!(time_us(model, &bad, &topo, one, 1).is_err());
+        let mut bad = s.clone();
+        bad.transfers[0].after = vec![999];
+        assert!(time_us(model, &bad, &topo, one, 1).is_err());
+        let mut cyc = s.clone();
+        let child = s.transfers.iter().position(|t| t.after.contains(&0)).unwrap();
+        cyc.transfers[0].after = vec![child];
+        cyc.transfers[0].step = None;
+        assert!(time_us(model, &cyc, &topo, one, 1).is_err(), "cycle must fail ({})", model.name());
+        assert!(time_us(model, &s, &from_spec("ring:4").unwrap(), one, 1).is_err());
+    }
+    assert_eq!(Model::parse("simulator").unwrap(), Model::Simulator);
+    assert_eq!(Model::parse("alpha-beta").unwrap(), Model::AlphaBeta);
+    assert!(Model::parse("magic").is_err());
+}

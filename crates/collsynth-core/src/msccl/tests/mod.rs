@@ -1,0 +1,5 @@
+mod export;
+mod export_buffers;
+
+#[allow(unused_imports)]
+use super::*;
