@@ -42,16 +42,16 @@ def _case(spec: str) -> dict:
 
 def _time_only(spec: str, repeat: int = 3) -> dict:
     topo = collsynth.Topology.from_spec(spec)
-    runs = [_core.bfb_time(topo._core, "allgather") for _ in range(repeat)]
+    runs = [_core.time_only(topo._core, "allgather", "bfb") for _ in range(repeat)]
     best = min(r["synthesis_seconds"] for r in runs)
-    d = dict(runs[0]["details"])
+    d = runs[0]
     return {
         "spec": spec,
         "mode": "time-only",
         "N": topo.n_ranks,
         "steps": runs[0]["steps"],
-        "tau": d["tau"].strip('"'),
-        "bandwidth_optimal": d["bandwidth_optimal"] == "true",
+        "tau": d["tau"],
+        "bandwidth_optimal": d["bandwidth_optimal"],
         "transfers": None,
         "synthesis_seconds": best,
         "with_verification_seconds": None,

@@ -20,7 +20,7 @@ def _synth(spec: str, collective: str, size: str = "1GiB", **options) -> dict:
     topo = Topology.resolve(spec)
     opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
     t0 = time.perf_counter()
-    core, secs = _core.tacos_synthesize(topo._core, collective, 0, opts, size)
+    core, secs = _core.synthesize(topo._core, collective, "tacos", 0, opts, size)
     total = time.perf_counter() - t0
     return {
         "spec": spec,
@@ -94,7 +94,7 @@ def bench_scaling(budget_s: float = 240.0) -> list[dict]:
                 break
         spec = f"mesh:{side}x{side}"
         topo = Topology.resolve(spec)
-        r = _core.tacos_time(topo._core, "allgather", 0, {}, "1GiB")
+        r = _core.time_only(topo._core, "allgather", "tacos", 0, {}, "1GiB")
         out.append(
             {
                 "spec": spec,
@@ -138,7 +138,7 @@ def bench_stages(spec: str = "mesh:48x48") -> list[dict]:
     engine with the schedule, IR and verification (`synthesis_and_verify_seconds`)."""
     topo = Topology.resolve(spec)
     t0 = time.perf_counter()
-    quick = _core.tacos_time(topo._core, "allgather", 0, {}, "1GiB")
+    quick = _core.time_only(topo._core, "allgather", "tacos", 0, {}, "1GiB")
     quick_s = time.perf_counter() - t0
     full = _sim(_synth(spec, "allgather"))
     return [

@@ -1,6 +1,8 @@
 """`collsynth synth TOPO --algorithm bfb --time-only`: the plan-only costs equal the full
 path's (the Rust tests check the same on more cases; here the CLI and its JSON keys)."""
 
+from fractions import Fraction
+
 import pytest
 
 from conftest import run_cli, run_json
@@ -59,8 +61,10 @@ def test_with_chunks_and_hetero(collective):
     assert quick["chunks"] == 3 and quick["tau_fractional"] == full["tau_fractional"]
     full, quick = both("mesh:3x4,bw=50/100,lat=0.5/2", collective, "--hetero", "1", "--size", "1MiB")
     assert_same(full, quick)
-    # --hetero's exact time (a detail) is the same key in both.
-    assert quick["hetero"] is True and quick["time_us"] == full["time_us"]
+    # --hetero's exact time (a detail) is the same key in both, apart from the clocks' time_us.
+    assert quick["hetero"] is True and quick["hetero_time_us_exact"] == full["hetero_time_us_exact"]
+    assert isinstance(full["time_us"], float) and isinstance(quick["time_us"], float)
+    assert quick["hetero_time_us"] == pytest.approx(float(Fraction(full["hetero_time_us_exact"])))
 
 
 @pytest.mark.parametrize(
@@ -85,3 +89,13 @@ def test_what_does_not_apply_is_bad_input(args, message):
 def test_table_output():
     p = run_cli("synth", "torus:4x4", "-c", "allreduce", "-a", "bfb", "--time-only")
     assert "bfb (time only)" in p.stdout and "15/8" in p.stdout
+
+
+def test_hetero_text_table_prints():
+    """`--hetero 1`'s exact time once shadowed the simulator's `time_us` with a string, and the
+    text table of both paths crashed (exit 1)."""
+    for extra in ([], ["--time-only"]):
+        p = run_cli(
+            "synth", "mesh:3x4,bw=50/100,lat=0.5/2", "-c", "allgather", "-a", "bfb", "--hetero", "1", *extra
+        )
+        assert "hetero time us" in p.stdout and "algbw" in p.stdout

@@ -126,7 +126,7 @@ def test_progress_counter_reaches_its_total():
 
     topo = Topology.from_spec("dgx-a100:2")
     s = synthesize(topo, "allgather", "forestcoll")
-    done, total = _core.forestcoll_progress()
+    done, total = _core.progress("forestcoll")
     n, k = topo.n_ranks, s.details["k"]
     assert total >= n * k * (n - 1)
     assert done == total

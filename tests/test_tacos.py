@@ -64,9 +64,9 @@ def test_time_only_needs_tacos():
 
 def test_sub_collective_runs_on_the_restricted_topology():
     topo = Topology.resolve("mesh:4x4")
-    core, secs = _core.tacos_synthesize(topo._core, "allreduce", 0, {"ranks": "0,3,5,10,15"}, "1GiB")
+    core, secs = _core.synthesize(topo._core, "allreduce", "tacos", 0, {"ranks": "0,3,5,10,15"}, "1GiB")
     assert core.n_transfers > 0 and secs >= 0
-    sub = _core.restrict_topology(topo._core, [0, 3, 5, 10, 15])
+    sub = topo._core.restrict([0, 3, 5, 10, 15])
     assert sub.n_ranks == 5
 
 
@@ -86,7 +86,7 @@ def test_time_only_equals_simulated_on_heterogeneous_meshes(spec, collective):
     size = str(topo.n_ranks * 3 * 2**18)
     for seed in range(4):
         opts = {"seed": str(seed), "restarts": "3", "chunks-per-npu": "3"}
-        quick = _core.tacos_time(topo._core, collective, 0, opts, size)["time_us"]
+        quick = _core.time_only(topo._core, collective, "tacos", 0, opts, size)["time_us"]
         sched = collsynth.synthesize(
             topo, collective, "tacos", size=size, seed=seed, restarts=3, chunks_per_npu=3
         )

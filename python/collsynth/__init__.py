@@ -6,7 +6,7 @@ the Python API, the ``collsynth`` command line and plots.
 
 from collsynth import msccl
 from collsynth._core import BadInput, Infeasible, InternalError, __version__
-from collsynth.schedule import Schedule, algorithms, bound, synthesize
+from collsynth.schedule import Schedule, algorithms, bound, synthesize, time_only
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "families",
     "msccl",
     "synthesize",
+    "time_only",
 ]

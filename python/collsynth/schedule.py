@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from collsynth import _args, _core
@@ -72,7 +71,7 @@ class Schedule:
     @property
     def details(self) -> dict:
         """Facts the synthesizer reports about its result (e.g. ForestColl's ``k`` and ``trees``)."""
-        return {k: json.loads(v) for k, v in self._core.details}
+        return self._core.details
 
     @property
     def topology(self) -> Topology:
@@ -117,5 +116,34 @@ def bound(topo: Topology | str, collective: str, root: int = 0) -> dict:
     return _core.bounds(topo._core, _args.text("collective", collective), _args.whole("root", root))
 
 
+def time_only(
+    topo: Topology | str,
+    collective: str,
+    algorithm: str,
+    *,
+    root: int = 0,
+    size: int | str = "1GiB",
+    **options,
+) -> dict:
+    """An algorithm's own account of the collective's time at ``size`` without building the
+    schedule (``synth --time-only``; algorithms with ``time_only`` in :func:`algorithms`):
+    ``time_us``, ``time_model``, ``algbw_GBps``, ``synthesis_seconds`` and its own keys."""
+    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    return _core.time_only(
+        topo._core,
+        _args.text("collective", collective),
+        _args.text("algorithm", algorithm),
+        _args.whole("root", root),
+        opts,
+        _size(size),
+    )
+
+
 def algorithms() -> list[dict]:
-    return [{"name": n, "help": h, "collectives": c, "options": o} for n, h, c, o in _core.algorithms()]
+    """The registered algorithms: ``name``, ``help``, ``collectives``, ``options`` and
+    ``time_only`` (whether :func:`time_only` applies)."""
+    return [
+        {"name": n, "help": h, "collectives": c, "options": o, "time_only": t}
+        for n, h, c, o, t in _core.algorithms()
+    ]

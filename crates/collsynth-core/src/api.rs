@@ -132,7 +132,8 @@ pub struct Bounds {
     pub cut: Vec<usize>,
     /// Allreduce only: optimal reduce-scatter then allgather.
     pub rs_ag_algbw: Option<Rat>,
-    /// Allreduce only: ForestColl's allreduce LP (None where not solved: too large for `auto`).
+    /// Allreduce only: the best algbw a registered algorithm's bound hint gives beyond the
+    /// cut bound (ForestColl's allreduce LP; None where none applies or it is too large).
     pub lp_algbw: Option<Rat>,
     /// Bandwidth term (us per byte of M) of the bound, exact: T_B = M * this.
     pub time_per_byte_us: Rat,
@@ -187,14 +188,9 @@ fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Resul
     let mut algbw = bound::algbw(collective, topo.n_ranks(), cb.inv_throughput).unwrap_or_default();
     let rs_ag = (collective == Collective::Allreduce).then_some(algbw);
     let (mut inv_throughput, mut per_byte) = (cb.inv_throughput, per_byte);
-    // Allreduce: the best known optimum is the larger of RS+AG and ForestColl's LP (solved
-    // under `auto`: only when small enough; see synth/forestcoll/lp.rs).
-    let lp_algbw = match collective {
-        Collective::Allreduce if topo.n_ranks() > 1 => {
-            synth::forestcoll::lp::lp_algbw(topo, synth::forestcoll::lp::LpMode::Auto)?
-        }
-        _ => None,
-    };
+    // Allreduce: the best known optimum is the larger of RS+AG and the algorithms' hints
+    // (ForestColl's LP, solved only when small enough; see synth/forestcoll/lp.rs).
+    let lp_algbw = bound_hint(topo, collective)?;
     if let Some(lp) = lp_algbw.filter(|lp| *lp > algbw) {
         algbw = lp;
         inv_throughput = n / lp;
@@ -208,6 +204,46 @@ fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Resul
         lp_algbw,
         time_per_byte_us: per_byte / Rat::from_integer(1000),
     })
+}
+
+/// The largest algbw the registered algorithms' bound hints give for `collective`.
+fn bound_hint(topo: &Topology, collective: Collective) -> Result<Option<Rat>> {
+    let mut best: Option<Rat> = None;
+    for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)) {
+        if let Some(hint) = alg.extras.bound_hint {
+            best = best.max(hint(topo, collective)?);
+        }
+    }
+    Ok(best)
+}
+
+/// An algorithm's own account of a collective's time at `size`, without the schedule
+/// (`synth --time-only`): nothing to verify, since nothing is built.
+pub struct Timed {
+    pub report: synth::TimeReport,
+    pub synthesis_seconds: f64,
+    pub algbw_gbps: f64,
+    pub busbw_gbps: f64,
+}
+
+/// `--time-only` with `algorithm`, after the checks the full path makes; `BadInput` for an
+/// algorithm that has no time-only path (naming those that do).
+pub fn time_only(topo: &Topology, collective: Collective, algorithm: &str, req: &Request, size: Rat) -> Result<Timed> {
+    two_ranks(topo)?;
+    let req = Request { size: Some(size), ..req.clone() };
+    let Some(time_only) = synth::find(algorithm)?.extras.time_only else {
+        let names: Vec<&str> =
+            synth::algorithms().into_iter().filter(|a| a.extras.time_only.is_some()).map(|a| a.name).collect();
+        return Err(CollsynthError::bad(format!("--time-only applies to --algorithm {} only", names.join(" or "))));
+    };
+    let alg = synth::checked(topo, collective, algorithm, &req)?;
+    let start = Instant::now();
+    let report = time_only(topo, collective, &req).map_err(|e| does_not_apply(e, alg.name, collective))?;
+    let synthesis_seconds = start.elapsed().as_secs_f64();
+    // Zero time means zero bytes: 0 GB/s, as in `evaluate`.
+    let algbw_gbps = if report.time_us > 0.0 { crate::rational::to_f64(&size) / report.time_us / 1e3 } else { 0.0 };
+    let busbw_gbps = algbw_gbps * collective.busbw_factor(report.n_ranks);
+    Ok(Timed { report, synthesis_seconds, algbw_gbps, busbw_gbps })
 }
 
 /// Everything `synth`, `simulate` and `compare` report for one schedule and size.
@@ -259,10 +295,10 @@ pub struct MscclExport {
     pub fallback: Option<String>,
 }
 
-/// Export a verified schedule as MSCCL XML (see `msccl::export`). A ForestColl forest too
-/// large for the runtime (its k trees per root need more steps or chunks than the limits
-/// allow) is replaced by the fixed-k forest with the largest k that fits, found by
-/// bisection on `--max-trees`; the note says how much bandwidth that costs.
+/// Export a verified schedule as MSCCL XML (see `msccl::export`). A schedule too large for
+/// the runtime's limits, from an algorithm that can shrink (`synth::Shrink`: ForestColl's k
+/// trees per root), is replaced by the largest shrunk one that fits, found by bisection on
+/// the shrink option; the note says how much bandwidth that costs.
 pub fn export_msccl(
     s: &Schedule,
     topo: &Topology,
@@ -274,18 +310,21 @@ pub fn export_msccl(
             let fallback = exported.unfused_because.clone();
             return Ok(MscclExport { exported, schedule: s.clone(), fallback });
         }
-        Err(CollsynthError::Infeasible(why)) if s.provenance.algorithm == "forestcoll" => why,
-        Err(e) => return Err(e),
+        Err(e) => e,
     };
-    let detail = |key: &str| s.provenance.details.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.parse().ok());
-    let k: usize = detail("k").unwrap_or(1);
+    let shrink = synth::find(&s.provenance.algorithm).ok().and_then(|a| a.extras.shrink);
+    let (why, shrink) = match (why, shrink) {
+        (CollsynthError::Infeasible(why), Some(shrink)) => (why, shrink),
+        (e, _) => return Err(e),
+    };
+    let k: usize = s.provenance.details.usize(shrink.detail).unwrap_or(1);
     let mut options: std::collections::BTreeMap<String, String> = s.provenance.options.iter().cloned().collect();
     let (mut lo, mut hi, mut best) = (1usize, k.saturating_sub(1), None);
     while lo <= hi {
         let mid = (lo + hi) / 2;
-        options.insert("max-trees".into(), mid.to_string());
+        options.insert(shrink.option.into(), mid.to_string());
         let req = Request { root: s.root, options: options.clone(), size: None };
-        let fixed = synth::run(topo, s.collective, "forestcoll", &req)?;
+        let fixed = synth::run(topo, s.collective, &s.provenance.algorithm, &req)?;
         check(&fixed, topo)?;
         match crate::msccl::export(&fixed, o, auto_pipeline) {
             Ok(e) => {
@@ -297,14 +336,18 @@ pub fn export_msccl(
         }
     }
     let Some((kk, fixed, exported)) = best else {
-        return Err(CollsynthError::Infeasible(format!("{why}; no forest with fewer trees per root fits either")));
+        return Err(CollsynthError::Infeasible(format!(
+            "{why}; no {} with fewer {} fits either",
+            shrink.what, shrink.unit
+        )));
     };
     let one = Rat::from_integer(1);
     let (opt, got) = (cost::bandwidth_term_us(s, topo, one), cost::bandwidth_term_us(&fixed, topo, one));
     let share = crate::rational::to_f64(&(opt / got));
+    let (what, detail, unit) = (shrink.what, shrink.detail, shrink.unit);
     let note = format!(
-        "the forest with k = {k} trees per root does not fit ({why}); exported the best forest with at most \
-         {kk} trees per root instead, at {:.1}% of the optimal algbw",
+        "the {what} with {detail} = {k} {unit} does not fit ({why}); exported the best {what} with at most \
+         {kk} {unit} instead, at {:.1}% of the optimal algbw",
         100.0 * share
     );
     let note = match &exported.unfused_because {

@@ -43,3 +43,82 @@ fn tests_live_in_one_layout() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// What each top-level module may import (`crate::X`), the layers of docs/architecture.md:
+/// a new arrow must be added here and explained there.
+const MAY_IMPORT: &[(&str, &[&str])] = &[
+    ("error", &[]),
+    ("rational", &["error"]),
+    ("units", &["error", "rational"]),
+    ("progress", &[]),
+    ("parallel", &[]),
+    ("topology", &["error", "rational", "units"]),
+    ("flow", &["error", "rational", "topology"]),
+    ("ir", &["error", "rational", "topology"]),
+    ("bound", &["error", "rational", "units", "topology", "flow", "ir"]),
+    ("zoo", &["error", "rational", "units", "topology"]),
+    // Synthesizers measure their own candidates with the cost layer's pure measures of a
+    // schedule (never the simulator, the tuner, the verifier or an exporter).
+    (
+        "synth",
+        &[
+            "error",
+            "rational",
+            "units",
+            "progress",
+            "parallel",
+            "topology",
+            "flow",
+            "ir",
+            "bound",
+            "zoo",
+            "cost::alpha_beta",
+            "cost::latency_bandwidth",
+            "cost::route_latency",
+        ],
+    ),
+    // The finder measures candidate topologies by BFB's plans: it sits above the synthesizers.
+    ("find", &["error", "rational", "units", "progress", "parallel", "topology", "flow", "bound", "zoo", "synth::bfb"]),
+    ("verify", &["error", "rational", "topology", "ir"]),
+    ("cost", &["error", "rational", "units", "parallel", "topology", "flow", "bound", "ir"]),
+    ("msccl", &["error", "rational", "units", "topology", "ir"]),
+];
+
+/// The import graph follows the layers: every `crate::X` path outside tests and comments
+/// is one the importing module may use (`api`, the pipeline, and `testing` may use all).
+#[test]
+fn imports_follow_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if parts.iter().any(|p| p == "tests" || p == "tests.rs") {
+            continue;
+        }
+        let top = parts[0].trim_end_matches(".rs");
+        let Some((_, allowed)) = MAY_IMPORT.iter().find(|(m, _)| *m == top) else { continue };
+        let text = std::fs::read_to_string(f).expect("readable file");
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let path: String = line[at + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                let mut segs = path.split("::");
+                let first = segs.next().unwrap_or("");
+                // the module itself, the `bad_input!` macro, lib.rs's `Result` / `VERSION`
+                if first == top || first == "bad_input" || !first.starts_with(|c: char| c.is_ascii_lowercase()) {
+                    continue;
+                }
+                let two = format!("{first}::{}", segs.next().unwrap_or(""));
+                if !allowed.contains(&first) && !allowed.contains(&two.as_str()) {
+                    wrong.push(format!("{}: crate::{path}", rel.display()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layers of docs/architecture.md:\n{}", wrong.join("\n"));
+}

@@ -16,13 +16,11 @@ use pyo3::types::PyDict;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-mod bfb;
 mod circulant;
 mod exec_plan;
 mod find;
-mod forestcoll;
 mod msccl;
-mod tacos;
+mod values;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
 create_exception!(_core, Infeasible, BadInput, "No schedule exists for this request (a BadInput: exit status 2).");
@@ -121,6 +119,12 @@ impl PyTopology {
         Ok(d)
     }
 
+    /// The topology of a sub-collective over `ranks` (the other compute nodes become switches).
+    fn restrict(&self, ranks: Vec<usize>) -> PyResult<Self> {
+        guard(|| collsynth_core::topology::restrict::restrict_ranks(&self.inner, &ranks))
+            .map(|inner| PyTopology { inner })
+    }
+
     /// Metrics as a dict with the `topo show --json` keys.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = guard(|| Ok(self.inner.metrics()))?;
@@ -204,10 +208,12 @@ impl PySchedule {
     fn options(&self) -> Vec<(String, String)> {
         self.inner.provenance.options.clone()
     }
-    /// Result facts of the synthesizer (key, JSON literal), e.g. ForestColl's `k`.
+    /// Result facts of the synthesizer as a dict, e.g. ForestColl's `k`.
     #[getter]
-    fn details(&self) -> Vec<(String, String)> {
-        self.inner.provenance.details.clone()
+    fn details<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        values::set_all(py, &d, &self.inner.provenance.details)?;
+        Ok(d)
     }
 
     /// Run the verifier: a dict report, or BadInput naming the first violation.
@@ -302,32 +308,41 @@ fn bounds_dict<'py>(py: Python<'py>, topo: &Topology, c: Collective, b: &api::Bo
     Ok(d)
 }
 
-/// One `--time-only` call: parse the collective and size, refuse options that do not apply
-/// (as the full path would), then run `f` without the GIL. Returns its result, the seconds it
-/// took, the collective and the size; `sized` puts the size into the request (BFB) or not.
-pub(crate) fn time_only_call<T: Send>(
-    py: Python<'_>,
+/// `--time-only`: an algorithm's own account of the collective's time, without building the
+/// schedule, as a dict with the `synth --json` keys: `N`, `time_us`, `time_model`,
+/// `synthesis_seconds`, `algbw_GBps`, `busbw_GBps`, then the algorithm's own keys.
+#[pyfunction]
+#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB"))]
+fn time_only<'py>(
+    py: Python<'py>,
     topo: &PyTopology,
-    (collective, algorithm, sized): (&str, &str, bool),
+    collective: &str,
+    algorithm: &str,
     root: usize,
-    options: std::collections::BTreeMap<String, String>,
+    options: BTreeMap<String, String>,
     size: &str,
-    f: impl FnOnce(
-            &collsynth_core::topology::Topology,
-            Collective,
-            &collsynth_core::synth::Request,
-            Rat,
-        ) -> collsynth_core::Result<T>
-        + Send,
-) -> PyResult<(T, f64, Collective, Rat)> {
+) -> PyResult<Bound<'py, PyDict>> {
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
-    let req = collsynth_core::synth::Request { root, options, size: sized.then_some(m) };
-    guard(|| api::two_ranks(&topo.inner))?;
-    guard(|| collsynth_core::synth::checked(&topo.inner, c, algorithm, &req).map(|_| ()))?;
-    let start = std::time::Instant::now();
-    let t = py.detach(|| guard(|| f(&topo.inner, c, &req, m)))?;
-    Ok((t, start.elapsed().as_secs_f64(), c, m))
+    let req = Request { root, options, size: None };
+    let t = py.detach(|| guard(|| api::time_only(&topo.inner, c, algorithm, &req, m)))?;
+    let d = PyDict::new(py);
+    d.set_item("N", t.report.n_ranks)?;
+    d.set_item("synthesis_seconds", t.synthesis_seconds)?;
+    d.set_item("time_us", t.report.time_us)?;
+    d.set_item("time_model", t.report.time_model)?;
+    d.set_item("algbw_GBps", t.algbw_gbps)?;
+    d.set_item("busbw_GBps", t.busbw_gbps)?;
+    values::set_all(py, &d, &t.report.keys)?;
+    Ok(d)
+}
+
+/// `(done, total)` of `algorithm`'s running synthesis (total 0 before it starts), or None for
+/// an algorithm that counts no progress. Polled by a bar from another thread while the
+/// synthesis call runs without the GIL.
+#[pyfunction]
+fn progress(algorithm: &str) -> Option<(u64, u64)> {
+    synth::find(algorithm).ok().and_then(|a| a.extras.progress).map(|p| p.get())
 }
 
 pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
@@ -368,12 +383,18 @@ fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize
     Ok(d)
 }
 
-/// Registered algorithms: (name, help, collectives, options).
+/// One registered algorithm: (name, help, collectives, options, has a time-only path).
+type AlgorithmRow = (&'static str, &'static str, Vec<&'static str>, Vec<&'static str>, bool);
+
+/// Registered algorithms, in the registry's order.
 #[pyfunction]
-fn algorithms() -> Vec<(&'static str, &'static str, Vec<&'static str>, Vec<&'static str>)> {
+fn algorithms() -> Vec<AlgorithmRow> {
     synth::algorithms()
         .into_iter()
-        .map(|a| (a.name, a.help, a.collectives.iter().map(|c| c.name()).collect(), a.options.to_vec()))
+        .map(|a| {
+            let collectives = a.collectives.iter().map(|c| c.name()).collect();
+            (a.name, a.help, collectives, a.options.to_vec(), a.extras.time_only.is_some())
+        })
         .collect()
 }
 
@@ -409,12 +430,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(algorithm_options, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
-    bfb::register(m)?;
+    m.add_function(wrap_pyfunction!(time_only, m)?)?;
+    m.add_function(wrap_pyfunction!(progress, m)?)?;
     circulant::register(m)?;
     exec_plan::register(m)?;
     find::register(m)?;
-    forestcoll::register(m)?;
     msccl::register(m)?;
-    tacos::register(m)?;
     Ok(())
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -32,7 +31,11 @@ def register(sub) -> None:
     p.add_argument("topo", metavar="TOPO")
     add_collective(p)
     p.add_argument(
-        "--algorithm", "-a", required=True, metavar="A", help="ring, direct, rhd, dbt, ... or auto"
+        "--algorithm",
+        "-a",
+        required=True,
+        metavar="A",
+        help=", ".join(a[0] for a in _core.algorithms()) + " or auto",
     )
     p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
     p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json and/or DIR/schedule.xml")
@@ -41,7 +44,8 @@ def register(sub) -> None:
     p.add_argument(
         "--time-only",
         action="store_true",
-        help="tacos and bfb: report the collective time without building the schedule (huge N)",
+        help=" and ".join(a[0] for a in _core.algorithms() if a[4])
+        + ": report the collective time without building the schedule (huge N)",
     )
     add_pipeline(p)
     add_algorithm_options(p)
@@ -49,57 +53,29 @@ def register(sub) -> None:
     p.set_defaults(run=run)
 
 
-def _tacos_time(topo: Topology, args) -> tuple[dict, list[list]]:
-    """TACOS's own clock (for point-to-point topologies the simulator's time)."""
-    r = _core.tacos_time(
-        topo._core, args.collective, args.root, given_algorithm_options(args), str(args.size)
-    )
-    keys = {
-        "time_us": r["time_us"],
-        "synthesis_seconds": r["synthesis_seconds"],
-        "events": r["events"],
-        "parts": [{"part": n, "seed": sd, "time_us": t} for n, sd, t in r["parts"]],
-    }
+def _time_rows(algorithm: str, keys: dict) -> list[list]:
+    """The text table of a `--time-only` report: time, bandwidths, then every other key."""
     rows = [
-        ["algorithm", "tacos (time only)"],
+        ["algorithm", f"{algorithm} (time only)"],
         ["synthesis (s)", f"{keys['synthesis_seconds']:.4f}"],
-        ["collective time (us)", f"{keys['time_us']:.3f}"],
-    ]
-    rows += [[f"  {p['part']} (seed {p['seed']})", f"{p['time_us']:.3f}"] for p in keys["parts"]]
-    return keys, rows
-
-
-def _bfb_time(topo: Topology, args) -> tuple[dict, list[list]]:
-    """BFB's plans alone: the alpha-beta terms, T_L and T_B exactly as the emitted schedule
-    would get them; `time_us` is the analytic model's (the simulator needs the transfers)."""
-    r = _core.bfb_time(topo._core, args.collective, args.root, given_algorithm_options(args), str(args.size))
-    details = {k: json.loads(v) for k, v in r.pop("details")}
-    keys = {**r, **details}
-    time_us = keys["alpha_beta_us"]
-    rows = [
-        ["algorithm", "bfb (time only)"],
-        ["synthesis (s, plans)", f"{keys['synthesis_seconds']:.4f}"],
-        ["steps", str(keys["steps"])],
-        [
-            "alpha-beta time (us)",
-            f"{time_us:.3f}  (T_L {keys['latency_us']:.3f} + T_B {keys['bandwidth_us']:.3f})",
-        ],
+        [f"collective time (us, {keys['time_model']})", f"{keys['time_us']:.3f}"],
         ["algbw / busbw (GB/s)", f"{keys['algbw_GBps']:.3f} / {keys['busbw_GBps']:.3f}"],
-        ["latency steps / bandwidth factor", f"{keys['latency_steps']} / {keys['bandwidth_factor']}"],
     ]
-    rows += [[k.replace("_", " "), str(v)] for k, v in details.items()]
-    return keys, rows
-
-
-# --time-only: the algorithms that can report a schedule's time without building it.
-TIME_ONLY = {"tacos": _tacos_time, "bfb": _bfb_time}
+    shown = {"N", "synthesis_seconds", "time_us", "time_model", "algbw_GBps", "busbw_GBps"}
+    for k, v in keys.items():
+        if k in shown:
+            continue
+        if isinstance(v, list) and all(isinstance(p, dict) for p in v):
+            rows += [[f"  {k}: " + ", ".join(f"{a} {b}" for a, b in p.items()), ""] for p in v]
+        else:
+            rows.append([k.replace("_", " "), f"{v:.6g}" if isinstance(v, float) else str(v)])
+    return rows
 
 
 def run_time_only(args) -> int:
     """`--time-only`: the algorithm's own account of the time, no IR, no verification (nothing
-    to verify), hence no -o, --format msccl-xml or --pipeline (they need the schedule)."""
-    if args.algorithm not in TIME_ONLY:
-        raise BadInput(f"--time-only applies to --algorithm {' or '.join(TIME_ONLY)} only")
+    to verify), hence no -o, --format msccl-xml or --pipeline (they need the schedule). Which
+    algorithms have one is the core registry's to say."""
     if args.output:
         raise BadInput("--time-only writes no schedule: drop -o")
     if args.format != "json" or msccl_given(args):
@@ -107,7 +83,19 @@ def run_time_only(args) -> int:
     if args.pipeline_given:
         raise BadInput("--pipeline applies to the simulator, which --time-only does not run")
     topo = Topology.resolve(args.topo)
-    keys, rows = TIME_ONLY[args.algorithm](topo, args)
+    keys = run_with_progress(
+        lambda: _core.time_only(
+            topo._core,
+            args.collective,
+            args.algorithm,
+            args.root,
+            given_algorithm_options(args),
+            str(args.size),
+        ),
+        f"{args.algorithm}: timing",
+        poll=lambda: _core.progress(args.algorithm) or (0, 0),
+    )
+    rows = _time_rows(args.algorithm, keys)
     s = with_version(
         topo.name,
         {
@@ -188,7 +176,7 @@ def run(args) -> int:
     sched = run_with_progress(
         lambda: synthesize(topo, args.collective, args.algorithm, root=args.root, size=args.size, **options),
         f"{args.algorithm}: synthesizing and verifying",
-        poll=_core.forestcoll_progress if args.algorithm == "forestcoll" else None,
+        poll=lambda: _core.progress(args.algorithm) or (0, 0),
     )
     s = summary(topo, sched, args.size, args.pipeline)
     exported = None

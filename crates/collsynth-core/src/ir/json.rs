@@ -37,7 +37,7 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         .details
         .iter()
         .filter(|(k, _)| !super::is_timing(k))
-        .map(|(k, v)| (k.clone(), serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.clone()))))
+        .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
     let header = [
         ("format", json!(FORMAT)),
@@ -143,7 +143,7 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         details: prov
             .get("details")
             .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             .unwrap_or_default(),
     };
     let shards = field(obj, "shards", "schedule")?

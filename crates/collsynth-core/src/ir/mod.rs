@@ -172,8 +172,95 @@ pub struct Provenance {
     pub options: Vec<(String, String)>,
     pub topology_hash: String,
     /// Facts about the result that `synth --json` reports next to the cost (ForestColl's `k`
-    /// and `trees`, a synthesizer's own estimate, ...): key and a JSON literal.
-    pub details: Vec<(String, String)>,
+    /// and `trees`, a synthesizer's own estimate, ...).
+    pub details: Details,
+}
+
+/// A synthesizer's facts about its result, typed in serde's data model and kept in the order
+/// the synthesizer states them: readers take numbers and strings as they are, never parse
+/// text back. Setting a key again replaces its value in place.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Details(Vec<(String, serde_json::Value)>);
+
+impl Details {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set `key` to `value` (an integer, float, string, `Vec`, `serde_json::json!` value...).
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) {
+        let (key, value) = (key.into(), value.into());
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    /// Builder form of [`Details::set`].
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The JSON text of `key`'s value, as the schedule file writes it (`"3/4"` with its quotes).
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.get(key).map(serde_json::Value::to_string)
+    }
+
+    /// The value of `key` when it is a whole number.
+    pub fn usize(&self, key: &str) -> Option<usize> {
+        self.get(key).and_then(serde_json::Value::as_u64).and_then(|v| usize::try_from(v).ok())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every entry of `other`, set in order (a key already here takes `other`'s value).
+    pub fn extend(&mut self, other: Details) {
+        for (k, v) in other.0 {
+            self.set(k, v);
+        }
+    }
+
+    /// The details as one JSON object, in their order.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.0.iter().cloned().collect())
+    }
+}
+
+impl FromIterator<(String, serde_json::Value)> for Details {
+    fn from_iter<I: IntoIterator<Item = (String, serde_json::Value)>>(iter: I) -> Self {
+        let mut d = Details::new();
+        for (k, v) in iter {
+            d.set(k, v);
+        }
+        d
+    }
+}
+
+/// An exact rational as a detail value: the `"p/q"` string of docs/contracts.md's `_exact` keys.
+pub fn exact_value(r: &crate::rational::Rat) -> serde_json::Value {
+    serde_json::Value::String(crate::rational::to_fraction_string(r))
+}
+
+/// A whole number as a detail value (`i128` counts: JSON numbers hold 64 bits, beyond that
+/// the exact decimal string).
+pub fn whole_value(v: i128) -> serde_json::Value {
+    i64::try_from(v).map_or_else(|_| serde_json::Value::String(v.to_string()), serde_json::Value::from)
+}
+
+/// A rational as a detail value in floating point (the key next to its `_exact` twin).
+pub fn decimal_value(r: &crate::rational::Rat) -> serde_json::Value {
+    crate::rational::to_f64(r).into()
 }
 
 /// True for a provenance detail that is a wall-clock time (key ending in `_seconds`, such as

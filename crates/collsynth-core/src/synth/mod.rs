@@ -9,7 +9,9 @@ pub mod tacos;
 pub mod traff;
 
 use crate::error::{CollsynthError, Result};
-use crate::ir::{Collective, Schedule};
+use crate::ir::{Collective, Details, Schedule};
+use crate::progress::Progress;
+use crate::rational::Rat;
 use crate::topology::Topology;
 use std::collections::BTreeMap;
 
@@ -22,7 +24,7 @@ pub struct Request {
     pub options: BTreeMap<String, String>,
     /// The collective size M in bytes the schedule is for (`--size`), for algorithms whose
     /// result depends on it (TACOS's chunk size, the circulant block count); `None` = 1 GiB.
-    pub size: Option<crate::rational::Rat>,
+    pub size: Option<Rat>,
 }
 
 impl Request {
@@ -34,14 +36,68 @@ impl Request {
     }
 }
 
-/// A registered algorithm.
+/// A registered algorithm: what the API, the binding and the CLI know of it. Adding one
+/// means its own folder and one line in [`algorithms`]; nothing outside `synth` names it.
 pub struct Algorithm {
     pub name: &'static str,
     pub help: &'static str,
     pub collectives: &'static [Collective],
-    /// Options it accepts (without `--`); any other option is an error.
+    /// Options it accepts (without `--`), each described once in [`OPTIONS`]; any other
+    /// option is an error.
     pub options: &'static [&'static str],
-    pub synthesize: fn(&Topology, Collective, &Request) -> Result<Schedule>,
+    pub synthesize: SynthesizeFn,
+    /// What it offers beyond synthesis.
+    pub extras: Extras,
+}
+
+/// Synthesis: the schedule, not yet verified (the API verifies).
+pub type SynthesizeFn = fn(&Topology, Collective, &Request) -> Result<Schedule>;
+/// See [`Extras::bound_hint`].
+pub type BoundHintFn = fn(&Topology, Collective) -> Result<Option<Rat>>;
+/// See [`Extras::time_only`].
+pub type TimeOnlyFn = fn(&Topology, Collective, &Request) -> Result<TimeReport>;
+
+/// The optional parts of an [`Algorithm`]; registrations start from [`Extras::NONE`].
+#[derive(Clone, Copy)]
+pub struct Extras {
+    /// An achievable algbw (GB/s, exact) beyond the cut bound for this collective, which the
+    /// bounds report next to it (`lp_algbw`: ForestColl's allreduce LP); `Ok(None)` when it
+    /// has none here.
+    pub bound_hint: Option<BoundHintFn>,
+    /// How to make a smaller schedule when an exporter's limits refuse this one.
+    pub shrink: Option<Shrink>,
+    /// The collective's time without building the schedule (`synth --time-only`), at
+    /// [`Request::size`].
+    pub time_only: Option<TimeOnlyFn>,
+    /// Progress of the running synthesis, polled by a bar.
+    pub progress: Option<&'static Progress>,
+}
+
+impl Extras {
+    pub const NONE: Extras = Extras { bound_hint: None, shrink: None, time_only: None, progress: None };
+}
+
+/// An option that trades quality for a smaller schedule (ForestColl's `max-trees`): when an
+/// exporter refuses a schedule for its size, the API bisects the option's value from 1 to
+/// one below the schedule's own (its detail `detail`) and keeps the largest that fits.
+#[derive(Clone, Copy)]
+pub struct Shrink {
+    pub option: &'static str,
+    pub detail: &'static str,
+    /// How the note names what shrinks: the `what` with `detail` = k `unit`.
+    pub what: &'static str,
+    pub unit: &'static str,
+}
+
+/// An algorithm's own account of a collective's time, without the schedule.
+#[derive(Debug, Clone)]
+pub struct TimeReport {
+    pub n_ranks: usize,
+    pub time_us: f64,
+    /// Which clock gave `time_us` (`alpha-beta`: the analytic model; `tacos`: its engine's).
+    pub time_model: &'static str,
+    /// Its other `--json` keys, in order.
+    pub keys: Details,
 }
 
 /// One algorithm option (`--NAME VALUE` on the command line) and its one line of help: the

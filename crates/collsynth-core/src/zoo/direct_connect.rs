@@ -187,10 +187,19 @@ pub(super) fn circulant_graph(s: &Spec, n: usize, offsets: &[usize], both: bool)
     from_arcs(s, n, (0..n).flat_map(|i| shifts.iter().map(move |t| (i, (i + t) % n))))
 }
 
-/// Träff's skips (Algorithm 1 of Träff's paper): skips[k] = ceil(p / 2^(q-k)) for
-/// k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p, strictly increasing (p >= 1).
-pub(super) fn traff_skips(p: usize) -> Vec<usize> {
-    crate::synth::traff::Skips::new(p).skips().to_vec()
+/// Träff's skips (Algorithm 1 of Träff's paper): halve p, rounding up, until 1, so that
+/// skips[k] = ceil(p / 2^(q-k)) for k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p,
+/// strictly increasing (p >= 1). The graph `traff:p` is made of them and Träff's schedules
+/// (`synth::traff::Skips`) are computed from them: they live here, below both.
+pub fn traff_skips(p: usize) -> Vec<usize> {
+    let mut skips = vec![p];
+    let mut m = p;
+    while m > 1 {
+        m = m / 2 + m % 2; // ceil(m / 2)
+        skips.push(m);
+    }
+    skips.reverse();
+    skips
 }
 
 /// `traff:p` (p >= 2): the directed circulant i -> i + skips[k] (mod p), k = 0..q-1 — the

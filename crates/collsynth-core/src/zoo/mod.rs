@@ -17,6 +17,7 @@ mod machines;
 mod rings;
 
 pub use direct_connect::kautz_drops_loops;
+pub use direct_connect::traff_skips;
 pub use spec::{Expr, LinkParams, Spec};
 pub use symmetry::vertex_transitive;
 

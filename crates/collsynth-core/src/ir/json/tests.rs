@@ -31,9 +31,9 @@ fn a_step_beyond_the_transfers_is_refused_before_any_table_is_sized() {
 fn timings_are_reported_but_never_written() {
     let (mut s, topo) = ring_allgather();
     let plain = write(&s, &topo);
-    s.provenance.details.push(("stage_seconds".into(), "{\"packing\": 0.25}".into()));
+    s.provenance.details.set("stage_seconds", serde_json::json!({"packing": 0.25}));
     assert_eq!(write(&s, &topo), plain);
-    s.provenance.details.push(("k".into(), "3".into()));
+    s.provenance.details.set("k", 3);
     let text = write(&s, &topo);
     assert!(!text.contains("stage_seconds") && text.contains("\"k\":3"), "{text}");
 }

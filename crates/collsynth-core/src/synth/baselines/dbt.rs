@@ -14,7 +14,7 @@
 use super::common::{allreduce, check_root, part, reduction, unsupported, Paths};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
-use crate::synth::{Algorithm, Request};
+use crate::synth::{Algorithm, Extras, Request};
 use crate::topology::Topology;
 use std::collections::VecDeque;
 
@@ -24,6 +24,7 @@ pub const DBT: Algorithm = Algorithm {
     collectives: &[Collective::Broadcast, Collective::Reduce, Collective::Allreduce],
     options: &[],
     synthesize,
+    extras: Extras::NONE,
 };
 
 /// A rooted tree over all ranks.

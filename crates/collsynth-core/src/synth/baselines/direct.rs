@@ -5,7 +5,7 @@
 use super::common::{check_root, from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
-use crate::synth::{Algorithm, Request};
+use crate::synth::{Algorithm, Extras, Request};
 use crate::topology::Topology;
 
 pub const DIRECT: Algorithm = Algorithm {
@@ -14,6 +14,7 @@ pub const DIRECT: Algorithm = Algorithm {
     collectives: ALL_FIVE,
     options: &[],
     synthesize,
+    extras: Extras::NONE,
 };
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {

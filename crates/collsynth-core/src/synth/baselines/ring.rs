@@ -12,7 +12,7 @@
 use super::common::{from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
-use crate::synth::{Algorithm, Request};
+use crate::synth::{Algorithm, Extras, Request};
 use crate::topology::Topology;
 
 pub const RING: Algorithm = Algorithm {
@@ -21,6 +21,7 @@ pub const RING: Algorithm = Algorithm {
     collectives: ALL_FIVE,
     options: &[],
     synthesize,
+    extras: Extras::NONE,
 };
 
 /// Largest number of (rank, adjacent rank) pairs the cycle search will collect.

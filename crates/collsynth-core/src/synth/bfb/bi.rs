@@ -19,8 +19,7 @@ use super::{plan, schedule_with, synthesize as bfb_synthesize, Cap, Rat};
 use crate::cost::latency_bandwidth::latency_bandwidth_costs;
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::{compose, relabel, reverse, side_by_side};
-use crate::ir::{Collective, Schedule};
-use crate::rational::to_fraction_string;
+use crate::ir::{exact_value, Collective, Details, Schedule};
 use crate::synth::Request;
 use crate::topology::Topology;
 use crate::zoo::from_spec;
@@ -91,8 +90,8 @@ pub fn prefer_split(split: (usize, Rat), union: (usize, Rat)) -> bool {
 }
 
 /// The `bi_method` detail.
-pub fn method_detail(method: &str) -> (String, String) {
-    ("bi_method".to_string(), format!("\"{method}\""))
+pub fn method_detail(method: &str) -> Details {
+    Details::new().with("bi_method", method)
 }
 
 /// The BFB schedule of `collective` on the `bi(G)` topology `topo` by `method` (see the
@@ -106,44 +105,37 @@ pub fn schedule(
     chunks: Option<Cap>,
     hetero: Option<Rat>,
 ) -> Result<Schedule> {
-    let union = |why: Option<(String, String)>| -> Result<Schedule> {
+    let union = |why: Details| -> Result<Schedule> {
         let mut s = schedule_with(topo, collective, chunks, hetero)?;
-        s.provenance.details.push(method_detail("union"));
+        s.provenance.details.extend(method_detail("union"));
         s.provenance.details.extend(why);
         Ok(s)
     };
     if method == BiMethod::Union {
-        return union(None);
+        return union(Details::new());
     }
     let (expr, g) = base(topo).ok_or_else(|| CollsynthError::internal("bi: not a bi(G) topology"))?;
     let iso = match transpose_isomorphism(&g, Some(&expr)) {
         Ok(iso) => iso,
-        Err(e) if method == BiMethod::Auto => return union(Some(("bi_split".to_string(), quoted_str(&e.to_string())))),
+        Err(e) if method == BiMethod::Auto => return union(Details::new().with("bi_split", e.to_string())),
         Err(e) => return Err(e),
     };
     let split = split_allgather(topo, &g, &iso)?;
     if method == BiMethod::Auto {
         let c = latency_bandwidth_costs(&split.schedule, topo);
         let p = plan(topo)?;
-        let candidates = format!(
-            "{{\"split\": [{}, \"{}\"], \"union\": [{}, \"{}\"]}}",
-            c.latency_steps,
-            to_fraction_string(&c.bandwidth_factor),
-            p.steps(),
-            to_fraction_string(&p.tau())
-        );
+        let candidates = serde_json::json!({
+            "split": [c.latency_steps, exact_value(&c.bandwidth_factor)],
+            "union": [p.steps(), exact_value(&p.tau())],
+        });
         if !prefer_split((c.latency_steps, c.bandwidth_factor), (p.steps(), p.tau())) {
-            return union(Some(("bi_candidates".to_string(), candidates)));
+            return union(Details::new().with("bi_candidates", candidates));
         }
         let mut s = split.for_collective(topo, collective)?;
-        s.provenance.details.push(("bi_candidates".to_string(), candidates));
+        s.provenance.details.set("bi_candidates", candidates);
         return Ok(s);
     }
     split.for_collective(topo, collective)
-}
-
-fn quoted_str(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
 }
 
 /// The split allgather on `topo` = bi(`g`) and how it was made.
@@ -165,14 +157,12 @@ impl Split {
             c => return Err(CollsynthError::bad(format!("algorithm 'bfb' does not support {}", c.name()))),
         };
         let c = latency_bandwidth_costs(&s, topo);
-        s.provenance.details = vec![
-            method_detail("split"),
-            ("bi_isomorphism".to_string(), format!("\"{}\"", self.isomorphism)),
-            ("construction".to_string(), quoted_str(&self.construction)),
-            ("steps".to_string(), c.latency_steps.to_string()),
-            ("tau".to_string(), format!("\"{}\"", to_fraction_string(&c.bandwidth_factor))),
-            ("bandwidth_optimal".to_string(), (c.bandwidth_factor == c.optimum_factor).to_string()),
-        ];
+        s.provenance.details = method_detail("split")
+            .with("bi_isomorphism", self.isomorphism)
+            .with("construction", self.construction)
+            .with("steps", c.latency_steps)
+            .with("tau", exact_value(&c.bandwidth_factor))
+            .with("bandwidth_optimal", c.bandwidth_factor == c.optimum_factor);
         Ok(s)
     }
 }
@@ -184,9 +174,8 @@ fn split_allgather(topo: &Topology, g: &Topology, iso: &TransposeMap) -> Result<
     let construction = a
         .provenance
         .details
-        .iter()
-        .find(|(k, _)| k == "construction")
-        .and_then(|(_, v)| serde_json::from_str::<String>(v).ok())
+        .get("construction")
+        .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("bfb({})", g.name));
     // Ranks and nodes coincide on direct-connect topologies, but say it in ranks.
     let rank_map: Vec<usize> = (0..g.n_ranks())

@@ -18,8 +18,8 @@
 use super::allgather as bfb_allgather;
 use crate::cost::latency_bandwidth::latency_bandwidth_costs;
 use crate::error::{CollsynthError, Result};
-use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
-use crate::rational::{to_fraction_string, Rat};
+use crate::ir::{exact_value, Collective, Details, Op, Piece, Schedule, Transfer};
+use crate::rational::Rat;
 use crate::topology::Topology;
 use crate::zoo::expand::{degree_expansion, line_graph};
 use crate::zoo::{from_spec, Expr};
@@ -65,16 +65,15 @@ fn mapped_expr(topo: &Topology) -> Option<Expr> {
     from_spec(&topo.name).is_ok_and(|t| t == *topo).then_some(expr)
 }
 
-/// `provenance.details` of a mapped schedule: values are JSON literals.
-fn details(s: &Schedule, topo: &Topology, construction: &str) -> Vec<(String, String)> {
+/// `provenance.details` of a mapped schedule.
+fn details(s: &Schedule, topo: &Topology, construction: &str) -> Details {
     let n = topo.n_ranks() as i128;
     let c = latency_bandwidth_costs(s, topo);
-    vec![
-        ("construction".to_string(), serde_json::Value::String(construction.to_string()).to_string()),
-        ("steps".to_string(), c.latency_steps.to_string()),
-        ("tau".to_string(), format!("\"{}\"", to_fraction_string(&c.bandwidth_factor))),
-        ("bandwidth_optimal".to_string(), (c.bandwidth_factor == Rat::new(n - 1, n)).to_string()),
-    ]
+    Details::new()
+        .with("construction", construction)
+        .with("steps", c.latency_steps)
+        .with("tau", exact_value(&c.bandwidth_factor))
+        .with("bandwidth_optimal", c.bandwidth_factor == Rat::new(n - 1, n))
 }
 
 /// The allgather of `expr` and its topology, mapped through every line / degree expansion.

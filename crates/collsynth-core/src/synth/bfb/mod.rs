@@ -51,7 +51,7 @@ mod transport;
 pub use plan::{plan, BfbPlan};
 pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
-use super::{Algorithm, Request};
+use super::{Algorithm, Extras, Request};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::transform::{compose, reverse};
@@ -69,6 +69,7 @@ pub const BFB: Algorithm = Algorithm {
     collectives: &[Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce],
     options: &["chunks", "hetero", "bi-method"],
     synthesize,
+    extras: Extras { time_only: Some(time_only::report), ..Extras::NONE },
 };
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&BFB];

@@ -6,7 +6,7 @@ use super::plan::{plan_mode, quoted, BfbPlan};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::transform::transpose;
-use crate::ir::Collective;
+use crate::ir::{Collective, Details};
 use crate::rational::Rat;
 use crate::topology::Topology;
 
@@ -72,19 +72,18 @@ impl Phases {
     /// `provenance.details` of the schedule made from these phases (docs/bfb.md): one
     /// phase's keys, or for allreduce the sums at the top and each half's keys prefixed
     /// `rs_` / `ag_`.
-    pub(super) fn details(&self) -> Vec<(String, String)> {
+    pub(super) fn details(&self) -> Details {
         let (rs, ag) = match (self.rs(), self.ag()) {
             (Some(rs), Some(ag)) => (rs, ag),
             (Some(one), None) | (None, Some(one)) => return one.one_phase_details(),
-            (None, None) => return Vec::new(),
+            (None, None) => return Details::new(),
         };
-        let mut details = vec![
-            ("tau".to_string(), quoted(&(rs.tau() + ag.tau()))),
-            ("bandwidth_optimal".to_string(), (rs.bandwidth_optimal() && ag.bandwidth_optimal()).to_string()),
-        ];
+        let mut details = Details::new()
+            .with("tau", quoted(&(rs.tau() + ag.tau())))
+            .with("bandwidth_optimal", rs.bandwidth_optimal() && ag.bandwidth_optimal());
         if let Some(p) = self.chunks {
-            details.push(("chunks".to_string(), p.to_string()));
-            details.push(("tau_fractional".to_string(), quoted(&(rs.tau_fractional() + ag.tau_fractional()))));
+            details.set("chunks", p);
+            details.set("tau_fractional", quoted(&(rs.tau_fractional() + ag.tau_fractional())));
         }
         details.extend(ag.hetero_details(rs.time_sum() + ag.time_sum()));
         details.extend(rs.details("rs_"));

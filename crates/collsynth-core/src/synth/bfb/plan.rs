@@ -8,7 +8,8 @@ use super::solve::{solve, split_members, Solution, Subproblem};
 use super::{chunked, hetero, in_parallel};
 use crate::error::Result;
 use crate::flow::Cap;
-use crate::rational::{to_fraction_string, Rat};
+use crate::ir::Details;
+use crate::rational::Rat;
 use crate::topology::Topology;
 use num_traits::Zero;
 use std::collections::HashMap;
@@ -535,14 +536,13 @@ impl BfbPlan {
     }
 
     /// `provenance.details` entries, keys prefixed with `prefix`.
-    pub(super) fn details(&self, prefix: &str) -> Vec<(String, String)> {
-        let mut d = vec![
-            (format!("{prefix}bfb_steps"), self.steps.to_string()),
-            (format!("{prefix}tau"), quoted(&self.tau())),
-            (format!("{prefix}bandwidth_optimal"), self.bandwidth_optimal().to_string()),
-        ];
+    pub(super) fn details(&self, prefix: &str) -> Details {
+        let mut d = Details::new()
+            .with(format!("{prefix}bfb_steps"), self.steps)
+            .with(format!("{prefix}tau"), quoted(&self.tau()))
+            .with(format!("{prefix}bandwidth_optimal"), self.bandwidth_optimal());
         if self.chunks.is_some() {
-            d.push((format!("{prefix}tau_fractional"), quoted(&self.tau_fractional())));
+            d.set(format!("{prefix}tau_fractional"), quoted(&self.tau_fractional()));
         }
         d
     }
@@ -572,7 +572,7 @@ impl BfbPlan {
     }
 
     /// Every detail of a one-phase schedule (allgather or reduce-scatter) made from this plan.
-    pub(super) fn one_phase_details(&self) -> Vec<(String, String)> {
+    pub(super) fn one_phase_details(&self) -> Details {
         let mut d = self.details("");
         d.extend(self.chunk_details());
         d.extend(self.hetero_details(self.time_sum()));
@@ -580,16 +580,20 @@ impl BfbPlan {
     }
 
     /// `hetero` = true and `time_us` = `time` (exact) when latency-aware (unprefixed).
-    pub(super) fn hetero_details(&self, time: Rat) -> Vec<(String, String)> {
+    pub(super) fn hetero_details(&self, time: Rat) -> Details {
         if !self.hetero {
-            return Vec::new();
+            return Details::new();
         }
-        vec![("hetero".to_string(), "true".to_string()), ("time_us".to_string(), quoted(&time))]
+        // Not `time_us`: that key is the simulator's float time next to the details in `--json`.
+        Details::new()
+            .with("hetero", true)
+            .with("hetero_time_us", crate::ir::decimal_value(&time))
+            .with("hetero_time_us_exact", quoted(&time))
     }
 
     /// `chunks` = P when chunked (unprefixed: one P for a whole schedule).
-    pub(super) fn chunk_details(&self) -> Vec<(String, String)> {
-        self.chunks.map(|p| ("chunks".to_string(), p.to_string())).into_iter().collect()
+    pub(super) fn chunk_details(&self) -> Details {
+        self.chunks.map(|p| ("chunks".to_string(), p.into())).into_iter().collect()
     }
 }
 
@@ -605,6 +609,6 @@ pub(super) fn bandwidth_factor(optima: &[Rat], steps: usize, max_ingress: Rat, n
     sum * max_ingress / Rat::from_integer(n as i128)
 }
 
-pub(super) fn quoted(r: &Rat) -> String {
-    format!("\"{}\"", to_fraction_string(r))
+pub(super) fn quoted(r: &Rat) -> serde_json::Value {
+    crate::ir::exact_value(r)
 }

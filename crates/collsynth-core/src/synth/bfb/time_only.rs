@@ -18,9 +18,9 @@ use super::phases::Phases;
 use super::{options, BfbPlan};
 use crate::cost::latency_bandwidth::LatencyBandwidthCosts;
 use crate::error::{CollsynthError, Result};
-use crate::ir::Collective;
+use crate::ir::{exact_value, Collective, Details};
 use crate::rational::{to_f64, Rat};
-use crate::synth::Request;
+use crate::synth::{Request, TimeReport};
 use crate::topology::Topology;
 
 /// The costs of the BFB schedule of a collective at one size, without the schedule.
@@ -35,7 +35,7 @@ pub struct TimeOnly {
     pub latency_us: f64,
     pub bandwidth_us: f64,
     /// The schedule's `provenance.details` (keys and JSON literals).
-    pub details: Vec<(String, String)>,
+    pub details: Details,
 }
 
 impl TimeOnly {
@@ -43,6 +43,26 @@ impl TimeOnly {
     pub fn alpha_beta_us(&self) -> f64 {
         self.latency_us + self.bandwidth_us
     }
+}
+
+/// [`time_only`] at the request's size, as the registry reports it: the analytic model is
+/// BFB's own clock (the paper's T_L + T_B; the simulator needs the transfers). The keys are
+/// the full path's names for the same quantities, then the schedule's details.
+pub fn report(topo: &Topology, collective: Collective, req: &Request) -> Result<TimeReport> {
+    let size = req.size.ok_or_else(|| CollsynthError::internal("bfb --time-only without a size"))?;
+    let t = time_only(topo, collective, req, size)?;
+    let mut keys = Details::new()
+        .with("steps", t.steps)
+        .with("latency_steps", t.direct.latency_steps)
+        .with("bandwidth_factor", exact_value(&t.direct.bandwidth_factor))
+        .with("moore_latency_steps", t.direct.moore_steps)
+        .with("bandwidth_factor_optimum", exact_value(&t.direct.optimum_factor))
+        .with("alpha_beta_us", t.alpha_beta_us())
+        .with("latency_us", t.latency_us)
+        .with("bandwidth_us", t.bandwidth_us);
+    let time_us = t.alpha_beta_us();
+    keys.extend(t.details);
+    Ok(TimeReport { n_ranks: t.n_ranks, time_us, time_model: "alpha-beta", keys })
 }
 
 /// One step of a schedule: the largest latency of a link it uses (µs) and its busiest
@@ -89,20 +109,14 @@ pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: R
     }
     let mut details = ph.details();
     if union {
-        details.push(bi::method_detail("union"));
+        details.extend(bi::method_detail("union"));
     }
     Ok(from_steps(topo, collective, &steps, size, details))
 }
 
 /// Sum the steps as `cost::alpha_beta` and `cost::latency_bandwidth_costs` do (same order, same exact
 /// per-step values).
-fn from_steps(
-    topo: &Topology,
-    collective: Collective,
-    steps: &[StepCost],
-    size: Rat,
-    details: Vec<(String, String)>,
-) -> TimeOnly {
+fn from_steps(topo: &Topology, collective: Collective, steps: &[StepCost], size: Rat, details: Details) -> TimeOnly {
     let n = Rat::from_integer(topo.n_ranks().max(1) as i128);
     let thousand = Rat::from_integer(1000);
     // A shard is M / N: a load of x shards per GB/s is x / N per byte of M (ns per byte).

@@ -207,8 +207,8 @@ fn build(topo: &Topology, inst: &Instance, sol: &ExactSolution) -> Result<Schedu
             }
         }
     }
-    s.provenance.details.push(("trees".into(), (out_trees.len() + in_trees.len()).to_string()));
-    s.provenance.details.push(("k".into(), sol.k.to_string()));
+    s.provenance.details.set("trees", out_trees.len() + in_trees.len());
+    s.provenance.details.set("k", crate::ir::whole_value(sol.k));
     Ok(s)
 }
 

@@ -28,12 +28,12 @@ pub mod symmetric_switched;
 #[cfg(test)]
 mod tests;
 
-use super::{Algorithm, Request};
+use super::{Algorithm, Extras, Request, Shrink};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
 use crate::ir::transform::{compose, reverse, transpose};
-use crate::ir::{Collective, Piece, Schedule};
-use crate::rational::{to_f64, to_fraction_string, Rat};
+use crate::ir::{decimal_value, exact_value, whole_value, Collective, Details, Piece, Schedule};
+use crate::rational::Rat;
 use crate::topology::Topology;
 use emit::Tree;
 use optimality::Optimum;
@@ -44,7 +44,22 @@ pub static FORESTCOLL: Algorithm = Algorithm {
     collectives: Collective::FIVE,
     options: &["max-trees", "allreduce-lp"],
     synthesize,
+    extras: Extras {
+        bound_hint: Some(bound_hint),
+        shrink: Some(Shrink { option: "max-trees", detail: "k", what: "forest", unit: "trees per root" }),
+        time_only: None,
+        progress: Some(&PROGRESS),
+    },
 };
+
+/// The allreduce LP's algbw, where `auto` solves it (small enough; see [`lp`]): what the
+/// bounds report as `lp_algbw`.
+fn bound_hint(topo: &Topology, collective: Collective) -> Result<Option<Rat>> {
+    match collective {
+        Collective::Allreduce if topo.n_ranks() > 1 => lp::lp_algbw(topo, lp::LpMode::Auto),
+        _ => Ok(None),
+    }
+}
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&FORESTCOLL];
 
@@ -199,50 +214,38 @@ fn lp_mode(req: &Request) -> Result<lp::LpMode> {
     }
 }
 
-/// JSON literal of `r` as a float at full precision (shortest round-trip form).
-fn decimal(r: &Rat) -> String {
-    format!("{:?}", to_f64(r))
-}
-
-/// JSON literal of `r` as the exact `"p/q"` string (the `_exact` key next to a float).
-fn exact(r: &Rat) -> String {
-    format!("\"{}\"", to_fraction_string(r))
-}
-
 /// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
 pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> {
     let n = topo.n_ranks();
     if n == 1 {
         let mut s = Schedule::new(Collective::Allgather, 1, 0, "forestcoll");
         s.add_piece(Piece::whole(0));
-        s.provenance.details = vec![("k".into(), "1".into()), ("trees".into(), "1".into())];
+        s.provenance.details = Details::new().with("k", 1).with("trees", 1);
         return Ok(s);
     }
     let f = forest(topo, max_trees)?;
     let mut s = emit::allgather(topo, &f.trees, f.k);
-    let mut d = vec![
-        ("k".to_string(), f.k.to_string()),
-        ("trees".to_string(), (n as i128 * f.k).to_string()),
-        ("tree_batches".to_string(), f.trees.len().to_string()),
-        ("inv_x_star".to_string(), format!("\"{}\"", to_fraction_string(&f.optimum.inv))),
-        ("optimal_k".to_string(), f.optimum.k.to_string()),
-        ("U".to_string(), format!("\"{}\"", to_fraction_string(&f.u))),
-        ("forest_algbw_GBps".to_string(), decimal(&f.algbw(n))),
-        ("forest_algbw_exact".to_string(), exact(&f.algbw(n))),
-        ("split_flows".to_string(), f.split_stats.flows.to_string()),
-        ("mu_flows".to_string(), f.packing_stats.mu_flows.to_string()),
-        ("symmetry".to_string(), f.symmetry.as_ref().map_or("null".into(), |g| format!("\"{g}\""))),
-        (
-            "stage_seconds".to_string(),
-            format!("{{{}}}", f.seconds.iter().map(|(k, v)| format!("\"{k}\": {v:?}")).collect::<Vec<_>>().join(", ")),
-        ),
-    ];
+    let mut d = Details::new()
+        .with("k", whole_value(f.k))
+        .with("trees", whole_value(n as i128 * f.k))
+        .with("tree_batches", f.trees.len())
+        .with("inv_x_star", exact_value(&f.optimum.inv))
+        .with("optimal_k", whole_value(f.optimum.k))
+        .with("U", exact_value(&f.u))
+        .with("forest_algbw_GBps", decimal_value(&f.algbw(n)))
+        .with("forest_algbw_exact", exact_value(&f.algbw(n)))
+        .with("split_flows", f.split_stats.flows)
+        .with("mu_flows", f.packing_stats.mu_flows)
+        .with("symmetry", f.symmetry.as_ref().map(|g| g.to_string()))
+        .with(
+            "stage_seconds",
+            f.seconds.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect::<serde_json::Map<_, _>>(),
+        );
     if let Some(scan) = &f.k_scan {
         let algbw = |k: &i128, u: &Rat| Rat::from_integer(n as i128 * k) / u;
-        let items: Vec<String> = scan.iter().map(|(k, u)| format!("[{k}, {}]", decimal(&algbw(k, u)))).collect();
-        d.push(("k_scan".to_string(), format!("[{}]", items.join(", "))));
-        let items: Vec<String> = scan.iter().map(|(k, u)| format!("[{k}, {}]", exact(&algbw(k, u)))).collect();
-        d.push(("k_scan_exact".to_string(), format!("[{}]", items.join(", "))));
+        let row = |k: &i128, v: serde_json::Value| serde_json::json!([whole_value(*k), v]);
+        d.set("k_scan", scan.iter().map(|(k, u)| row(k, decimal_value(&algbw(k, u)))).collect::<Vec<_>>());
+        d.set("k_scan_exact", scan.iter().map(|(k, u)| row(k, exact_value(&algbw(k, u)))).collect::<Vec<_>>());
     }
     s.provenance.details = d;
     Ok(s)
@@ -314,10 +317,10 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode) -> Result<
         }
     }
     let details = &mut s.provenance.details;
-    details.push(("rs_ag_algbw_GBps".into(), rs_ag.map_or("null".into(), |r| decimal(&r))));
-    details.push(("rs_ag_algbw_exact".into(), rs_ag.map_or("null".into(), |r| exact(&r))));
-    details.push(("lp_algbw_GBps".into(), lp_bw.map_or("null".into(), |r| decimal(&r))));
-    details.push(("lp_algbw_exact".into(), lp_bw.map_or("null".into(), |r| exact(&r))));
-    details.push(("allreduce_method".into(), if used_lp { "\"lp\"".into() } else { "\"rs+ag\"".into() }));
+    details.set("rs_ag_algbw_GBps", rs_ag.as_ref().map(decimal_value));
+    details.set("rs_ag_algbw_exact", rs_ag.as_ref().map(exact_value));
+    details.set("lp_algbw_GBps", lp_bw.as_ref().map(decimal_value));
+    details.set("lp_algbw_exact", lp_bw.as_ref().map(exact_value));
+    details.set("allreduce_method", if used_lp { "lp" } else { "rs+ag" });
     Ok(s)
 }

@@ -70,8 +70,8 @@ pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
             into[y] = Some(t);
         }
     }
-    s.provenance.details.push(("trees".into(), batches.len().to_string()));
-    s.provenance.details.push(("k".into(), k.to_string()));
+    s.provenance.details.set("trees", batches.len());
+    s.provenance.details.set("k", k);
     Ok(s)
 }
 

@@ -22,10 +22,10 @@ pub mod rng;
 #[cfg(test)]
 mod tests;
 
-use super::{Algorithm, Request};
+use super::{Algorithm, Extras, Request, TimeReport};
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::{compose, reverse, transpose};
-use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
+use crate::ir::{Collective, Details, Op, Piece, Schedule, Transfer};
 use crate::rational::{to_f64, Rat};
 use crate::topology::restrict::{parse_ranks, restrict_ranks};
 use crate::topology::Topology;
@@ -38,7 +38,25 @@ pub const TACOS: Algorithm = Algorithm {
     collectives: Collective::FIVE,
     options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "size"],
     synthesize,
+    extras: Extras { time_only: Some(time_report), ..Extras::NONE },
 };
+
+/// [`time_only`] at the request's size, as the registry reports it: `events` and, per part,
+/// its best seed and time.
+fn time_report(topo: &Topology, collective: Collective, req: &Request) -> Result<TimeReport> {
+    let t = time_only(topo, collective, req, req.size)?;
+    let parts: Vec<serde_json::Value> = t
+        .parts
+        .iter()
+        .map(|(part, seed, time_us)| serde_json::json!({"part": part, "seed": seed, "time_us": time_us}))
+        .collect();
+    Ok(TimeReport {
+        n_ranks: t.n_ranks,
+        time_us: t.time_us,
+        time_model: "tacos",
+        keys: Details::new().with("events", t.events).with("parts", parts),
+    })
+}
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&TACOS];
 
@@ -128,21 +146,15 @@ fn best_seed(net: &Net, sources: &[u32], o: &Options) -> Result<Best> {
 }
 
 /// Synthesize one copy part on `topo` into IR.
-fn copy_part(
-    topo: &Topology,
-    part: Part,
-    o: &Options,
-    details: &mut Vec<(String, String)>,
-    tag: &str,
-) -> Result<Schedule> {
+fn copy_part(topo: &Topology, part: Part, o: &Options, details: &mut Details, tag: &str) -> Result<Schedule> {
     let n = topo.n_ranks();
     let net = network::build(topo, part.chunk_bytes(n, o.chunks, o.size), o.mode)?;
     let sources = part.sources(n, o.chunks);
     let seed = if o.restarts > 1 { best_seed(&net, &sources, o)?.seed } else { o.seed };
     let out = engine::run(&net, &sources, seed, true)?;
-    details.push((format!("{tag}tacos_time_us"), format!("{}", out.time_us)));
-    details.push((format!("{tag}seed"), seed.to_string()));
-    details.push((format!("{tag}replacements"), out.replacements.to_string()));
+    details.set(format!("{tag}tacos_time_us"), out.time_us);
+    details.set(format!("{tag}seed"), seed);
+    details.set(format!("{tag}replacements"), out.replacements);
     Ok(to_ir(topo, &net, part, o.chunks, &out))
 }
 
@@ -229,7 +241,7 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     if t.n_ranks() != topo.n_ranks() {
         return Err(CollsynthError::bad(
             "--ranks: a sub-collective's schedule runs on the restricted topology (the other ranks become \
-             switches); synthesize it with collsynth._core.tacos_synthesize, which returns that topology",
+             switches); synthesize it through api::synthesize, which restricts the topology first",
         ));
     }
     Ok(s)
@@ -258,10 +270,7 @@ pub fn synthesize_sized(
     size: Option<Rat>,
 ) -> Result<(Topology, Schedule)> {
     let (o, topo, root) = prologue(topo, req, size)?;
-    let mut details = vec![
-        ("switch_mode".to_string(), format!("\"{}\"", o.mode.name())),
-        ("chunks_per_npu".to_string(), o.chunks.to_string()),
-    ];
+    let mut details = Details::new().with("switch_mode", o.mode.name()).with("chunks_per_npu", o.chunks);
     let s = match collective {
         Collective::Allgather => copy_part(&topo, Part::Allgather, &o, &mut details, "")?,
         Collective::Broadcast => copy_part(&topo, Part::Broadcast(root), &o, &mut details, "")?,

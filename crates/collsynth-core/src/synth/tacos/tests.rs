@@ -30,7 +30,7 @@ fn run(topo: &Topology, c: Collective, r: &Request, size: Rat) -> (Schedule, f64
 }
 
 fn detail(s: &Schedule, key: &str) -> f64 {
-    s.provenance.details.iter().find(|(k, _)| k == key).unwrap().1.parse().unwrap()
+    s.provenance.details.text(key).unwrap().parse().unwrap()
 }
 
 #[test]

@@ -26,7 +26,7 @@ mod tests;
 pub use check::{block_counts, census, check_all, check_p, CheckSummary};
 pub use schedule::{block_in_round, empty_rounds, optimal_blocks, raw_block, rounds, Skips, MAX_P};
 
-use super::{Algorithm, Request};
+use super::{Algorithm, Extras, Request};
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::{compose, reverse, transpose};
 use crate::ir::{Collective, Router, Schedule};
@@ -48,6 +48,7 @@ pub const CIRCULANT: Algorithm = Algorithm {
     ],
     options: &["blocks", "counts", "variant"],
     synthesize,
+    extras: Extras::NONE,
 };
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&CIRCULANT];
@@ -203,7 +204,7 @@ fn faster(a: Schedule, b: Schedule, topo: &Topology, size: Option<Rat>) -> Resul
     let ta = crate::cost::alpha_beta(&a, topo, m, 1)?.total_us;
     let tb = crate::cost::alpha_beta(&b, topo, m, 1)?.total_us;
     let mut s = if tb < ta { b } else { a };
-    s.provenance.details.push(("variant_us".into(), format!("{{\"rs-ag\": {ta}, \"census\": {tb}}}")));
+    s.provenance.details.set("variant_us", serde_json::json!({"rs-ag": ta, "census": tb}));
     Ok(s)
 }
 
@@ -261,14 +262,14 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     };
     if collective == Collective::Allreduce {
         let variant = if s.uses_scratch() { "census" } else { "rs-ag" };
-        s.provenance.details.push(("variant".into(), format!("\"{variant}\"")));
+        s.provenance.details.set("variant", variant);
     }
     let q = Skips::new(p.max(1)).q();
     if n > 0 {
-        s.provenance.details.push(("blocks".into(), n.to_string()));
+        s.provenance.details.set("blocks", n);
     }
     let phase_rounds = if n > 0 { rounds(p, n) } else { q };
-    s.provenance.details.push(("rounds_per_phase".into(), q.to_string()));
-    s.provenance.details.push(("circulant_rounds".into(), phase_rounds.to_string()));
+    s.provenance.details.set("rounds_per_phase", q);
+    s.provenance.details.set("circulant_rounds", phase_rounds);
     Ok(s)
 }

@@ -51,13 +51,7 @@ impl Skips {
     /// Panics if p = 0 or p > [`MAX_P`] (callers check user input first).
     pub fn new(p: usize) -> Skips {
         assert!((1..=MAX_P).contains(&p), "p = {p} out of range 1..={MAX_P}");
-        let mut skips = vec![p];
-        let mut m = p;
-        while m > 1 {
-            m = m / 2 + m % 2; // ceil(m / 2)
-            skips.push(m);
-        }
-        skips.reverse();
+        let skips = crate::zoo::traff_skips(p);
         let q = skips.len() - 1;
         let sum = skips
             .iter()

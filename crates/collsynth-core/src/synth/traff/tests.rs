@@ -522,7 +522,7 @@ fn options_are_checked() {
     // Default n: Theorem 2 at 1 GiB, 1 us, 100 GB/s, q = 3: sqrt(2 * 1e-5 * 2^30) = 146.5.
     let s = run(Broadcast, &[]).unwrap();
     assert_eq!(s.pieces.len(), 147);
-    assert!(s.provenance.details.contains(&("blocks".to_string(), "147".to_string())));
+    assert_eq!(s.provenance.details.text("blocks").as_deref(), Some("147"));
 }
 
 #[test]
@@ -610,7 +610,7 @@ fn census_verifies_in_q_rounds_for_many_p() {
         let q = Skips::new(p).q();
         for spec in [format!("traff:{p}"), format!("switch:{p}"), format!("complete:{p}")] {
             let (_, s) = synth(&spec, Allreduce, &req(0, &[("variant", "census")]));
-            assert!(s.provenance.details.contains(&("variant".into(), "\"census\"".into())));
+            assert_eq!(s.provenance.details.text("variant").as_deref(), Some("\"census\""));
             assert_eq!(s.n_steps(), Some(q as u32), "{spec}");
             // Per round: p sends of the whole buffer, p reductions into DATA and, except in the
             // last round, p updates of S.
@@ -660,8 +660,8 @@ fn allreduce_variant_follows_the_alpha_beta_model() {
     assert!(!at(1000, &[("variant", "rs-ag")]).uses_scratch());
     assert!(!at(1000, &[("blocks", "3")]).uses_scratch());
     let details = &at(1000, &[]).provenance.details;
-    let (_, us) = details.iter().find(|(k, _)| k == "variant_us").unwrap();
-    let v: serde_json::Value = serde_json::from_str(us).unwrap();
+    let us = details.text("variant_us").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&us).unwrap();
     assert!((v["census"].as_f64().unwrap() - 4.0 * 1.01).abs() < 1e-9, "{us}");
     let run = |c, o: &[(&str, &str)]| crate::synth::run(&topo, c, "circulant", &req(0, o));
     for (c, o) in [

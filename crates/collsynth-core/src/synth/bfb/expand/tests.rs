@@ -15,7 +15,7 @@ fn topo(spec: &str) -> Topology {
 }
 
 fn detail(s: &Schedule, key: &str) -> Option<String> {
-    s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    s.provenance.details.text(key)
 }
 
 /// The mapped allgather on `spec`, verified, with its costs.
@@ -50,7 +50,7 @@ fn check_line(base: &str, max_k: u32) {
         let times = if k == 1 { String::new() } else { format!(" (x{k})") };
         let want = format!("\"line-graph mapping{times} of bfb({base})\"");
         assert_eq!(detail(&s, "construction"), Some(want), "{spec}");
-        assert_eq!(detail(&s, "tau"), Some(format!("\"{}\"", to_fraction_string(&tau))));
+        assert_eq!(detail(&s, "tau"), Some(format!("\"{}\"", crate::rational::to_fraction_string(&tau))));
     }
 }
 

@@ -31,7 +31,7 @@ fn measured(spec: &str, s: &Schedule) -> (usize, Rat) {
 }
 
 fn detail(s: &Schedule, key: &str) -> Option<String> {
-    s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    s.provenance.details.text(key)
 }
 
 /// Split on bi(base): the three collectives measure G's allgather values (twice for

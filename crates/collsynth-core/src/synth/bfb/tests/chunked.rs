@@ -18,7 +18,7 @@ fn topo(spec: &str) -> Topology {
 }
 
 fn detail(s: &Schedule, key: &str) -> Option<String> {
-    s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    s.provenance.details.text(key)
 }
 
 /// Every piece starts and ends at a multiple of 1/P of its shard.
@@ -37,8 +37,8 @@ fn checked(t: &Topology, p: usize) -> (BfbPlan, Schedule) {
     assert!(pieces_in_chunks(&s, p), "{} P={p}", t.name);
     assert_eq!(step_cost(&s, t), pl.load_sum() / Rat::from_integer(t.n_ranks() as i128), "{} P={p}", t.name);
     assert_eq!(detail(&s, "chunks"), Some(p.to_string()));
-    assert_eq!(detail(&s, "tau"), Some(quoted(&pl.tau())));
-    assert_eq!(detail(&s, "tau_fractional"), Some(quoted(&pl.tau_fractional())));
+    assert_eq!(detail(&s, "tau"), Some(quoted(&pl.tau()).to_string()));
+    assert_eq!(detail(&s, "tau_fractional"), Some(quoted(&pl.tau_fractional()).to_string()));
     (pl, s)
 }
 
@@ -117,8 +117,8 @@ fn theorem_20_bound_on_kautz_and_circulant() {
                 };
                 parse(&format!("rs_{key}")) + parse(&format!("ag_{key}"))
             };
-            assert_eq!(detail(&ar, "tau"), Some(quoted(&sum("tau"))));
-            assert_eq!(detail(&ar, "tau_fractional"), Some(quoted(&sum("tau_fractional"))));
+            assert_eq!(detail(&ar, "tau"), Some(quoted(&sum("tau")).to_string()));
+            assert_eq!(detail(&ar, "tau_fractional"), Some(quoted(&sum("tau_fractional")).to_string()));
             assert_eq!(detail(&ar, "chunks"), Some(p.to_string()));
         }
     }
@@ -157,7 +157,7 @@ fn bad_chunks_and_mapped_expansions() {
     let plain = synth::run(&t, Collective::Allgather, "bfb", &Request::default()).unwrap();
     assert_eq!(detail(&plain, "chunks"), None);
     assert_eq!(detail(&plain, "tau_fractional"), None);
-    assert_eq!(detail(&plain, "tau"), Some(quoted(&plan(&t).unwrap().tau())));
+    assert_eq!(detail(&plain, "tau"), Some(quoted(&plan(&t).unwrap().tau()).to_string()));
     // A mapped expansion's allgather is rejected; its reduce-scatter is plain BFB and chunks.
     let e = topo("line(bipartite:2,2)");
     match synth::run(&e, Collective::Allgather, "bfb", &req) {

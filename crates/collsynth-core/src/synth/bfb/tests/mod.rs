@@ -50,7 +50,7 @@ pub(super) fn step_cost(s: &Schedule, topo: &Topology) -> Rat {
 }
 
 fn detail(s: &Schedule, key: &str) -> String {
-    s.provenance.details.iter().find(|(k, _)| k == key).unwrap_or_else(|| panic!("no detail {key}")).1.clone()
+    s.provenance.details.text(key).unwrap_or_else(|| panic!("no detail {key}"))
 }
 
 /// BFB allgather of `t`: verified, D steps, and its exact step cost equal to the plan's.

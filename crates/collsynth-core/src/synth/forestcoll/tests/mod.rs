@@ -125,7 +125,7 @@ pub(super) fn with_slower_cable(good: &Topology, name: &str, a: &str, b: &str, s
 }
 
 pub(super) fn detail(s: &Schedule, key: &str) -> String {
-    s.provenance.details.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
+    s.provenance.details.text(key).unwrap_or_default()
 }
 
 #[test]
