@@ -230,38 +230,7 @@ RING_XML = """<algo name="allreduce_ring_1channelsperring" proto="Simple" nchann
   </gpu>
 </algo>"""
 
-LINE_XML = """<algo name="ag_line3" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1" outofplace="0" minBytes="0" maxBytes="0">
-  <gpu id="0" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="1" recv="1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="2" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-    </tb>
-  </gpu>
-  <gpu id="1" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="-1" recv="0" chan="0">
-      <step s="0" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="1"/>
-    </tb>
-    <tb id="1" send="2" recv="-1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="0" deps="0" hasdep="0"/>
-    </tb>
-    <tb id="2" send="-1" recv="2" chan="0">
-      <step s="0" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="1"/>
-    </tb>
-    <tb id="3" send="0" recv="-1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="2" deps="0" hasdep="0"/>
-    </tb>
-  </gpu>
-  <gpu id="2" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="1" recv="1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="2" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-    </tb>
-  </gpu>
-</algo>"""
+LINE_XML = (Path(__file__).parent / "data" / "ag_line3.xml").read_text()
 
 
 def to_xml(program: dict) -> str:

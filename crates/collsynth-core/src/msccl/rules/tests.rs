@@ -4,42 +4,13 @@ use crate::msccl::parse::parse;
 /// A 3-GPU line allgather: GPU 1 relays through separate recv/send thread blocks, so
 /// it has cross-thread-block dependencies (tb 1 step 1 waits on tb 0 step 0, tb 3 step 1 on
 /// tb 2 step 0).
-const LINE3: &str = r#"<algo name="ag_line3" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1" outofplace="0" minBytes="0" maxBytes="1048576">
-  <gpu id="0" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="1" recv="1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="2" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-    </tb>
-  </gpu>
-  <gpu id="1" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="-1" recv="0" chan="0">
-      <step s="0" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="1"/>
-    </tb>
-    <tb id="1" send="2" recv="-1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="s" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="0" deps="0" hasdep="0"/>
-    </tb>
-    <tb id="2" send="-1" recv="2" chan="0">
-      <step s="0" type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="1"/>
-    </tb>
-    <tb id="3" send="0" recv="-1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="2" deps="0" hasdep="0"/>
-    </tb>
-  </gpu>
-  <gpu id="2" i_chunks="0" o_chunks="3" s_chunks="0">
-    <tb id="0" send="1" recv="1" chan="0">
-      <step s="0" type="s" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="1" type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-      <step s="2" type="r" srcbuf="o" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
-    </tb>
-  </gpu>
-</algo>
-"#;
+/// (Shared with the Python executor's tests; the window here is 1 MiB.)
+fn line3_xml() -> String {
+    include_str!("../../../../../tests/data/ag_line3.xml").replace(r#"maxBytes="0""#, r#"maxBytes="1048576""#)
+}
 
 fn line3() -> Program {
-    parse(LINE3, Dialect::New).unwrap()
+    parse(&line3_xml(), Dialect::New).unwrap()
 }
 
 /// The single problem `p` has under both dialects.
