@@ -52,3 +52,28 @@ def test_core_row_names_every_module_and_only_real_ones():
     assert top <= named, f"README core row does not name: {sorted(top - named)}"
     every = {p.name + ("/" if p.is_dir() else "") for p in SRC.rglob("*")}
     assert named <= every, f"README core row names what is not in src/: {sorted(named - every)}"
+
+
+def test_no_algorithm_is_named_outside_its_folder():
+    """Adding an algorithm touches its folder and one registry line: the API, the binding and
+    the CLI loop over the registry and never name one (issue 22). Exempt: the demo (it tells
+    ForestColl's story), the `circulant` command and the MPI runtime (Träff's tools, which
+    run the circulant schedules themselves)."""
+    from collsynth import algorithms
+
+    names = [a["name"] for a in algorithms()]
+    exempt = {"cli/demo.py", "cli/circulant.py"}
+    places = [
+        p
+        for p in (ROOT / "python" / "collsynth").rglob("*.py")
+        if "mpi" not in p.parts and str(p.relative_to(ROOT / "python" / "collsynth")) not in exempt
+    ]
+    places += list((ROOT / "crates" / "collsynth-py" / "src").glob("*.rs"))
+    places += [SRC / "api.rs"]
+    found = [
+        f"{p.relative_to(ROOT)}: {n}"
+        for p in places
+        for n in names
+        if re.search(rf"""["']{re.escape(n)}["']""", p.read_text())
+    ]
+    assert not found, "\n".join(found)
