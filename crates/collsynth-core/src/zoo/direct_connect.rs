@@ -188,8 +188,8 @@ pub(super) fn circulant_graph(s: &Spec, n: usize, offsets: &[usize], both: bool)
 }
 
 /// Träff's skips (Algorithm 1 of Träff's paper): halve p, rounding up, until 1, so that
-/// skips[k] = ceil(p / 2^(q-k)) for k = 0..=q, q = ceil(log2 p); skips[0] = 1, skips[q] = p,
-/// strictly increasing (p >= 1). The graph `traff:p` is made of them and Träff's schedules
+/// `skips[k] = ceil(p / 2^(q-k))` for `k = 0..=q`, `q = ceil(log2 p)`; `skips[0] = 1`,
+/// `skips[q] = p`, strictly increasing (p >= 1). The graph `traff:p` is made of them and Träff's schedules
 /// (`synth::traff::Skips`) are computed from them: they live here, below both.
 pub fn traff_skips(p: usize) -> Vec<usize> {
     let mut skips = vec![p];

@@ -34,7 +34,7 @@ pub struct TimeOnly {
     /// The analytic model's terms at the size asked (µs), as `cost::alpha_beta` gives them.
     pub latency_us: f64,
     pub bandwidth_us: f64,
-    /// The schedule's `provenance.details` (keys and JSON literals).
+    /// The schedule's `provenance.details`.
     pub details: Details,
 }
 
