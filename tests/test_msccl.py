@@ -15,6 +15,7 @@ import pytest
 import collsynth
 from collsynth import msccl
 from collsynth.mpi import launch
+from conftest import run_cli, run_json
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "msccl-xml"
 COLLECTIVES = ["allgather", "reduce-scatter", "allreduce", "broadcast", "reduce"]
@@ -336,3 +337,47 @@ def test_python_m_collsynth_run_takes_schedules_and_xml(cli, tmp_path):
         proc = subprocess.run(launch.command(3, argv), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout.startswith("ok: collsynth ring allreduce n3 (allreduce, 3 ranks")
+
+
+def test_size_windows_write_one_disjoint_file_per_window(tmp_path):
+    """Sized export (issue 19): the windows tile 1KiB-4GiB without overlap (the runtime's
+    scheduler takes the first file whose window holds the size), each file is valid XML whose
+    minBytes / maxBytes are its window's, and the JSON names each window's variant."""
+    out = run_json(
+        "synth",
+        "dgx-a100:2",
+        "-c",
+        "allgather",
+        "-a",
+        "auto",
+        "--format",
+        "msccl-xml",
+        "--size-windows",
+        "1KiB-4GiB",
+        "-o",
+        str(tmp_path),
+    )
+    ws = out["msccl_windows"]
+    assert len(ws) >= 2 and len(out["files"]) == len(ws)
+    assert ws[0]["min_bytes"] == 1024 and ws[-1]["max_bytes"] == 4 * 2**30
+    for a, b in zip(ws, ws[1:], strict=False):
+        assert a["max_bytes"] + 1 == b["min_bytes"]
+    for w, f in zip(ws, out["files"], strict=True):
+        text = Path(f).read_text()
+        assert f'minBytes="{w["min_bytes"]}" maxBytes="{w["max_bytes"]}"' in text
+        assert collsynth.msccl.validate(text)["ok"], f
+        assert w["algorithm"] in w["variant"] and w["time_us_at_min"] <= w["time_us_at_max"]
+
+
+def test_size_windows_refusals():
+    base = ["synth", "dgx-a100:2", "-c", "allgather", "-a", "auto"]
+    for extra, needle in [
+        (["--size-windows", "1KiB-4GiB"], "msccl-xml"),
+        (["--format", "msccl-xml,json", "--size-windows", "1KiB-4GiB"], "MSCCL XML only"),
+        (["--format", "msccl-xml", "--size-windows", "1KiB-4GiB", "--size-range", "0-0"], "--size-range"),
+        (["--format", "msccl-xml", "--size-windows", "4GiB-1KiB"], "MIN is above MAX"),
+        (["--format", "msccl-xml", "--size-windows", "0-1KiB"], "1 <= MIN"),
+        (["--format", "msccl-xml", "--size-windows", "1KiB-4GiB", "--msccl-dialect", "old"], "at most 4"),
+    ]:
+        p = run_cli(*base, *extra, check_status=2)
+        assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, (extra, p.stderr)

@@ -88,6 +88,46 @@ def export(
     return out
 
 
+def export_windows(
+    topo,
+    collective: str,
+    algorithm: str = "auto",
+    size_range: str | tuple[int, int] = "1KiB-4GiB",
+    *,
+    root: int = 0,
+    dialect: str = "new",
+    protocol: str = "Simple",
+    channels: int | None = None,
+    unfused: bool = False,
+    **options,
+) -> list[dict]:
+    """One XML per size window of ``size_range`` (nccl-tests sizes, which is the runtime's
+    nBytes), each the fastest variant there by the simulator: a list of dicts with
+    ``min_bytes``, ``max_bytes``, ``variant``, ``algorithm``, ``pipeline``,
+    ``time_us_at_min``, ``time_us_at_max``, ``xml``, ``nchunksperloop``, ``nchannels`` and
+    ``fallback``. Every XML is validated before it is returned; the windows never overlap."""
+    from collsynth.topology import Topology
+
+    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    rng = parse_size_range(size_range) if isinstance(size_range, str) else size_range
+    lo, hi = _checked_range(rng, "size_range")
+    if dialect not in DIALECTS:
+        raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
+    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    return _core.msccl_export_windows(
+        topo._core,
+        _args.text("collective", collective),
+        _args.text("algorithm", algorithm),
+        _args.whole("root", root),
+        opts,
+        (lo, hi),
+        dialect,
+        protocol,
+        channels,
+        bool(unfused),
+    )
+
+
 def validate(text: str, topology=None) -> dict:
     """Judge an MSCCL XML text: ``ok``, ``dialects`` ({"new": [problems], "old": [...]}),
     ``execution`` (problems of the symbolic run), the header, and with a topology

@@ -12,6 +12,8 @@ use crate::topology::Topology;
 use crate::verify;
 use std::time::Instant;
 
+pub mod windows;
+
 /// A verified schedule, the topology it runs on and how long synthesis alone took.
 pub struct Synthesized {
     pub schedule: Schedule,

@@ -52,6 +52,59 @@ fn msccl_export<'py>(
     Ok(d)
 }
 
+/// Sized export (`synth --size-windows`): one XML per size window of `lo..=hi` bytes, each
+/// the fastest variant there by the simulator (`api::windows`). A list of dicts: `min_bytes`,
+/// `max_bytes`, `variant` (how to ask for it), `algorithm`, `pipeline`, `time_us_at_min`,
+/// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `fallback`.
+#[pyfunction]
+#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol="Simple", channels=None, unfused=false))]
+#[allow(clippy::too_many_arguments)]
+fn msccl_export_windows<'py>(
+    py: Python<'py>,
+    topo: &PyTopology,
+    collective: &str,
+    algorithm: &str,
+    root: usize,
+    options: std::collections::BTreeMap<String, String>,
+    size_range: (u64, u64),
+    dialect: &str,
+    protocol: &str,
+    channels: Option<usize>,
+    unfused: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let c = crate::collective_arg(collective)?;
+    let o = guard(|| {
+        Ok(lower::Options {
+            dialect: Dialect::parse(dialect)?,
+            proto: Proto::parse(protocol)?,
+            channels,
+            fused: !unfused,
+            pipeline: 1,
+            size_range: None,
+        })
+    })?;
+    let req = collsynth_core::synth::Request { root, options, size: None };
+    let done = py.detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o)))?;
+    done.into_iter()
+        .map(|w| {
+            let d = PyDict::new(py);
+            let p = &w.export.exported.program;
+            d.set_item("min_bytes", w.window.min_bytes)?;
+            d.set_item("max_bytes", w.window.max_bytes)?;
+            d.set_item("variant", &w.label)?;
+            d.set_item("algorithm", &w.export.schedule.provenance.algorithm)?;
+            d.set_item("pipeline", w.pipeline)?;
+            d.set_item("time_us_at_min", w.window.time_us_at_min)?;
+            d.set_item("time_us_at_max", w.window.time_us_at_max)?;
+            d.set_item("xml", &w.export.exported.xml)?;
+            d.set_item("nchunksperloop", p.nchunksperloop)?;
+            d.set_item("nchannels", p.nchannels)?;
+            d.set_item("fallback", &w.export.fallback)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Judge an MSCCL XML text (see `msccl::validate`): a dict with `ok`, `refusal` (the one
 /// line a refusal gives, None if ok), `dialects` ({"new":
 /// [problems], "old": [...]}), `execution` (problems), the program's header (`collective`,
@@ -109,6 +162,7 @@ fn msccl_program(text: &str) -> PyResult<String> {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(msccl_export, m)?)?;
+    m.add_function(wrap_pyfunction!(msccl_export_windows, m)?)?;
     m.add_function(wrap_pyfunction!(msccl_validate, m)?)?;
     m.add_function(wrap_pyfunction!(msccl_program, m)?)?;
     Ok(())

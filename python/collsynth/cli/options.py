@@ -98,10 +98,10 @@ def check_pipeline(args) -> None:
         raise BadInput(f"--pipeline must be at least 1, got {args.pipeline}")
 
 
-MSCCL_OPTIONS = ["msccl-dialect", "channels", "protocol", "unfused", "size-range"]
+MSCCL_OPTIONS = ["msccl-dialect", "channels", "protocol", "unfused", "size-range", "size-windows"]
 
 
-def add_msccl_options(p) -> None:
+def add_msccl_options(p, sized: bool = False) -> None:
     """The MSCCL exporter's options (see docs/msccl.md)."""
     g = p.add_argument_group("MSCCL XML (with --format msccl-xml)")
     g.add_argument(
@@ -113,6 +113,13 @@ def add_msccl_options(p) -> None:
     g.add_argument("--protocol", choices=["Simple", "LL", "LL128"], default=None, help="default Simple")
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
     g.add_argument("--size-range", default=None, metavar="MIN-MAX", help="minBytes-maxBytes, e.g. 1MiB-1GiB")
+    if sized:
+        g.add_argument(
+            "--size-windows",
+            default=None,
+            metavar="MIN-MAX",
+            help="one XML per size window of MIN-MAX (e.g. 1KiB-4GiB), each the fastest variant there",
+        )
 
 
 def msccl_given(args) -> list[str]:

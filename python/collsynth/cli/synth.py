@@ -49,7 +49,7 @@ def register(sub) -> None:
     )
     add_pipeline(p)
     add_algorithm_options(p)
-    add_msccl_options(p)
+    add_msccl_options(p, sized=True)
     p.set_defaults(run=run)
 
 
@@ -171,6 +171,8 @@ def run(args) -> int:
         raise BadInput(f"{given[0]} applies to --format msccl-xml only")
     if args.output:
         check_output_dir(args.output)
+    if args.size_windows is not None:
+        return run_windows(args, formats)
     topo = Topology.resolve(args.topo)
     options = given_algorithm_options(args)
     sched = run_with_progress(
@@ -201,6 +203,67 @@ def run(args) -> int:
     if exported is not None:
         print_msccl(s["msccl"])
     for f in s.get("files", []):
+        console.print(f"wrote {f}")
+    return 0
+
+
+def run_windows(args, formats: set[str]) -> int:
+    """`--size-windows MIN-MAX`: one XML per window, each the fastest variant there; the
+    runtime picks the file by size (docs/msccl.md, "Size windows")."""
+    if formats != {"msccl-xml"}:
+        raise BadInput("--size-windows writes MSCCL XML only: use --format msccl-xml")
+    if args.size_range is not None:
+        raise BadInput("--size-windows sets every file's size range: drop --size-range")
+    if args.pipeline_given:
+        raise BadInput("--size-windows chooses the pipeline per window: drop --pipeline")
+    topo = Topology.resolve(args.topo)
+    k = msccl_kwargs(args)
+    rows = run_with_progress(
+        lambda: msccl.export_windows(
+            topo,
+            args.collective,
+            args.algorithm,
+            args.size_windows,
+            root=args.root,
+            dialect=k["dialect"],
+            protocol=k["protocol"],
+            channels=k["channels"],
+            unfused=k["unfused"],
+            **{o.replace("-", "_"): v for o, v in given_algorithm_options(args).items()},
+        ),
+        f"{args.algorithm}: choosing a variant per size window",
+    )
+    files = []
+    if args.output:
+        for i, w in enumerate(rows):
+            path = Path(args.output) / f"schedule-w{i}-{w['algorithm']}.xml"
+            atomic_write(path, w["xml"])
+            files.append(str(path))
+    windows = [{k: v for k, v in w.items() if k != "xml"} for w in rows]
+    s = with_version(
+        topo.name,
+        {
+            "N": topo.n_ranks,
+            "collective": args.collective,
+            "algorithm": args.algorithm,
+            "msccl_windows": windows,
+            "files": files,
+        },
+    )
+    if args.json:
+        emit_json(s)
+        return 0
+    cols = [("window (bytes)", "left"), ("variant", "left"), ("time at ends (us)", "right")]
+    body = [
+        [
+            f"{w['min_bytes']}-{w['max_bytes']}",
+            w["variant"],
+            f"{w['time_us_at_min']:.3f} / {w['time_us_at_max']:.3f}",
+        ]
+        for w in windows
+    ]
+    console.print(table(f"{args.collective} on {topo.name}: MSCCL XML per size window", cols, body))
+    for f in files:
         console.print(f"wrote {f}")
     return 0
 

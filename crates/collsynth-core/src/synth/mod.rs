@@ -71,10 +71,13 @@ pub struct Extras {
     pub time_only: Option<TimeOnlyFn>,
     /// Progress of the running synthesis, polled by a bar.
     pub progress: Option<&'static Progress>,
+    /// Its schedule depends on [`Request::size`] (TACOS's chunk costs, the circulant block
+    /// count): sized exports synthesize it again per size range.
+    pub sized: bool,
 }
 
 impl Extras {
-    pub const NONE: Extras = Extras { bound_hint: None, shrink: None, time_only: None, progress: None };
+    pub const NONE: Extras = Extras { bound_hint: None, shrink: None, time_only: None, progress: None, sized: false };
 }
 
 /// An option that trades quality for a smaller schedule (ForestColl's `max-trees`): when an

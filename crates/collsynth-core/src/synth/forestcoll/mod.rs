@@ -49,6 +49,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
         shrink: Some(Shrink { option: "max-trees", detail: "k", what: "forest", unit: "trees per root" }),
         time_only: None,
         progress: Some(&PROGRESS),
+        sized: false,
     },
 };
 

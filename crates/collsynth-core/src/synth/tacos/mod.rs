@@ -38,7 +38,7 @@ pub const TACOS: Algorithm = Algorithm {
     collectives: Collective::FIVE,
     options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "size"],
     synthesize,
-    extras: Extras { time_only: Some(time_report), ..Extras::NONE },
+    extras: Extras { time_only: Some(time_report), sized: true, ..Extras::NONE },
 };
 
 /// [`time_only`] at the request's size, as the registry reports it: `events` and, per part,

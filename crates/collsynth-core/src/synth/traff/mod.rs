@@ -48,7 +48,7 @@ pub const CIRCULANT: Algorithm = Algorithm {
     ],
     options: &["blocks", "counts", "variant"],
     synthesize,
-    extras: Extras::NONE,
+    extras: Extras { sized: true, ..Extras::NONE },
 };
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&CIRCULANT];

@@ -201,8 +201,10 @@ fn k_scan_a100_first_values() {
     let s = allgather(&t, Some(3)).unwrap();
     assert_eq!(detail(&s, "k"), "1");
     // full precision (2400/7 as the shortest f64 that reads back) and exactly
-    assert_eq!(detail(&s, "k_scan"), "[[1, 342.85714285714283], [2, 342.85714285714283], [3, 342.85714285714283]]");
-    assert_eq!(detail(&s, "k_scan_exact"), r#"[[1, "2400/7"], [2, "2400/7"], [3, "2400/7"]]"#);
+    let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("JSON text");
+    let scan = json("[[1, 342.85714285714283], [2, 342.85714285714283], [3, 342.85714285714283]]");
+    assert_eq!(json(&detail(&s, "k_scan")), scan);
+    assert_eq!(json(&detail(&s, "k_scan_exact")), json(r#"[[1, "2400/7"], [2, "2400/7"], [3, "2400/7"]]"#));
     assert_eq!(detail(&s, "forest_algbw_exact"), r#""2400/7""#);
 }
 

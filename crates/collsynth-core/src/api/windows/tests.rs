@@ -1,0 +1,72 @@
+use super::*;
+use crate::zoo::from_spec;
+
+#[test]
+fn powers_include_both_ends() {
+    assert_eq!(powers(1024, 4096, 2), [1024, 2048, 4096]);
+    assert_eq!(powers(1000, 5000, 4), [1000, 1024, 4096, 5000]);
+    assert_eq!(powers(7, 7, 2), [7]);
+    assert_eq!(powers(1, u64::MAX, 4).len(), 33);
+}
+
+/// Brute force over every byte count: each size's window holds a variant within the
+/// tolerance of the fastest there, and the windows tile the range.
+#[test]
+fn windows_match_the_fastest_variant_at_every_size() {
+    for (spec, c) in [("ring:4", Collective::Allreduce), ("switch:4", Collective::Allgather)] {
+        let topo = from_spec(spec).unwrap();
+        let vs = variants(&topo, c, "auto", &Request::default(), 1, 3000).unwrap();
+        assert!(vs.len() >= 3, "{spec}: {}", vs.len());
+        let ws = windows(&vs, &topo, 1, 3000).unwrap();
+        assert_eq!(ws[0].min_bytes, 1);
+        assert_eq!(ws.last().unwrap().max_bytes, 3000);
+        for pair in ws.windows(2) {
+            assert_eq!(pair[0].max_bytes + 1, pair[1].min_bytes, "{spec}: windows tile the range");
+            assert_ne!(pair[0].variant, pair[1].variant);
+        }
+        for w in &ws {
+            for b in w.min_bytes..=w.max_bytes {
+                let mine = time_of(&vs[w.variant], &topo, b).unwrap();
+                let best = fastest(&vs, &topo, b).unwrap().1;
+                assert!(
+                    (1.0 - TOLERANCE) * mine <= best * (1.0 + 1e-12),
+                    "{spec} at {b} B: {} takes {mine}, best {best}",
+                    vs[w.variant].label
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_ranges_and_options_are_bad_input() {
+    let topo = from_spec("ring:4").unwrap();
+    let o = crate::msccl::lower::Options::default();
+    let err = |r: (u64, u64), req: &Request| {
+        export_windows(&topo, Collective::Allgather, "auto", req, r, &o).err().expect("refused").to_string()
+    };
+    assert!(err((0, 10), &Request::default()).contains("1 <= MIN <= MAX"));
+    assert!(err((10, 5), &Request::default()).contains("1 <= MIN <= MAX"));
+    let mut req = Request::default();
+    req.options.insert("ranks".into(), "0-1".into());
+    assert!(err((1, 10), &req).contains("--ranks"));
+}
+
+/// dgx-a100:2 allgather from 1 KiB to 4 GiB: several windows, each file's minBytes /
+/// maxBytes its window's, each file the variant chosen (exported exactly, verified by the
+/// exporter), and the old dialect's limit of four algorithms enforced.
+#[test]
+fn dgx_allgather_exports_one_file_per_window() {
+    let topo = from_spec("dgx-a100:2").unwrap();
+    let o = crate::msccl::lower::Options::default();
+    let (lo, hi) = (1 << 10, 1 << 32);
+    let out = export_windows(&topo, Collective::Allgather, "auto", &Request::default(), (lo, hi), &o).unwrap();
+    assert!(out.len() >= 2, "one variant is not the fastest from 1 KiB to 4 GiB: {}", out.len());
+    assert_eq!(out[0].window.min_bytes, lo);
+    assert_eq!(out.last().unwrap().window.max_bytes, hi);
+    for w in &out {
+        let p = &w.export.exported.program;
+        assert_eq!((p.min_bytes, p.max_bytes), (w.window.min_bytes, w.window.max_bytes), "{}", w.label);
+        assert!(w.export.exported.xml.contains(&format!("minBytes=\"{}\"", w.window.min_bytes)));
+    }
+}
