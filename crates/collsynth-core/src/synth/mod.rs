@@ -95,7 +95,15 @@ pub fn option_help(name: &str) -> Option<&'static str> {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, traff::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS, nccl::ALGORITHMS].concat()
+    [
+        forestcoll::ALGORITHMS,
+        tacos::ALGORITHMS,
+        traff::ALGORITHMS,
+        bfb::ALGORITHMS,
+        baselines::ALGORITHMS,
+        nccl::ALGORITHMS,
+    ]
+    .concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {

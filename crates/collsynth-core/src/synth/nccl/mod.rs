@@ -98,7 +98,7 @@ fn synthesize_tree(topo: &Topology, collective: Collective, _req: &Request) -> R
         (0..2).flat_map(|k| channels.chains.iter().map(move |ch| trees::rank_tree(n, ch, k))).collect();
     let mut per_channel = Vec::with_capacity(trees.len());
     for tree in &trees {
-        let up = reduction(topo, |t| Ok(tree_broadcast(t, tree)?))?;
+        let up = reduction(topo, |t| tree_broadcast(t, tree))?;
         let down = tree_broadcast(topo, tree)?;
         per_channel.push(allreduce(&up, &down)?);
     }
@@ -128,22 +128,23 @@ fn tree_broadcast(topo: &Topology, tree: &Tree) -> Result<Schedule> {
     Ok(s)
 }
 
-/// Provenance details (key -> JSON literal): channel counts, speed, and the rings or trees.
+/// Provenance details (key -> JSON literal; `synth --json` merges them into its top level,
+/// hence the `nccl_` prefix): channel counts, speed, and the rings or trees.
 fn details(channels: &Channels, rings: Option<&[rings::Ring]>, trees: Option<&[Tree]>) -> Vec<(String, String)> {
     use serde_json::json;
     let mut d = vec![
-        ("channels".to_string(), json!(channels.total)),
-        ("search_channels".to_string(), json!(channels.searched)),
-        ("channel_speed_GBps".to_string(), json!(channels.speed)),
-        ("search_fallback".to_string(), json!(channels.fallback)),
-        ("chains".to_string(), json!(channels.chains)),
+        ("nccl_channels".to_string(), json!(channels.total)),
+        ("nccl_search_channels".to_string(), json!(channels.searched)),
+        ("nccl_channel_speed_GBps".to_string(), json!(channels.speed)),
+        ("nccl_search_fallback".to_string(), json!(channels.fallback)),
+        ("nccl_chains".to_string(), json!(channels.chains)),
     ];
     if let Some(rings) = rings {
-        d.push(("rings".to_string(), json!(rings.iter().map(|r| &r.order).collect::<Vec<_>>())));
+        d.push(("nccl_rings".to_string(), json!(rings.iter().map(|r| &r.order).collect::<Vec<_>>())));
     }
     if let Some(trees) = trees {
         let parents: Vec<Vec<Option<usize>>> = trees.iter().map(|t| t.parent.clone()).collect();
-        d.push(("tree_parents".to_string(), json!(parents)));
+        d.push(("nccl_tree_parents".to_string(), json!(parents)));
     }
     d.into_iter().map(|(k, v)| (k, v.to_string())).collect()
 }

@@ -69,7 +69,15 @@ impl Ring {
     fn send(&self, s: &mut Schedule, piece: usize, i: usize, after: Option<usize>, step: usize) -> usize {
         let n = self.order.len();
         let (src, dst) = (self.order[i], self.order[(i + 1) % n]);
-        s.add(Transfer::new(piece, src, dst, self.routes[i].clone(), Op::Copy, after.into_iter().collect(), Some(step as u32)))
+        s.add(Transfer::new(
+            piece,
+            src,
+            dst,
+            self.routes[i].clone(),
+            Op::Copy,
+            after.into_iter().collect(),
+            Some(step as u32),
+        ))
     }
 
     /// Ring allgather: at step t position i forwards the shard of position i - t.

@@ -382,7 +382,8 @@ pub fn search(topo: &Topology) -> Result<Channels> {
     Ok(match found {
         Some((speed, chains)) => {
             let searched = chains.len();
-            let dup = if speed + EPS >= DUP_SPEED { (2 * searched).clamp(searched, MAX_SEARCH_CHANNELS) } else { searched };
+            let dup =
+                if speed + EPS >= DUP_SPEED { (2 * searched).clamp(searched, MAX_SEARCH_CHANNELS) } else { searched };
             let speed = speed / dup.div_ceil(searched) as f64;
             let total = (2 * dup).min(MAX_CHANNELS);
             let chains = (0..dup).map(|c| chains[c % searched].clone()).collect();
@@ -391,6 +392,3 @@ pub fn search(topo: &Topology) -> Result<Channels> {
         None => Channels { speed: 0.1, searched: 1, total: 2, chains: vec![boxes], fallback: true },
     })
 }
-
-#[cfg(test)]
-mod tests;

@@ -60,7 +60,8 @@ pub fn dtree(n: usize, b: usize) -> [BoxNode; 2] {
         (Box::new(move |x| n - 1 - x), n - 1 - b)
     };
     let m = btree(n, from);
-    let second = BoxNode { up: m.up.map(&to), down0: m.down0.map(&to), down1: m.down1.map(&to), child_type: m.child_type };
+    let second =
+        BoxNode { up: m.up.map(&to), down0: m.down0.map(&to), down1: m.down1.map(&to), child_type: m.child_type };
     [first, second]
 }
 
