@@ -44,15 +44,7 @@ const EPS: f64 = 1e-9;
 
 /// The ranks of each box, in rank order; boxes in order of first appearance.
 pub fn boxes(topo: &Topology) -> Vec<Vec<usize>> {
-    let mut out: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
-    for r in 0..topo.n_ranks() {
-        let g = topo.nodes[topo.rank_node(r)].group.as_deref();
-        match out.iter_mut().find(|(h, _)| *h == g) {
-            Some((_, m)) => m.push(r),
-            None => out.push((g, vec![r])),
-        }
-    }
-    out.into_iter().map(|(_, m)| m).collect()
+    crate::synth::baselines::ring::groups(topo)
 }
 
 /// What the search found: per search channel, per box, the chain of ranks.
