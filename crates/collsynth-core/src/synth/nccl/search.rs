@@ -329,48 +329,43 @@ fn at_speed(topo: &Topology, searches: &mut [BoxSearch], s: f64, multi: bool) ->
     Ok((0..limit).map(|c| per_box.iter().map(|b| b[c].clone()).collect()).collect())
 }
 
+/// Pass 1 of `ncclTopoCompute`: the speed and chains with the most `channels x speed`, or
+/// `None` when no box finds a chain (or, with several boxes, one has no NIC).
+fn pass_one(topo: &Topology, boxes: &[Vec<usize>], multi: bool) -> Result<Option<(f64, Vec<Vec<Vec<usize>>>)>> {
+    // one Paths per box: each search borrows its own (routes are cached per source rank)
+    let mut box_paths: Vec<Paths> = boxes.iter().map(|_| Paths::new(topo)).collect();
+    let mut searches: Vec<BoxSearch> =
+        boxes.iter().zip(box_paths.iter_mut()).map(|(b, p)| BoxSearch::new(p, b.clone(), multi)).collect();
+    if multi && searches.iter().any(|bs| bs.nets.is_empty()) {
+        return Ok(None);
+    }
+    let mut max_bw = f64::INFINITY;
+    for bs in searches.iter_mut() {
+        max_bw = max_bw.min(bs.max_bw(multi)?);
+    }
+    let speeds = if multi { SPEEDS_INTER } else { SPEEDS_INTRA };
+    let mut found: Option<(f64, Vec<Vec<Vec<usize>>>)> = None;
+    for i in speeds.iter().position(|&s| s <= max_bw + EPS).unwrap_or(speeds.len() - 1)..speeds.len() {
+        let s = speeds[i];
+        if found.as_ref().is_some_and(|(fs, _)| s / fs <= 0.49) {
+            break;
+        }
+        let chains = at_speed(topo, &mut searches, s, multi)?;
+        let better = match &found {
+            None => !chains.is_empty(),
+            Some((fs, fc)) => chains.len() as f64 * s > fc.len() as f64 * fs + EPS,
+        };
+        if better {
+            found = Some((s, chains));
+        }
+    }
+    Ok(found)
+}
+
 /// NCCL's ring channels on `topo` (see the module docs).
 pub fn search(topo: &Topology) -> Result<Channels> {
     let boxes = boxes(topo);
-    let multi = boxes.len() >= 2;
-    let mut found: Option<(f64, Vec<Vec<Vec<usize>>>)> = None;
-    {
-        let mut searches: Vec<BoxSearch> = Vec::new();
-        // one Paths per box keeps borrows simple; routes are cached per source rank
-        let mut box_paths: Vec<Paths> = boxes.iter().map(|_| Paths::new(topo)).collect();
-        for (b, p) in boxes.iter().zip(box_paths.iter_mut()) {
-            searches.push(BoxSearch::new(p, b.clone(), multi));
-        }
-        let usable = searches.iter().all(|bs| !multi || !bs.nets.is_empty());
-        if usable {
-            let mut max_bw = f64::INFINITY;
-            for bs in searches.iter_mut() {
-                max_bw = max_bw.min(bs.max_bw(multi)?);
-            }
-            let speeds = if multi { SPEEDS_INTER } else { SPEEDS_INTRA };
-            let mut i = speeds.iter().position(|&s| s <= max_bw + EPS).unwrap_or(speeds.len() - 1);
-            loop {
-                let s = speeds[i];
-                let chains = at_speed(topo, &mut searches, s, multi)?;
-                let better = match &found {
-                    None => !chains.is_empty(),
-                    Some((fs, fc)) => chains.len() as f64 * s > fc.len() as f64 * fs + EPS,
-                };
-                if better {
-                    found = Some((s, chains));
-                }
-                let go_on = i + 1 < speeds.len()
-                    && match &found {
-                        None => true,
-                        Some((fs, _)) => speeds[i + 1] / fs > 0.49,
-                    };
-                if !go_on {
-                    break;
-                }
-                i += 1;
-            }
-        }
-    }
+    let found = pass_one(topo, &boxes, boxes.len() >= 2)?;
     Ok(match found {
         Some((speed, chains)) => {
             let searched = chains.len();
