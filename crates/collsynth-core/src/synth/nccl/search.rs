@@ -47,6 +47,9 @@ pub fn boxes(topo: &Topology) -> Vec<Vec<usize>> {
     crate::synth::baselines::ring::groups(topo)
 }
 
+/// Per channel, per box, the chain of ranks.
+pub type Chains = Vec<Vec<Vec<usize>>>;
+
 /// What the search found: per search channel, per box, the chain of ranks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Channels {
@@ -59,7 +62,7 @@ pub struct Channels {
     /// `chains[c][b]`: the ranks of box b in the order of channel c, for the channels after
     /// `ncclTopoDupChannels`; the first rank is where the channel enters the box (its NIC's
     /// GPU with several boxes).
-    pub chains: Vec<Vec<Vec<usize>>>,
+    pub chains: Chains,
     /// The NCCL fallback (no chain at any speed): index order.
     pub fallback: bool,
 }
@@ -284,7 +287,7 @@ fn chain(bs: &mut BoxSearch, cap: &mut Capacity, first: usize, s: f64, multi: bo
 
 /// Channels of every box at speed `s`: for each box as many as fit (at most
 /// [`MAX_SEARCH_CHANNELS`]); the count is the smallest over boxes.
-fn at_speed(topo: &Topology, searches: &mut [BoxSearch], s: f64, multi: bool) -> Result<Vec<Vec<Vec<usize>>>> {
+fn at_speed(topo: &Topology, searches: &mut [BoxSearch], s: f64, multi: bool) -> Result<Chains> {
     let mut cap = Capacity(topo.links.iter().map(|l| to_f64(&l.bandwidth)).collect());
     let mut per_box: Vec<Vec<Vec<usize>>> = Vec::new();
     let mut limit = MAX_SEARCH_CHANNELS;
@@ -331,7 +334,7 @@ fn at_speed(topo: &Topology, searches: &mut [BoxSearch], s: f64, multi: bool) ->
 
 /// Pass 1 of `ncclTopoCompute`: the speed and chains with the most `channels x speed`, or
 /// `None` when no box finds a chain (or, with several boxes, one has no NIC).
-fn pass_one(topo: &Topology, boxes: &[Vec<usize>], multi: bool) -> Result<Option<(f64, Vec<Vec<Vec<usize>>>)>> {
+fn pass_one(topo: &Topology, boxes: &[Vec<usize>], multi: bool) -> Result<Option<(f64, Chains)>> {
     // one Paths per box: each search borrows its own (routes are cached per source rank)
     let mut box_paths: Vec<Paths> = boxes.iter().map(|_| Paths::new(topo)).collect();
     let mut searches: Vec<BoxSearch> =
@@ -344,9 +347,9 @@ fn pass_one(topo: &Topology, boxes: &[Vec<usize>], multi: bool) -> Result<Option
         max_bw = max_bw.min(bs.max_bw(multi)?);
     }
     let speeds = if multi { SPEEDS_INTER } else { SPEEDS_INTRA };
-    let mut found: Option<(f64, Vec<Vec<Vec<usize>>>)> = None;
-    for i in speeds.iter().position(|&s| s <= max_bw + EPS).unwrap_or(speeds.len() - 1)..speeds.len() {
-        let s = speeds[i];
+    let mut found: Option<(f64, Chains)> = None;
+    let first = speeds.iter().position(|&s| s <= max_bw + EPS).unwrap_or(speeds.len() - 1);
+    for &s in &speeds[first..] {
         if found.as_ref().is_some_and(|(fs, _)| s / fs <= 0.49) {
             break;
         }
