@@ -5,6 +5,7 @@
 pub mod baselines;
 pub mod bfb;
 pub mod forestcoll;
+pub mod nccl;
 pub mod tacos;
 pub mod traff;
 
@@ -153,7 +154,15 @@ pub fn option_help(name: &str) -> Option<&'static str> {
 
 /// Every algorithm, in the order `compare` lists them.
 pub fn algorithms() -> Vec<&'static Algorithm> {
-    [forestcoll::ALGORITHMS, tacos::ALGORITHMS, traff::ALGORITHMS, bfb::ALGORITHMS, baselines::ALGORITHMS].concat()
+    [
+        forestcoll::ALGORITHMS,
+        tacos::ALGORITHMS,
+        traff::ALGORITHMS,
+        bfb::ALGORITHMS,
+        baselines::ALGORITHMS,
+        nccl::ALGORITHMS,
+    ]
+    .concat()
 }
 
 pub fn find(name: &str) -> Result<&'static Algorithm> {

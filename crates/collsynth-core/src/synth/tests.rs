@@ -114,6 +114,8 @@ on_random_topologies! {
     direct_on_random_topologies: "direct", 16;
     rhd_on_random_topologies: "rhd", 16;
     dbt_on_random_topologies: "dbt", 16;
+    nccl_ring_on_random_topologies: "nccl-ring", 16;
+    nccl_tree_on_random_topologies: "nccl-tree", 16;
 }
 
 /// Every option an algorithm takes has its one line of help in `synth::OPTIONS` (but TACOS's

@@ -6,7 +6,7 @@
 
 use super::Algorithm;
 
-mod common;
+pub(crate) mod common;
 pub mod dbt;
 pub mod direct;
 pub mod rhd;

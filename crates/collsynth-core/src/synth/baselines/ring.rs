@@ -205,9 +205,14 @@ fn search_cycle(topo: &Topology, adj: &[Vec<(usize, usize)>]) -> Option<Vec<usiz
     None
 }
 
-/// NCCL-style order: ranks group by group (groups in order of first appearance, ungrouped
-/// ranks as one group), by rank inside a group.
+/// NCCL-style order: ranks group by group (see [`groups`]).
 fn group_order(topo: &Topology) -> Vec<usize> {
+    groups(topo).concat()
+}
+
+/// The ranks of each group (groups in order of first appearance, ungrouped ranks as one
+/// group), by rank inside a group: NCCL's nodes.
+pub(crate) fn groups(topo: &Topology) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
     for r in 0..topo.n_ranks() {
         let g = topo.nodes[topo.rank_node(r)].group.as_deref();
@@ -216,7 +221,7 @@ fn group_order(topo: &Topology) -> Vec<usize> {
             None => groups.push((g, vec![r])),
         }
     }
-    groups.into_iter().flat_map(|(_, m)| m).collect()
+    groups.into_iter().map(|(_, m)| m).collect()
 }
 
 /// Ring allgather on `topo` along `plan` (pieces: shard s whole, or its halves 2s, 2s+1
