@@ -96,13 +96,17 @@ fn check(alg: &str, cases: u32, max_ranks: usize) -> (usize, usize) {
 /// One test per algorithm (they run in parallel): `cases` topologies, N from 2 to 24; each
 /// algorithm must verify on some of them.
 macro_rules! on_random_topologies {
-    ($($test:ident: $alg:literal, $cases:literal;)*) => {$(
-        #[test]
-        fn $test() {
-            let (verified, _) = check($alg, $cases, 24);
-            assert!(verified > 0, "{}", $alg);
-        }
-    )*};
+    ($($test:ident: $alg:literal, $cases:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                let (verified, _) = check($alg, $cases, 24);
+                assert!(verified > 0, "{}", $alg);
+            }
+        )*
+        /// The algorithms that have a row above.
+        const ON_RANDOM_TOPOLOGIES: &[&str] = &[$($alg),*];
+    };
 }
 
 on_random_topologies! {
@@ -116,6 +120,14 @@ on_random_topologies! {
     dbt_on_random_topologies: "dbt", 16;
     nccl_ring_on_random_topologies: "nccl-ring", 16;
     nccl_tree_on_random_topologies: "nccl-tree", 16;
+}
+
+/// A registered algorithm without a row above would escape the property test.
+#[test]
+fn every_algorithm_has_a_random_topology_row() {
+    for alg in synth::algorithms() {
+        assert!(ON_RANDOM_TOPOLOGIES.contains(&alg.name), "add a row for '{}' to on_random_topologies!", alg.name);
+    }
 }
 
 /// Every option an algorithm takes has its one line of help in `synth::OPTIONS` (but TACOS's

@@ -14,7 +14,7 @@ use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::synth::baselines::common::{allreduce, from_copy_forms, reduction, Paths};
 use crate::synth::baselines::dbt::Tree;
-use crate::synth::{Algorithm, Request};
+use crate::synth::{Algorithm, Extras, Request};
 use crate::topology::Topology;
 use search::Channels;
 use std::collections::VecDeque;
@@ -25,6 +25,7 @@ pub const NCCL_RING: Algorithm = Algorithm {
     collectives: Collective::FIVE,
     options: &[],
     synthesize: synthesize_ring,
+    extras: Extras::NONE,
 };
 
 pub const NCCL_TREE: Algorithm = Algorithm {
@@ -33,6 +34,7 @@ pub const NCCL_TREE: Algorithm = Algorithm {
     collectives: &[Collective::Allreduce],
     options: &[],
     synthesize: synthesize_tree,
+    extras: Extras::NONE,
 };
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&NCCL_RING, &NCCL_TREE];
@@ -130,7 +132,7 @@ fn tree_broadcast(topo: &Topology, tree: &Tree) -> Result<Schedule> {
 
 /// Provenance details (key -> JSON literal; `synth --json` merges them into its top level,
 /// hence the `nccl_` prefix): channel counts, speed, and the rings or trees.
-fn details(channels: &Channels, rings: Option<&[rings::Ring]>, trees: Option<&[Tree]>) -> Vec<(String, String)> {
+fn details(channels: &Channels, rings: Option<&[rings::Ring]>, trees: Option<&[Tree]>) -> crate::ir::Details {
     use serde_json::json;
     let mut d = vec![
         ("nccl_channels".to_string(), json!(channels.total)),
@@ -146,7 +148,7 @@ fn details(channels: &Channels, rings: Option<&[rings::Ring]>, trees: Option<&[T
         let parents: Vec<Vec<Option<usize>>> = trees.iter().map(|t| t.parent.clone()).collect();
         d.push(("nccl_tree_parents".to_string(), json!(parents)));
     }
-    d.into_iter().map(|(k, v)| (k, v.to_string())).collect()
+    d.into_iter().collect()
 }
 
 #[cfg(test)]
