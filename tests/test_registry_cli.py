@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collsynth.schedule import Schedule
-from conftest import run_cli
+from conftest import run_cli, run_json
 
 
 def _write(tmp_path, name, nodes, links):
@@ -124,3 +124,13 @@ def test_algorithm_option_help_comes_from_the_core_registry():
         takers = [a[0] for a in _core.algorithms() if name in a[3]]
         assert takers, name
         assert f"--{name} VALUE {help_line} [{', '.join(takers)}]" in out, name
+
+
+def test_compare_synthesizes_sized_algorithms_per_size():
+    """Circulant's block count follows the size (one block at 1 KiB, many at 1 GiB): compare
+    must synthesize it for each size, not time the 1 GiB schedule at 1 KiB (issue 19)."""
+    rows = run_json("compare", "traff:16", "-c", "broadcast", "--sizes", "1KiB,1GiB")
+    circ = {r["size_bytes"]: r for r in rows if r["algorithm"] == "circulant"}
+    assert circ[1024.0]["blocks"] == 1 and circ[2.0**30]["blocks"] > 1
+    fc = [r["transfers"] for r in rows if r["algorithm"] == "forestcoll"]
+    assert len(set(fc)) == 1

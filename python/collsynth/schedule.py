@@ -141,9 +141,10 @@ def time_only(
 
 
 def algorithms() -> list[dict]:
-    """The registered algorithms: ``name``, ``help``, ``collectives``, ``options`` and
-    ``time_only`` (whether :func:`time_only` applies)."""
+    """The registered algorithms: ``name``, ``help``, ``collectives``, ``options``,
+    ``time_only`` (whether :func:`time_only` applies) and ``sized`` (whether its schedule
+    depends on the ``size`` it is synthesized for)."""
     return [
-        {"name": n, "help": h, "collectives": c, "options": o, "time_only": t}
-        for n, h, c, o, t in _core.algorithms()
+        {"name": n, "help": h, "collectives": c, "options": o, "time_only": t, "sized": z}
+        for n, h, c, o, t, z in _core.algorithms()
     ]

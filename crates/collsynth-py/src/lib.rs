@@ -383,8 +383,9 @@ fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize
     Ok(d)
 }
 
-/// One registered algorithm: (name, help, collectives, options, has a time-only path).
-type AlgorithmRow = (&'static str, &'static str, Vec<&'static str>, Vec<&'static str>, bool);
+/// One registered algorithm: (name, help, collectives, options, has a time-only path, its
+/// schedule depends on the size).
+type AlgorithmRow = (&'static str, &'static str, Vec<&'static str>, Vec<&'static str>, bool, bool);
 
 /// Registered algorithms, in the registry's order.
 #[pyfunction]
@@ -393,7 +394,7 @@ fn algorithms() -> Vec<AlgorithmRow> {
         .into_iter()
         .map(|a| {
             let collectives = a.collectives.iter().map(|c| c.name()).collect();
-            (a.name, a.help, collectives, a.options.to_vec(), a.extras.time_only.is_some())
+            (a.name, a.help, collectives, a.options.to_vec(), a.extras.time_only.is_some(), a.extras.sized)
         })
         .collect()
 }

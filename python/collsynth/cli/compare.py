@@ -26,20 +26,24 @@ def register(sub) -> None:
 def compare(
     topo: Topology, collective: str, root: int, sizes: list[str], pipeline: int
 ) -> tuple[list[dict], dict]:
-    """Rows for every (algorithm, size) and the algorithms that do not apply (name -> reason)."""
+    """Rows for every (algorithm, size) and the algorithms that do not apply (name -> reason).
+    An algorithm whose schedule depends on the size (TACOS, circulant) is synthesized for each
+    size, the others once."""
     algs = [a for a in algorithms() if collective in a["collectives"]]
     rows, skipped = [], {}
     # no bar off a terminal: a non-terminal Progress still ends with a stray blank line
     with Progress(console=console, transient=True, disable=console.quiet or not console.is_terminal) as bar:
         task = bar.add_task("synthesizing and simulating", total=len(algs) * len(sizes))
         for alg in algs:
-            try:
-                sched = synthesize(topo, collective, alg["name"], root=root)
-            except BadInput as e:
-                skipped[alg["name"]] = str(e)
-                bar.advance(task, len(sizes))
-                continue
+            sched = None
             for size in sizes:
+                if sched is None or alg["sized"]:
+                    try:
+                        sched = synthesize(topo, collective, alg["name"], root=root, size=size)
+                    except BadInput as e:
+                        skipped[alg["name"]] = str(e)
+                        bar.advance(task, len(sizes) - sizes.index(size))
+                        break
                 rows.append(summary(topo, sched, size, pipeline))
                 bar.advance(task)
     return rows, skipped
