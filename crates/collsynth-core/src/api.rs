@@ -82,45 +82,62 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 }
 
 /// `auto`: every registered algorithm for the collective that accepts the request is
-/// synthesized and verified; the cost model's tuner picks the fastest at `size`. The
-/// reported synthesis time is the sum over all candidates (what `auto` really costs).
+/// synthesized and verified, each also in its smallest form where it can shrink
+/// (`windows::requests`), and timed by the simulator at `size` at every pipeline depth its
+/// shape allows (`cost::tuning`); the fastest wins and is returned lowered to its depth
+/// (sub-chunks materialized, verified again), with `auto_choice` and `auto_pipeline` in its
+/// details. The reported synthesis time is the sum over all candidates.
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
     let names = synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)).map(|a| a.name);
-    fastest_candidate(topo, collective, size, names, |name| synthesize(topo, collective, name, req, size))
+    fastest_candidate(topo, collective, size, names, req, |name, r| synthesize(topo, collective, name, r, size))
 }
 
-/// The fastest at `size` of the schedules `candidate` makes for `names`. A candidate that
-/// does not apply (`BadInput`: an option it does not take; `Infeasible`: a topology it
-/// cannot handle) is skipped; any other error (a bug, a schedule that failed verification)
-/// is returned, naming the algorithm: one broken synthesizer must not hide behind the others.
+/// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
+/// forms), over pipeline depths. A candidate that does not apply (`BadInput`: an option it
+/// does not take; `Infeasible`: a topology it cannot handle) is skipped; any other error (a
+/// bug, a schedule that failed verification) is returned, naming the algorithm: one broken
+/// synthesizer must not hide behind the others.
 fn fastest_candidate<'a>(
     topo: &Topology,
     collective: Collective,
     size: Rat,
     names: impl IntoIterator<Item = &'a str>,
-    mut candidate: impl FnMut(&str) -> Result<Synthesized>,
+    req: &Request,
+    mut candidate: impl FnMut(&str, &Request) -> Result<Synthesized>,
 ) -> Result<Synthesized> {
-    let mut candidates = Vec::new();
+    let mut made: Vec<(Schedule, String)> = Vec::new();
     let mut seconds = 0.0;
     let mut topology = topo.clone();
     for name in names {
-        match candidate(name) {
-            Ok(done) => {
-                seconds += done.synthesis_seconds;
-                topology = done.topology;
-                candidates.push(done.schedule);
+        for (r, suffix) in windows::requests(name, req) {
+            match candidate(name, &r) {
+                Ok(done) => {
+                    seconds += done.synthesis_seconds;
+                    topology = done.topology;
+                    if !made.iter().any(|(s, _)| *s == done.schedule) {
+                        made.push((done.schedule, format!("{name}{suffix}")));
+                    }
+                }
+                Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
+                Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
             }
-            Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
-            Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
         }
     }
-    match cost::tuning::fastest(candidates, &topology, size)? {
-        Some((schedule, _)) => Ok(Synthesized { schedule, topology, synthesis_seconds: seconds }),
-        None => Err(CollsynthError::bad(format!(
+    let schedules: Vec<Schedule> = made.iter().map(|(s, _)| s.clone()).collect();
+    let Some((i, k, _)) = cost::tuning::fastest(&schedules, &topology, size)? else {
+        return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
-        ))),
+        )));
+    };
+    let (mut schedule, label) = made.swap_remove(i);
+    if k > 1 {
+        schedule = crate::ir::transform::pipelined(&schedule, k);
+        check(&schedule, &topology)?;
     }
+    schedule.provenance.details.set("auto_choice", label);
+    schedule.provenance.details.set("auto_pipeline", k);
+    Ok(Synthesized { schedule, topology, synthesis_seconds: seconds })
 }
 
 /// The bounds reported next to every schedule.

@@ -11,11 +11,11 @@ fn ring() -> Topology {
 fn pick(fail: CollsynthError) -> Result<Synthesized> {
     let t = ring();
     let size = Rat::from_integer(1 << 20);
-    fastest_candidate(&t, Collective::Allgather, size, ["ring", "broken", "direct"], |name| {
+    fastest_candidate(&t, Collective::Allgather, size, ["ring", "broken", "direct"], &Request::default(), |name, r| {
         if name == "broken" {
             return Err(fail.clone());
         }
-        synthesize(&t, Collective::Allgather, name, &Request::default(), size)
+        synthesize(&t, Collective::Allgather, name, r, size)
     })
 }
 
@@ -36,7 +36,7 @@ fn an_internal_error_of_one_candidate_surfaces() {
 #[test]
 fn no_candidate_is_bad_input() {
     let t = ring();
-    let err = fastest_candidate(&t, Collective::Allgather, Rat::from_integer(1), ["a"], |_| {
+    let err = fastest_candidate(&t, Collective::Allgather, Rat::from_integer(1), ["a"], &Request::default(), |_, _| {
         Err(CollsynthError::Infeasible("no".into()))
     })
     .err()
@@ -65,4 +65,32 @@ fn infeasible_says_which_algorithm_does_not_apply_and_why() {
     );
     // Other errors pass unchanged.
     assert_eq!(does_not_apply(CollsynthError::bad("b"), "x", Collective::Reduce), CollsynthError::bad("b"));
+}
+
+/// `auto` searches algorithms, their shrunk forms and pipeline depths together: on
+/// dgx-a100:2 at 64 MiB its pick is no slower than any algorithm's own schedule at any depth,
+/// it says what it chose, and the schedule it returns is that choice lowered (the sub-chunks
+/// materialized), so the simulator gives the same time without a pipeline.
+#[test]
+fn auto_searches_algorithms_trees_and_depths_together() {
+    let t = from_spec("dgx-a100:2").unwrap();
+    let size = Rat::from_integer(64 << 20);
+    let got = synthesize(&t, Collective::Allgather, "auto", &Request::default(), size).unwrap();
+    let s = &got.schedule;
+    let k = s.provenance.details.usize("auto_pipeline").unwrap();
+    let choice = s.provenance.details.get("auto_choice").and_then(|v| v.as_str()).unwrap().to_string();
+    assert!(choice.starts_with(&s.provenance.algorithm), "{choice}");
+    let mine = cost::time_us(cost::Model::Simulator, s, &t, size, 1).unwrap();
+    for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&Collective::Allgather)) {
+        let Ok(other) = synthesize(&t, Collective::Allgather, alg.name, &Request::default(), size) else { continue };
+        for d in [1, 2, 4, 8] {
+            let theirs = cost::time_us(cost::Model::Simulator, &other.schedule, &t, size, d).unwrap();
+            assert!(mine <= theirs * (1.0 + 1e-9), "{} at depth {d}: {theirs} < auto's {mine} ({choice})", alg.name);
+        }
+    }
+    // a tree pick is lowered to its depth: the pieces are cut k ways
+    if k > 1 {
+        let plain = synthesize(&t, Collective::Allgather, &s.provenance.algorithm, &Request::default(), size).unwrap();
+        assert!(s.pieces.len() >= plain.schedule.pieces.len());
+    }
 }

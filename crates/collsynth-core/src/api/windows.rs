@@ -26,9 +26,18 @@ use crate::rational::Rat;
 use crate::synth::{self, Request};
 use crate::topology::Topology;
 
-/// Pipeline depths tried for schedules without steps (trees): what the exporter can write
-/// (`msccl::export` cuts trees into at most 4 sub-chunks when it chooses itself).
-const PIPELINES: [usize; 4] = [1, 2, 4, 8];
+/// The requests `algorithm` is tried with: `req`, and for one that can shrink and was not
+/// given the option, its smallest form (`--max-trees 1`), with the suffix naming it.
+pub(super) fn requests(algorithm: &str, req: &Request) -> Vec<(Request, String)> {
+    let mut out = vec![(req.clone(), String::new())];
+    let shrink = synth::find(algorithm).ok().and_then(|a| a.extras.shrink);
+    if let Some(shrink) = shrink.filter(|s| !req.options.contains_key(s.option)) {
+        let mut small = req.clone();
+        small.options.insert(shrink.option.to_string(), "1".into());
+        out.push((small, format!(" --{} 1", shrink.option)));
+    }
+    out
+}
 
 /// A window keeps its variant while that is within this share of the fastest: near-ties
 /// (ForestColl with and without its extra trees at 2 GiB) would otherwise cut the range into
@@ -79,13 +88,7 @@ pub fn variants(
     for name in names {
         let alg = synth::find(name)?;
         let sizes = if alg.extras.sized { powers(lo, hi, 4) } else { vec![hi] };
-        let mut requests = vec![(req.clone(), String::new())];
-        if let Some(shrink) = alg.extras.shrink {
-            let mut small = req.clone();
-            small.options.insert(shrink.option.to_string(), "1".into());
-            requests.push((small, format!(" --{} 1", shrink.option)));
-        }
-        for (r, suffix) in &requests {
+        for (r, suffix) in &requests(name, req) {
             for &size in &sizes {
                 let made = match synthesize(topo, collective, name, r, Rat::from_integer(size as i128)) {
                     Ok(Synthesized { schedule, .. }) => schedule,
@@ -97,8 +100,7 @@ pub fn variants(
                     continue;
                 }
                 let at = if alg.extras.sized { format!(" at {size} B") } else { String::new() };
-                let depths: &[usize] = if made.n_steps().is_none() { &PIPELINES } else { &[1] };
-                for &pipeline in depths {
+                for &pipeline in crate::cost::tuning::depths(&made) {
                     let depth = if pipeline > 1 { format!(" (pipeline {pipeline})") } else { String::new() };
                     out.push(Variant { schedule: made.clone(), pipeline, label: format!("{name}{suffix}{at}{depth}") });
                 }
