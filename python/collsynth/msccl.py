@@ -106,14 +106,14 @@ def export_windows(
     ``min_bytes``, ``max_bytes``, ``variant``, ``algorithm``, ``pipeline``,
     ``time_us_at_min``, ``time_us_at_max``, ``xml``, ``nchunksperloop``, ``nchannels`` and
     ``fallback``. Every XML is validated before it is returned; the windows never overlap."""
-    from collsynth.topology import Topology
+    from collsynth.schedule import as_topology, option_texts
 
-    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    topo = as_topology(topo)
     rng = parse_size_range(size_range) if isinstance(size_range, str) else size_range
     lo, hi = _checked_range(rng, "size_range")
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
-    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    opts = option_texts(options)
     return _core.msccl_export_windows(
         topo._core,
         _args.text("collective", collective),

@@ -13,6 +13,16 @@ def _size(size: int | str) -> str:
     return _args.text("size", size)
 
 
+def as_topology(topo: Topology | str) -> Topology:
+    """A topology, or a spec / file name resolved to one."""
+    return topo if isinstance(topo, Topology) else Topology.resolve(topo)
+
+
+def option_texts(options: dict) -> dict[str, str]:
+    """Keyword algorithm options as the core takes them: ``max_trees=4`` is ``--max-trees 4``."""
+    return {k.replace("_", "-"): str(v) for k, v in options.items()}
+
+
 class Schedule:
     """A verified schedule for one collective on one topology (the topology is embedded)."""
 
@@ -95,8 +105,8 @@ def synthesize(
 ) -> Schedule:
     """Synthesize and verify. ``options`` are algorithm options (``max_trees=4`` is
     ``--max-trees 4``); an option that does not apply raises :class:`BadInput`."""
-    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
-    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    topo = as_topology(topo)
+    opts = option_texts(options)
     root = _args.whole("root", root)
     core, seconds = _core.synthesize(
         topo._core,
@@ -112,7 +122,7 @@ def synthesize(
 def bound(topo: Topology | str, collective: str, root: int = 0) -> dict:
     """Exact bounds: ``inv_throughput`` ("p/q"), ``bound_algbw_GBps``, ``bottleneck_cut``,
     and the latency bounds ``diameter``, ``moore_steps``, ``one_ported_rounds``."""
-    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
+    topo = as_topology(topo)
     return _core.bounds(topo._core, _args.text("collective", collective), _args.whole("root", root))
 
 
@@ -128,8 +138,8 @@ def time_only(
     """An algorithm's own account of the collective's time at ``size`` without building the
     schedule (``synth --time-only``; algorithms with ``time_only`` in :func:`algorithms`):
     ``time_us``, ``time_model``, ``algbw_GBps``, ``synthesis_seconds`` and its own keys."""
-    topo = topo if isinstance(topo, Topology) else Topology.resolve(topo)
-    opts = {k.replace("_", "-"): str(v) for k, v in options.items()}
+    topo = as_topology(topo)
+    opts = option_texts(options)
     return _core.time_only(
         topo._core,
         _args.text("collective", collective),

@@ -7,6 +7,28 @@ use collsynth_core::rational::to_fraction_string;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// The exporter's options from the Python arguments (BadInput on an unknown dialect or
+/// protocol).
+fn lowering(
+    dialect: &str,
+    protocol: &str,
+    channels: Option<usize>,
+    unfused: bool,
+    pipeline: usize,
+    size_range: Option<(u64, u64)>,
+) -> PyResult<lower::Options> {
+    guard(|| {
+        Ok(lower::Options {
+            dialect: Dialect::parse(dialect)?,
+            proto: Proto::parse(protocol)?,
+            channels,
+            fused: !unfused,
+            pipeline,
+            size_range,
+        })
+    })
+}
+
 /// Export a verified schedule: a dict with `xml`, `program` (JSON text of the program, for
 /// the MPI executor), `pipeline`, `nchunksperloop`, `nchannels`, `thread_blocks` (max per
 /// rank), `max_steps` (per thread block), `s_chunks` (max per rank), `fallback` (a note, or
@@ -24,16 +46,7 @@ fn msccl_export<'py>(
     pipeline: Option<usize>,
     size_range: Option<(u64, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let o = guard(|| {
-        Ok(lower::Options {
-            dialect: Dialect::parse(dialect)?,
-            proto: Proto::parse(protocol)?,
-            channels,
-            fused: !unfused,
-            pipeline: pipeline.unwrap_or(1),
-            size_range,
-        })
-    })?;
+    let o = lowering(dialect, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
     let done = py.detach(|| guard(|| api::export_msccl(&schedule.inner, &schedule.topo, &o, pipeline.is_none())))?;
     let p = &done.exported.program;
     let d = PyDict::new(py);
@@ -73,16 +86,7 @@ fn msccl_export_windows<'py>(
     unfused: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let c = crate::collective_arg(collective)?;
-    let o = guard(|| {
-        Ok(lower::Options {
-            dialect: Dialect::parse(dialect)?,
-            proto: Proto::parse(protocol)?,
-            channels,
-            fused: !unfused,
-            pipeline: 1,
-            size_range: None,
-        })
-    })?;
+    let o = lowering(dialect, protocol, channels, unfused, 1, None)?;
     let req = collsynth_core::synth::Request { root, options, size: None };
     let done = py.detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o)))?;
     done.into_iter()
