@@ -1,0 +1,221 @@
+//! The runtime-faithful event simulator (see docs/simulator.md).
+//!
+//! * Slices: every piece is cut into `k` slices (as [`crate::ir::transform::pipelined`]
+//!   cuts it, whole bytes by [`ByteLayout`]); slice j of a transfer is ready when slice j of
+//!   each of its dependencies has fully arrived. MSCCL runs its program once per slice of at
+//!   most `chunkSize` bytes per chunk, with the same count of iterations for every chunk.
+//! * Per-message overhead: a ready slice waits the largest overhead of its route's link
+//!   classes before its first byte leaves (flag polling, fences: NCCL's per-step latency).
+//!   It does not occupy a link, so consecutive slices overlap it.
+//! * Cut-through: a slice starts on hop h + 1 as soon as its first byte got there (hop h's
+//!   start + hop h's wire latency); hop h + 1 cannot finish before the last byte arrived
+//!   (hop h's finish + latency). Store-and-forward of a whole piece is not what switches do.
+//! * Links are FIFO servers at their effective bandwidth (raw x class efficiency x protocol
+//!   wire factor), busy from a slice's start to its finish. Concurrent channels share a link
+//!   by interleaving slices in arrival order: round robin at slice granularity.
+//! * The makespan is the last slice's arrival; [`super::runtime_time`] adds the protocol's
+//!   base latency.
+
+use super::classes::{classify, params, LinkClass};
+use super::protocol::Protocol;
+use crate::cost::check;
+use crate::cost::loads::ByteLayout;
+use crate::error::{CollsynthError, Result};
+use crate::ir::Schedule;
+use crate::rational::{to_f64, Rat};
+use crate::topology::Topology;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Per-link parameters of one run: microseconds per payload byte and hop latency.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkModel {
+    pub us_per_byte: f64,
+    pub hop_latency_us: f64,
+}
+
+/// Effective bandwidth (GB/s, exact) of every link under `protocol`: raw x class efficiency
+/// x wire factor.
+pub fn effective_bandwidths(topo: &Topology, classes: &[LinkClass], protocol: Protocol) -> Vec<Rat> {
+    topo.links.iter().zip(classes).map(|(l, &c)| l.bandwidth * params(c).efficiency * protocol.wire_factor()).collect()
+}
+
+/// Hop latency of every link (us): the class's, or the topology's for a generic link.
+pub fn hop_latencies(topo: &Topology, classes: &[LinkClass]) -> Vec<f64> {
+    topo.links.iter().zip(classes).map(|(l, &c)| params(c).hop_latency_us.unwrap_or(l.latency)).collect()
+}
+
+/// Overhead of one message along `route` under `protocol`: the largest of its classes'.
+pub fn message_overhead_us(route: &[usize], classes: &[LinkClass], protocol: Protocol) -> f64 {
+    route.iter().map(|&l| params(classes[l]).overhead_us[protocol.index()]).fold(0.0, f64::max)
+}
+
+/// Events ordered by (time, kind, sequence): at equal times a finished slice releases its
+/// dependents first, a freed link next, then arrivals queue.
+const DONE: u8 = 0;
+const FREE: u8 = 1;
+const ARRIVE: u8 = 2;
+
+/// The makespan (us, without base latency) of `s` on `topo` for `size` bytes, each piece in
+/// `k` slices, under `protocol`.
+pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<f64> {
+    check(s, topo, size, k)?;
+    let n = s.transfers.len();
+    if n == 0 {
+        return Ok(0.0);
+    }
+    let classes = classify(topo);
+    let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol)
+        .iter()
+        .zip(hop_latencies(topo, &classes))
+        .map(|(bw, lat)| LinkModel {
+            us_per_byte: to_f64(&(Rat::from_integer(1) / (bw * Rat::from_integer(1000)))),
+            hop_latency_us: lat,
+        })
+        .collect();
+    let overhead: Vec<f64> = s.transfers.iter().map(|t| message_overhead_us(&t.route, &classes, protocol)).collect();
+    let layout = ByteLayout::new(s, size);
+    let mut bytes: Vec<f64> = Vec::with_capacity(s.pieces.len() * k);
+    for p in &s.pieces {
+        bytes.extend(layout.boundaries(p, k).windows(2).map(|w| (w[1] - w[0]) as f64));
+    }
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, t) in s.transfers.iter().enumerate() {
+        for &a in &t.after {
+            children[a].push(i);
+        }
+    }
+    let chunks = n * k;
+    // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
+    // its own transfer to start sending (a connection streams its slices in order).
+    let mut pending: Vec<u32> = Vec::with_capacity(chunks);
+    for t in &s.transfers {
+        let own = u32::from(!t.route.is_empty());
+        pending.extend((0..k).map(|j| t.after.len() as u32 + if j > 0 { own } else { 0 }));
+    }
+    let mut run = Run {
+        s,
+        k,
+        links,
+        overhead,
+        bytes,
+        tail: vec![0.0f64; chunks],
+        earliest: vec![0.0f64; chunks],
+        pending,
+        heap: BinaryHeap::new(),
+        seq: 0,
+    };
+    let mut busy = vec![false; topo.links.len()];
+    let mut waiting: Vec<VecDeque<(usize, usize)>> = vec![VecDeque::new(); topo.links.len()];
+    for c in 0..chunks {
+        if run.pending[c] == 0 {
+            run.release(c, 0.0);
+        }
+    }
+    let (mut last, mut done) = (0.0f64, 0usize);
+    while let Some(Reverse(((tb, kind, _), a, h))) = run.heap.pop() {
+        let t = f64::from_bits(tb);
+        match kind {
+            ARRIVE => {
+                let l = s.transfers[a / k].route[h];
+                if busy[l] {
+                    waiting[l].push_back((a, h));
+                } else {
+                    busy[l] = true;
+                    run.serve(a, h, t);
+                }
+            }
+            FREE => match waiting[a].pop_front() {
+                Some((c, hop)) => run.serve(c, hop, t),
+                None => busy[a] = false,
+            },
+            _ => {
+                last = last.max(t);
+                done += 1;
+                let (i, j) = (a / k, a % k);
+                for &ch in &children[i] {
+                    run.satisfy(ch * k + j, t + run.overhead[ch]);
+                }
+            }
+        }
+    }
+    if done != chunks {
+        return Err(CollsynthError::bad(format!(
+            "dependency cycle (deadlock): {} of {chunks} slices never became ready",
+            chunks - done
+        )));
+    }
+    Ok(last)
+}
+
+/// ((time bits, kind, sequence), slice or link, hop).
+type Event = ((u64, u8, u64), usize, usize);
+
+/// One simulation's program and event queue.
+struct Run<'a> {
+    s: &'a Schedule,
+    k: usize,
+    links: Vec<LinkModel>,
+    overhead: Vec<f64>,
+    /// Whole bytes of slice j of piece p at `p k + j`.
+    bytes: Vec<f64>,
+    /// Per slice: when its last byte reaches the source of the hop it is on.
+    tail: Vec<f64>,
+    /// Per slice: the latest time one of its conditions became true, and how many remain.
+    earliest: Vec<f64>,
+    pending: Vec<u32>,
+    /// (time bits, kind, sequence) -> (slice or link, hop).
+    heap: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+}
+
+impl Run<'_> {
+    fn push(&mut self, t: f64, kind: u8, a: usize, h: usize) {
+        self.seq += 1;
+        self.heap.push(Reverse(((t.to_bits(), kind, self.seq), a, h)));
+    }
+
+    /// One of slice c's conditions holds from time `at` on; the last one releases it.
+    fn satisfy(&mut self, c: usize, at: f64) {
+        self.earliest[c] = self.earliest[c].max(at);
+        self.pending[c] -= 1;
+        if self.pending[c] == 0 {
+            self.release(c, self.earliest[c]);
+        }
+    }
+
+    /// Slice c enters its first hop's queue at `at` (or is done, with an empty route). A
+    /// slice without dependencies still pays the message overhead.
+    fn release(&mut self, c: usize, at: f64) {
+        let i = c / self.k;
+        self.tail[c] = 0.0;
+        if self.s.transfers[i].route.is_empty() {
+            self.push(at, DONE, c, 0);
+        } else if self.s.transfers[i].after.is_empty() {
+            self.push(at.max(self.overhead[i]), ARRIVE, c, 0);
+        } else {
+            self.push(at, ARRIVE, c, 0);
+        }
+    }
+
+    /// Serve slice c on hop h of its route from time t: schedules the link's release and the
+    /// slice's next hop (cut-through) or its arrival.
+    fn serve(&mut self, c: usize, h: usize, t: f64) {
+        let i = c / self.k;
+        let tx = &self.s.transfers[i];
+        let (l, hops) = (tx.route[h], tx.route.len());
+        let m = self.links[l];
+        if h == 0 && !(c + 1).is_multiple_of(self.k) {
+            // The connection streams on: the next slice may queue behind this one.
+            self.satisfy(c + 1, t);
+        }
+        let finish = (t + self.bytes[tx.piece * self.k + c % self.k] * m.us_per_byte).max(self.tail[c]);
+        self.push(finish, FREE, l, 0);
+        if h + 1 < hops {
+            self.tail[c] = finish + m.hop_latency_us;
+            self.push(t + m.hop_latency_us, ARRIVE, c, h + 1);
+        } else {
+            self.push(finish + m.hop_latency_us, DONE, c, 0);
+        }
+    }
+}

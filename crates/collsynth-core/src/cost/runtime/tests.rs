@@ -1,0 +1,167 @@
+//! Closed forms of the runtime model on a ring and a switch, the class table, the protocol
+//! choice, and the bound against the simulator.
+
+use super::bound::{effective_topology, latency_floor, time_bound_us};
+use super::classes::{classify, params, LinkClass, ALL_CLASSES};
+use super::*;
+use crate::cost::testutil::{link, ring_allgather};
+use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
+use crate::topology::TopologyBuilder;
+use crate::zoo;
+
+const MIB: i128 = 1 << 20;
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} != {b}");
+}
+
+/// One piece from rank 0 to rank 1 along `route`.
+fn one_transfer(topo: &Topology, route: Vec<usize>) -> Schedule {
+    let mut s = Schedule::new(Collective::Broadcast, topo.n_ranks(), 0, "one");
+    let p = s.add_piece(Piece::whole(0));
+    s.add(Transfer::new(p, 0, 1, route, Op::Copy, vec![], None));
+    s
+}
+
+/// a -(100 GB/s, 1 us)-> sw -(50 GB/s, 2 us)-> b, generic classes.
+fn two_hop_switch() -> Topology {
+    let mut b = TopologyBuilder::new("two-hop");
+    let (x, y) = (b.compute("a", None), b.compute("b", None));
+    let sw = b.switch("sw", None);
+    b.link(x, sw, Rat::from_integer(100), 1.0);
+    b.link(sw, y, Rat::from_integer(50), 2.0);
+    b.link(y, x, Rat::from_integer(100), 1.0);
+    b.build().unwrap()
+}
+
+#[test]
+fn one_hop_is_base_plus_latency_plus_bytes_whatever_the_slices() {
+    // ring:4: 100 GB/s = 10^5 bytes/us, 1 us; generic: no overhead, full bandwidth.
+    let topo = zoo::from_spec("ring:4").unwrap();
+    let s = one_transfer(&topo, vec![link(&topo, 0, 1)]);
+    for (m, k) in [(MIB, 1), (16 * MIB, 8), (5 * MIB + 3, 3)] {
+        let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+        assert_eq!(r.slices, k);
+        close(r.time_us, 8.4 + 1.0 + m as f64 / 1e5);
+    }
+}
+
+#[test]
+fn a_switch_cuts_through_at_the_slowest_hop() {
+    // Store-and-forward would pay both hops' bytes (M/100 + M/50); cut-through pays the
+    // slowest hop once plus both latencies: 2 slices or 8, the same.
+    let topo = two_hop_switch();
+    let sw = topo.node_index("sw").unwrap();
+    let route =
+        vec![topo.link_between(topo.rank_node(0), sw).unwrap(), topo.link_between(sw, topo.rank_node(1)).unwrap()];
+    let s = one_transfer(&topo, route);
+    for m in [4 * MIB, 16 * MIB] {
+        let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+        assert_eq!(r.slices, (m / (2 * MIB)) as usize);
+        close(r.time_us, 8.4 + 1.0 + 2.0 + m as f64 / 5e4);
+    }
+    // The legacy simulator stores and forwards the whole piece: more than the above.
+    let legacy = crate::cost::simulate(&s, &topo, Rat::from_integer(16 * MIB), 1).unwrap();
+    close(legacy.time_us, 1.0 + 2.0 + 16.0 * MIB as f64 / 1e5 + 16.0 * MIB as f64 / 5e4);
+}
+
+#[test]
+fn ring_allgather_closed_forms() {
+    // ring:4 allgather, shard M/4 in k slices of s = M / (4 k 10^5) us, latency 1 us.
+    let topo = zoo::from_spec("ring:4").unwrap();
+    let s = ring_allgather(&topo, &[0, 1, 2, 3]);
+    // Bandwidth regime ((k - 1) s >= 1 us): every link busy back to back,
+    // time = base + 3 k s + 1.
+    let m = 4 * 4 * 2 * MIB; // k = 4 slices of 2 MiB, s = 20.97 us
+    let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+    assert_eq!(r.slices, 4);
+    close(r.time_us, 8.4 + 3.0 * m as f64 / 4e5 + 1.0);
+    // One slice: 3 steps of (1 us + M / 4 / 10^5).
+    let m = 4 * MIB;
+    let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+    assert_eq!(r.slices, 1);
+    close(r.time_us, 8.4 + 3.0 * (1.0 + m as f64 / 4e5));
+}
+
+#[test]
+fn protocols_scale_bandwidth_and_slices() {
+    let topo = zoo::from_spec("ring:4").unwrap();
+    let s = one_transfer(&topo, vec![link(&topo, 0, 1)]);
+    let m = 3 * MIB;
+    let ll = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::LL).unwrap();
+    assert_eq!(ll.slices, 96);
+    close(ll.time_us, 3.6 + 1.0 + 2.0 * m as f64 / 1e5);
+    let ll128 = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::LL128).unwrap();
+    assert_eq!(ll128.slices, 6); // ceil(3 MiB / 576,000)
+    close(ll128.time_us, 10.0 + 1.0 + 16.0 / 15.0 * m as f64 / 1e5);
+}
+
+#[test]
+fn the_tuner_picks_ll_for_small_and_simple_for_large() {
+    let topo = zoo::from_spec("dgx-a100:1").unwrap();
+    let s = crate::api::synthesize(&topo, Collective::Allgather, "ring", &Default::default(), Rat::from_integer(MIB))
+        .unwrap()
+        .schedule;
+    assert_eq!(choose_protocol(&s, &topo, Rat::from_integer(1024)).unwrap(), Protocol::LL);
+    assert_eq!(choose_protocol(&s, &topo, Rat::from_integer(1 << 30)).unwrap(), Protocol::Simple);
+}
+
+#[test]
+fn classes_of_the_zoo_machines() {
+    let count = |spec: &str, c: LinkClass| {
+        let t = zoo::from_spec(spec).unwrap();
+        classify(&t).iter().filter(|&&x| x == c).count()
+    };
+    // dgx-a100:2: 16 GPUs x 2 directions to the NVSwitch, to the NIC, and NIC to IB.
+    assert_eq!(count("dgx-a100:2", LinkClass::NvSwitch), 32);
+    assert_eq!(count("dgx-a100:2", LinkClass::Nic), 32);
+    assert_eq!(count("dgx-a100:2", LinkClass::IbSwitch), 32);
+    assert_eq!(count("dgx-a100:2", LinkClass::Generic), 0);
+    let mi = zoo::from_spec("mi250:2").unwrap();
+    assert_eq!(count("mi250:2", LinkClass::IbSwitch), 64);
+    assert_eq!(count("mi250:2", LinkClass::Xgmi), mi.links.len() - 64);
+    let dgx1 = zoo::from_spec("dgx1").unwrap();
+    assert_eq!(count("dgx1", LinkClass::NvLink), dgx1.links.len());
+    assert_eq!(count("hgx-h100:2", LinkClass::IbSwitch), 32);
+    let torus = zoo::from_spec("torus:4x4").unwrap();
+    assert_eq!(count("torus:4x4", LinkClass::Generic), torus.links.len());
+    for c in ALL_CLASSES {
+        let p = params(c);
+        assert_eq!(p.class, c);
+        assert!(p.efficiency > Rat::from_integer(0) && p.efficiency <= Rat::from_integer(1), "{}", p.name);
+        assert!(!p.source.is_empty());
+    }
+}
+
+#[test]
+fn bound_on_a_generic_ring() {
+    // ring:4 allgather: pairs up to 3 hops apart (3 us); cut bound 3 M / (4 * 100 GB/s).
+    let topo = zoo::from_spec("ring:4").unwrap();
+    let floor = latency_floor(&topo, Collective::Allgather, 0);
+    close(floor.distance_us, 3.0);
+    close(floor.min_hop_us, 1.0);
+    assert_eq!(floor.start_us, [3.6, 10.0, 8.4]);
+    let b = crate::api::bounds(&effective_topology(&topo), Collective::Allgather, 0).unwrap();
+    close(to_f64(&b.time_per_byte_us), 3.0 / 4e5);
+    // 1 KiB: LL's latency wins: 3.6 + 3 us.
+    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, Rat::from_integer(1024));
+    assert_eq!(p, Protocol::LL);
+    close(t, 6.6);
+    // 32 MiB: Simple's bandwidth term: 8.4 + 3 M / 4e5 + 1.
+    let m = 32 * MIB;
+    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, Rat::from_integer(m));
+    assert_eq!(p, Protocol::Simple);
+    close(t, 8.4 + 3.0 * m as f64 / 4e5 + 1.0);
+    // The ring allgather attains it at 32 MiB (bandwidth regime above).
+    let s = ring_allgather(&topo, &[0, 1, 2, 3]);
+    close(runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap().time_us, t);
+}
+
+#[test]
+fn effective_topology_scales_by_class() {
+    let topo = zoo::from_spec("dgx-a100:2").unwrap();
+    let eff = effective_topology(&topo);
+    for ((a, b), c) in topo.links.iter().zip(&eff.links).zip(classify(&topo)) {
+        assert_eq!(b.bandwidth, a.bandwidth * params(c).efficiency);
+    }
+}
