@@ -39,12 +39,22 @@ pub struct ClassParams {
     /// Per-message overhead (us) of a GPU-to-GPU message whose route uses this class, by
     /// protocol [LL, LL128, Simple]; a route pays the largest of its classes' overheads once.
     pub overhead_us: [f64; 3],
+    /// Throughput (GB/s) of one connection, [copy, reduce]: a thread block moving (or
+    /// reducing) a message through one SM, whatever the link's bandwidth; `None`: no limit.
+    pub connection_gbps: Option<[f64; 2]>,
     /// Fraction of the raw bandwidth the Simple protocol reaches on this class (exact); the
     /// protocols' own wire factors ([`super::Protocol::wire_factor`]) multiply it.
     pub efficiency: Rat,
     /// Where the values come from (docs/calibration.md has the details).
     pub source: &'static str,
 }
+
+/// One GPU thread block's copy and reduce throughput (GB/s), fitted on the ForestColl
+/// paper's table 3 (docs/calibration.md): its reduce-scatter is slower than its allgather at
+/// 16 MB although both move the same bytes over the same links. NCCL's own per-channel
+/// ceiling on SM80 is 40 GB/s (src/graph/search.cc `speedArrayIntra`), its tree (reducing)
+/// channels 24 GB/s (src/graph/tuning.cc `perChMaxTreeBw`).
+pub const CONNECTION_GBPS: [f64; 2] = [80.0, 48.0];
 
 fn ratio(n: i128, d: i128) -> Rat {
     Rat::new(n, d)
@@ -61,6 +71,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "nvlink",
             hop_latency_us: Some(0.0),
             overhead_us: [0.47, 1.9, 3.4],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(4, 5),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NVLINK][RING]; efficiency: NCCL topo.h SM80_NVLINK_BW 20 of \
                      25 GB/s per link",
@@ -70,6 +81,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "nvswitch",
             hop_latency_us: Some(0.0),
             overhead_us: [0.47, 1.9, 3.4],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(57, 80),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NVLINK][RING]; efficiency: fitted, ForestColl allgather 1 GB \
                      on 2x8 A100 (247 of 346.67 GB/s)",
@@ -79,6 +91,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "pcie",
             hop_latency_us: Some(0.0),
             overhead_us: [1.0, 2.5, 5.7],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(24, 25),
             source: "overhead: NCCL tuning.cc hwLat[PCI][RING]; efficiency: NCCL topo.cc Gen4 x16 = 24 GB/s",
         },
@@ -87,6 +100,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "nic",
             hop_latency_us: Some(0.0),
             overhead_us: [2.7, 4.0, 28.0],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(9, 10),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NET][RING]; efficiency: fitted, NCCL ring allgather 1 GB \
                      on 2x8 A100 (187 of 213.33 GB/s)",
@@ -96,6 +110,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "ib-switch",
             hop_latency_us: Some(0.13),
             overhead_us: [2.7, 4.0, 28.0],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(9, 10),
             source: "hop: NVIDIA Quantum HDR switch port-to-port 130 ns; overhead: NCCL 2.12 hwLat[NET][RING]; \
                      efficiency: as nic",
@@ -105,6 +120,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "xgmi",
             hop_latency_us: Some(0.0),
             overhead_us: [0.8, 2.2, 3.6],
+            connection_gbps: Some(CONNECTION_GBPS),
             efficiency: ratio(18, 25),
             source: "overhead: RCCL tuning.cc hwLat[xGMI][RING] (model 0); efficiency: RCCL topo.h \
                      MI200_XGMI_WIDTH 36 of 50 GB/s",
@@ -114,6 +130,7 @@ pub fn params(class: LinkClass) -> ClassParams {
             name: "generic",
             hop_latency_us: None,
             overhead_us: [0.0; 3],
+            connection_gbps: None,
             efficiency: ratio(1, 1),
             source: "the topology's own latency and bandwidth",
         },

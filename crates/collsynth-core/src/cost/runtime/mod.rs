@@ -76,7 +76,8 @@ pub fn estimate_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol)
     for i in topological_order(s)? {
         let t = &s.transfers[i];
         let slice = s.piece_fraction(t.piece) * size / k;
-        let slowest = t.route.iter().map(|&l| to_f64(&(slice / bw[l])) / 1e3).fold(0.0, f64::max);
+        let connection = to_f64(&slice) * sim::connection_us_per_byte(&t.route, &classes, t.op);
+        let slowest = t.route.iter().map(|&l| to_f64(&(slice / bw[l])) / 1e3).fold(connection, f64::max);
         let w = sim::message_overhead_us(&t.route, &classes, protocol)
             + t.route.iter().map(|&l| lat[l]).sum::<f64>()
             + slowest;

@@ -21,7 +21,7 @@ use super::protocol::Protocol;
 use crate::cost::check;
 use crate::cost::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
-use crate::ir::Schedule;
+use crate::ir::{Op, Schedule};
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -50,6 +50,13 @@ pub fn message_overhead_us(route: &[usize], classes: &[LinkClass], protocol: Pro
     route.iter().map(|&l| params(classes[l]).overhead_us[protocol.index()]).fold(0.0, f64::max)
 }
 
+/// Microseconds per byte of one connection along `route` for `op` (its slowest class's
+/// thread-block throughput; 0 when no class limits it).
+pub fn connection_us_per_byte(route: &[usize], classes: &[LinkClass], op: Op) -> f64 {
+    let x = usize::from(op == Op::Reduce);
+    route.iter().filter_map(|&l| params(classes[l]).connection_gbps).map(|g| 1.0 / (g[x] * 1e3)).fold(0.0, f64::max)
+}
+
 /// Events ordered by (time, kind, sequence): at equal times a finished slice releases its
 /// dependents first, a freed link next, then arrivals queue.
 const DONE: u8 = 0;
@@ -73,6 +80,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
             hop_latency_us: lat,
         })
         .collect();
+    let connection: Vec<f64> = s.transfers.iter().map(|t| connection_us_per_byte(&t.route, &classes, t.op)).collect();
     let overhead: Vec<f64> = s.transfers.iter().map(|t| message_overhead_us(&t.route, &classes, protocol)).collect();
     let layout = ByteLayout::new(s, size);
     let mut bytes: Vec<f64> = Vec::with_capacity(s.pieces.len() * k);
@@ -98,9 +106,12 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         k,
         links,
         overhead,
+        connection,
+        connection_free: vec![0.0f64; n],
         bytes,
         tail: vec![0.0f64; chunks],
         earliest: vec![0.0f64; chunks],
+        stream: vec![0.0f64; chunks],
         pending,
         heap: BinaryHeap::new(),
         seq: 0,
@@ -134,7 +145,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
                 done += 1;
                 let (i, j) = (a / k, a % k);
                 for &ch in &children[i] {
-                    run.satisfy(ch * k + j, t + run.overhead[ch]);
+                    run.contribution(ch * k + j, t, run.overhead[ch]);
                 }
             }
         }
@@ -157,12 +168,18 @@ struct Run<'a> {
     k: usize,
     links: Vec<LinkModel>,
     overhead: Vec<f64>,
+    /// Per transfer: us per byte of its connection, and when the connection is free.
+    connection: Vec<f64>,
+    connection_free: Vec<f64>,
     /// Whole bytes of slice j of piece p at `p k + j`.
     bytes: Vec<f64>,
     /// Per slice: when its last byte reaches the source of the hop it is on.
     tail: Vec<f64>,
-    /// Per slice: the latest time one of its conditions became true, and how many remain.
+    /// Per slice: when its received contributions are processed, and how many conditions
+    /// remain.
     earliest: Vec<f64>,
+    /// Per slice: when the previous slice of its transfer started sending.
+    stream: Vec<f64>,
     pending: Vec<u32>,
     /// (time bits, kind, sequence) -> (slice or link, hop).
     heap: BinaryHeap<Reverse<Event>>,
@@ -175,12 +192,24 @@ impl Run<'_> {
         self.heap.push(Reverse(((t.to_bits(), kind, self.seq), a, h)));
     }
 
-    /// One of slice c's conditions holds from time `at` on; the last one releases it.
-    fn satisfy(&mut self, c: usize, at: f64) {
-        self.earliest[c] = self.earliest[c].max(at);
+    /// Slice c's dependency arrived at t. The receiver processes its contributions one at a
+    /// time (MSCCL: one step per received chunk, each waiting on its flag), each paying the
+    /// message overhead; the last condition releases the slice.
+    fn contribution(&mut self, c: usize, t: f64, overhead: f64) {
+        self.earliest[c] = self.earliest[c].max(t) + overhead;
+        self.settle(c);
+    }
+
+    /// Slice c - 1 of the same transfer started sending at t: the connection streams on.
+    fn streamed(&mut self, c: usize, t: f64) {
+        self.stream[c] = t;
+        self.settle(c);
+    }
+
+    fn settle(&mut self, c: usize) {
         self.pending[c] -= 1;
         if self.pending[c] == 0 {
-            self.release(c, self.earliest[c]);
+            self.release(c, self.earliest[c].max(self.stream[c]));
         }
     }
 
@@ -188,14 +217,20 @@ impl Run<'_> {
     /// slice without dependencies still pays the message overhead.
     fn release(&mut self, c: usize, at: f64) {
         let i = c / self.k;
+        let tx = &self.s.transfers[i];
         self.tail[c] = 0.0;
-        if self.s.transfers[i].route.is_empty() {
+        if tx.route.is_empty() {
             self.push(at, DONE, c, 0);
-        } else if self.s.transfers[i].after.is_empty() {
-            self.push(at.max(self.overhead[i]), ARRIVE, c, 0);
-        } else {
-            self.push(at, ARRIVE, c, 0);
+            return;
         }
+        let at = if tx.after.is_empty() { at.max(self.overhead[i]) } else { at };
+        // The connection is a virtual first hop, cut-through like the links: the slice
+        // cannot leave its first link before the thread block has pushed its last byte.
+        let start = at.max(self.connection_free[i]);
+        let bytes = self.bytes[tx.piece * self.k + c % self.k];
+        self.tail[c] = start + bytes * self.connection[i];
+        self.connection_free[i] = self.tail[c];
+        self.push(start, ARRIVE, c, 0);
     }
 
     /// Serve slice c on hop h of its route from time t: schedules the link's release and the
@@ -207,7 +242,7 @@ impl Run<'_> {
         let m = self.links[l];
         if h == 0 && !(c + 1).is_multiple_of(self.k) {
             // The connection streams on: the next slice may queue behind this one.
-            self.satisfy(c + 1, t);
+            self.streamed(c + 1, t);
         }
         let finish = (t + self.bytes[tx.piece * self.k + c % self.k] * m.us_per_byte).max(self.tail[c]);
         self.push(finish, FREE, l, 0);

@@ -165,3 +165,73 @@ fn effective_topology_scales_by_class() {
         assert_eq!(b.bandwidth, a.bandwidth * params(c).efficiency);
     }
 }
+
+/// gpu0 -> NVSwitch -> gpu1 on dgx-a100:1, as a `op` transfer of piece 0.
+fn nvswitch_hop(topo: &Topology, op: Op) -> Schedule {
+    let sw = topo.node_index("box0.nvsw").unwrap();
+    let route =
+        vec![topo.link_between(topo.rank_node(0), sw).unwrap(), topo.link_between(sw, topo.rank_node(1)).unwrap()];
+    let coll = if op == Op::Copy { Collective::Broadcast } else { Collective::Reduce };
+    let mut s = Schedule::new(coll, topo.n_ranks(), if op == Op::Copy { 0 } else { 1 }, "hop");
+    let p = s.add_piece(Piece::whole(0));
+    s.add(Transfer::new(p, 0, 1, route, op, vec![], None));
+    s
+}
+
+#[test]
+fn a_connection_is_capped_by_its_thread_block() {
+    // NVSwitch at 300 x 57/80 = 213.75 GB/s effective, but one thread block copies at 80 and
+    // reduces at 48 GB/s: base 8.4 + NVLink overhead 3.4 + M / cap (hop latencies 0).
+    let topo = zoo::from_spec("dgx-a100:1").unwrap();
+    let m = 8 * MIB;
+    let [copy, reduce] = classes::CONNECTION_GBPS;
+    for (op, cap) in [(Op::Copy, copy), (Op::Reduce, reduce)] {
+        let s = nvswitch_hop(&topo, op);
+        let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+        assert_eq!(r.slices, 4);
+        close(r.time_us, 8.4 + 3.4 + m as f64 / (cap * 1e3));
+    }
+    assert_eq!(classes::CONNECTION_GBPS, [80.0, 48.0]);
+}
+
+#[test]
+fn received_contributions_are_processed_one_at_a_time() {
+    // Ranks 1 and 2 each send a tiny piece to 0 (one overhead each, concurrently); 0 then
+    // forwards to 3 after processing both: two more overheads, not one.
+    let topo = zoo::from_spec("dgx-a100:1").unwrap();
+    let sw = topo.node_index("box0.nvsw").unwrap();
+    let hop = |a: usize, b: usize| {
+        vec![topo.link_between(topo.rank_node(a), sw).unwrap(), topo.link_between(sw, topo.rank_node(b)).unwrap()]
+    };
+    let mut s = Schedule::new(Collective::Broadcast, topo.n_ranks(), 0, "join");
+    let p = s.add_piece(Piece::whole(0));
+    s.add(Transfer::new(p, 1, 0, hop(1, 0), Op::Copy, vec![], None));
+    s.add(Transfer::new(p, 2, 0, hop(2, 0), Op::Copy, vec![], None));
+    s.add(Transfer::new(p, 0, 3, hop(0, 3), Op::Copy, vec![0, 1], None));
+    let r = runtime_time(&s, &topo, Rat::from_integer(0), Protocol::Simple).unwrap();
+    close(r.time_us, 8.4 + 3.4 + 2.0 * 3.4);
+}
+
+#[test]
+fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
+    // Directed, switched, direct-connect and machine topologies; every size regime.
+    let mut checked = 0;
+    for spec in ["ring:5", "torus:3x3", "switch:4", "dgx-a100:1", "dgx1", "mi250:1,gcds=8", "hgx-h100:1"] {
+        let topo = zoo::from_spec(spec).unwrap();
+        for (coll, algo) in [(Collective::Allgather, "ring"), (Collective::ReduceScatter, "direct")] {
+            let Ok(x) = crate::api::synthesize(&topo, coll, algo, &Default::default(), Rat::from_integer(MIB)) else {
+                continue;
+            };
+            for m in [0, 4096, MIB, 64 * MIB] {
+                let size = Rat::from_integer(m);
+                let (bound, _) = crate::api::time_bound(&x.topology, coll, 0, size).unwrap();
+                for p in Protocol::ALL {
+                    let t = runtime_time(&x.schedule, &x.topology, size, p).unwrap().time_us;
+                    assert!(bound <= t * (1.0 + 1e-12), "{spec} {algo} {m} {p:?}: bound {bound} > {t}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 7 * 4 * 3, "{checked}");
+}
