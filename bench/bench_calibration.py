@@ -75,6 +75,7 @@ def predict(spec: str, algorithm: str, collective: str) -> list[dict] | None:
                 return None
             raise
         r = sched.runtime(size, "Simple" if algorithm == "forestcoll" else None)
+        simple = sched.runtime(size, "Simple")
         e = sched.evaluate(size)
         out.append(
             {
@@ -82,6 +83,7 @@ def predict(spec: str, algorithm: str, collective: str) -> list[dict] | None:
                 "algbw_GBps": r["runtime_algbw_GBps"],
                 "protocol": r["runtime_protocol"],
                 "time_us": r["runtime_time_us"],
+                "simple_GBps": simple["runtime_algbw_GBps"],
                 "time_bound_us": e["time_bound_us"],
             }
         )
@@ -108,6 +110,7 @@ def rows() -> list[dict]:
                         "predicted_GBps": p["algbw_GBps"] if p else None,
                         "ratio": ratio,
                         "protocol": p["protocol"] if p else None,
+                        "predicted_simple_GBps": p["simple_GBps"] if p else None,
                         "within_tolerance": None if ratio is None else abs(ratio - 1) <= TOLERANCE[label],
                     }
                 )
@@ -162,8 +165,13 @@ def markdown(records: list[dict]) -> str:
                     cells.append(f"{r['measured_GBps']:g} / TODO")
                 else:
                     mark = "" if r["within_tolerance"] else " **off**"
+                    alt = (
+                        ""
+                        if algorithm == "forestcoll"
+                        else f" {r['protocol']}; Simple {r['predicted_simple_GBps']:.3g}"
+                    )
                     cells.append(
-                        f"{r['measured_GBps']:g} / {r['predicted_GBps']:.3g} ({r['ratio']:.2f}x){mark}"
+                        f"{r['measured_GBps']:g} / {r['predicted_GBps']:.3g} ({r['ratio']:.2f}x{alt}){mark}"
                     )
             lines.append(f"| {machine} | {algorithm} | {collective} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
