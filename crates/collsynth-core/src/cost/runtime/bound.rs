@@ -6,7 +6,8 @@
 //!   present (every byte moves in at least one message) and `D` the largest, over the rank
 //!   pairs the collective must connect (every pair for allgather, reduce-scatter and
 //!   allreduce; root to every rank for broadcast, every rank to root for reduce), of the
-//!   shortest path by hop latency: a slice's first byte cannot reach its destination sooner;
+//!   shortest path by hop latency: a slice's first byte cannot reach its destination sooner
+//!   (beyond [`EXACT_SOURCES`] ranks the maximum is over a sample of sources: still a bound);
 //! * `base_p + o_p + M T / w_p + h`, where `T` is the exact cut bound's time per byte on the
 //!   effective (Simple) bandwidths, `w_p` the protocol's wire factor and `h` the smallest hop
 //!   latency: no link transmits before the first overhead has passed, the bottleneck cut's
@@ -68,6 +69,20 @@ fn distances(topo: &Topology, lat: &[f64], src: usize) -> Vec<f64> {
     d
 }
 
+/// Most ranks whose distances to all others the all-to-all floor computes exactly (one
+/// Dijkstra each); beyond it, [`SAMPLED_SOURCES`] evenly spaced ranks. A smaller maximum is
+/// still a lower bound (weaker), and it keeps a million-rank topology to 64 Dijkstras.
+pub const EXACT_SOURCES: usize = 512;
+pub const SAMPLED_SOURCES: usize = 64;
+
+fn sources(n: usize) -> Box<dyn Iterator<Item = usize>> {
+    if n <= EXACT_SOURCES {
+        Box::new(0..n)
+    } else {
+        Box::new((0..SAMPLED_SOURCES).map(move |x| x * n / SAMPLED_SOURCES))
+    }
+}
+
 /// The latency part of the bound for `collective` (root for broadcast / reduce).
 pub fn latency_floor(topo: &Topology, collective: Collective, root: usize) -> LatencyFloor {
     let classes = classify(topo);
@@ -84,7 +99,7 @@ pub fn latency_floor(topo: &Topology, collective: Collective, root: usize) -> La
     let distance_us = match collective {
         Collective::Broadcast => far(&rank_dist(root), &mut (0..n)),
         Collective::Reduce => (0..n).map(|u| far(&rank_dist(u), &mut std::iter::once(root))).fold(0.0, f64::max),
-        _ => (0..n).map(|u| far(&rank_dist(u), &mut (0..n))).fold(0.0, f64::max),
+        _ => sources(n).map(|u| far(&rank_dist(u), &mut (0..n))).fold(0.0, f64::max),
     };
     let min_hop_us = lat.iter().copied().fold(f64::INFINITY, f64::min);
     LatencyFloor { start_us, distance_us, min_hop_us: if min_hop_us.is_finite() { min_hop_us } else { 0.0 } }

@@ -59,47 +59,59 @@ pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol
     Ok(RuntimeEstimate { time_us, protocol, slices: k })
 }
 
-/// NCCL-style analytic estimate (us) of `s` under `protocol`: base latency + the longest
-/// dependency path, each transfer weighing its overhead, hop latencies and one slice on its
-/// slowest link + the busiest link's bytes at effective bandwidth.
-pub fn estimate_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> Result<f64> {
+/// NCCL-style analytic estimate (us) of `s` under each protocol [LL, LL128, Simple]: base
+/// latency + the longest dependency path, each transfer weighing its overhead, hop
+/// latencies and one slice on its slowest link or connection + the busiest link's bytes at
+/// effective bandwidth. One pass for the three protocols, in floats (it only ranks them).
+pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
     crate::cost::check(s, topo, size, 1)?;
     if s.transfers.is_empty() {
-        return Ok(0.0);
+        return Ok([0.0; 3]);
     }
     let classes = classify(topo);
-    let bw = sim::effective_bandwidths(topo, &classes, protocol);
+    // Simple's effective bandwidth; protocol p divides the per-byte times by its wire factor.
+    let simple = sim::effective_bandwidths(topo, &classes, Protocol::Simple);
+    let us_per_byte: Vec<f64> = simple.iter().map(|b| 1.0 / (to_f64(b) * 1e3)).collect();
     let lat = sim::hop_latencies(topo, &classes);
-    let k = Rat::from_integer(slices_for(s, size, protocol) as i128);
-    let mut finish = vec![0.0f64; s.transfers.len()];
-    let mut path = 0.0f64;
+    let wire = Protocol::ALL.map(|p| 1.0 / to_f64(&p.wire_factor()));
+    let k = Protocol::ALL.map(|p| slices_for(s, size, p) as f64);
+    let piece_bytes: Vec<f64> = (0..s.pieces.len()).map(|p| to_f64(&(s.piece_fraction(p) * size))).collect();
+    let mut finish = vec![[0.0f64; 3]; s.transfers.len()];
+    let mut path = [0.0f64; 3];
     for i in topological_order(s)? {
         let t = &s.transfers[i];
-        let slice = s.piece_fraction(t.piece) * size / k;
-        let connection = to_f64(&slice) * sim::connection_us_per_byte(&t.route, &classes, t.op);
-        let slowest = t.route.iter().map(|&l| to_f64(&(slice / bw[l])) / 1e3).fold(connection, f64::max);
-        let w = sim::message_overhead_us(&t.route, &classes, protocol)
-            + t.route.iter().map(|&l| lat[l]).sum::<f64>()
-            + slowest;
-        finish[i] = t.after.iter().map(|&a| finish[a]).fold(0.0, f64::max) + w;
-        path = path.max(finish[i]);
-    }
-    let loads = link_loads(s, topo, size);
-    let busiest = loads.iter().zip(&bw).map(|(x, b)| to_f64(&(x / b)) / 1e3).fold(0.0, f64::max);
-    Ok(protocol.base_latency_us() + path + busiest)
-}
-
-/// The protocol NCCL's tuner would pick for `s` at `size`: the smallest [`estimate_us`]
-/// (ties: the earlier of LL, LL128, Simple).
-pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protocol> {
-    let mut best: Option<(Protocol, f64)> = None;
-    for p in Protocol::ALL {
-        let t = estimate_us(s, topo, size, p)?;
-        if best.is_none_or(|(_, b)| t < b) {
-            best = Some((p, t));
+        let link_upb = t.route.iter().map(|&l| us_per_byte[l]).fold(0.0, f64::max);
+        let connection = sim::connection_us_per_byte(&t.route, &classes, t.op);
+        let hops: f64 = t.route.iter().map(|&l| lat[l]).sum();
+        let mut ready = [0.0f64; 3];
+        for &a in &t.after {
+            for x in 0..3 {
+                ready[x] = ready[x].max(finish[a][x]);
+            }
+        }
+        for p in Protocol::ALL {
+            let x = p.index();
+            let slice = piece_bytes[t.piece] / k[x] * (link_upb * wire[x]).max(connection);
+            finish[i][x] = ready[x] + sim::message_overhead_us(&t.route, &classes, p) + hops + slice;
+            path[x] = path[x].max(finish[i][x]);
         }
     }
-    Ok(best.map_or(Protocol::Simple, |(p, _)| p))
+    let loads = link_loads(s, topo, size);
+    let busiest = loads.iter().zip(&us_per_byte).map(|(x, u)| to_f64(x) * u).fold(0.0, f64::max);
+    Ok(Protocol::ALL.map(|p| p.base_latency_us() + path[p.index()] + busiest * wire[p.index()]))
+}
+
+/// The protocol NCCL's tuner would pick for `s` at `size`: the smallest of
+/// [`estimates_us`] (ties: the earlier of LL, LL128, Simple).
+pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protocol> {
+    let est = estimates_us(s, topo, size)?;
+    let mut best = Protocol::LL;
+    for p in Protocol::ALL {
+        if est[p.index()] < est[best.index()] {
+            best = p;
+        }
+    }
+    Ok(best)
 }
 
 /// The runtime model's time: the protocol [`choose_protocol`] picks, simulated.

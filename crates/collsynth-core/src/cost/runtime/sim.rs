@@ -58,7 +58,8 @@ pub fn connection_us_per_byte(route: &[usize], classes: &[LinkClass], op: Op) ->
 }
 
 /// Events ordered by (time, kind, sequence): at equal times a finished slice releases its
-/// dependents first, a freed link next, then arrivals queue.
+/// dependents first, a freed link (only one with a queue gets this event) next, then
+/// arrivals queue.
 const DONE: u8 = 0;
 const FREE: u8 = 1;
 const ARRIVE: u8 = 2;
@@ -87,12 +88,25 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     for p in &s.pieces {
         bytes.extend(layout.boundaries(p, k).windows(2).map(|w| (w[1] - w[0]) as f64));
     }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, t) in s.transfers.iter().enumerate() {
+    // Dependents in CSR: transfer a's are children[first[a]..first[a + 1]].
+    let mut first = vec![0usize; n + 1];
+    for t in &s.transfers {
         for &a in &t.after {
-            children[a].push(i);
+            first[a + 1] += 1;
         }
     }
+    for a in 0..n {
+        first[a + 1] += first[a];
+    }
+    let mut children = vec![0usize; first[n]];
+    let mut fill = first.clone();
+    for (i, t) in s.transfers.iter().enumerate() {
+        for &a in &t.after {
+            children[fill[a]] = i;
+            fill[a] += 1;
+        }
+    }
+    drop(fill);
     let chunks = n * k;
     // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
     // its own transfer to start sending (a connection streams its slices in order).
@@ -108,6 +122,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         overhead,
         connection,
         connection_free: vec![0.0f64; n],
+        free_at: vec![0.0f64; topo.links.len()],
         bytes,
         tail: vec![0.0f64; chunks],
         earliest: vec![0.0f64; chunks],
@@ -116,7 +131,6 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         heap: BinaryHeap::new(),
         seq: 0,
     };
-    let mut busy = vec![false; topo.links.len()];
     let mut waiting: Vec<VecDeque<(usize, usize)>> = vec![VecDeque::new(); topo.links.len()];
     for c in 0..chunks {
         if run.pending[c] == 0 {
@@ -129,22 +143,29 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         match kind {
             ARRIVE => {
                 let l = s.transfers[a / k].route[h];
-                if busy[l] {
-                    waiting[l].push_back((a, h));
-                } else {
-                    busy[l] = true;
+                if waiting[l].is_empty() && run.free_at[l] <= t {
                     run.serve(a, h, t);
+                } else {
+                    // Only a link with a queue needs to wake up when it frees.
+                    if waiting[l].is_empty() {
+                        run.push(run.free_at[l], FREE, l, 0);
+                    }
+                    waiting[l].push_back((a, h));
                 }
             }
-            FREE => match waiting[a].pop_front() {
-                Some((c, hop)) => run.serve(c, hop, t),
-                None => busy[a] = false,
-            },
+            FREE => {
+                if let Some((c, hop)) = waiting[a].pop_front() {
+                    run.serve(c, hop, t);
+                }
+                if !waiting[a].is_empty() {
+                    run.push(run.free_at[a], FREE, a, 0);
+                }
+            }
             _ => {
                 last = last.max(t);
                 done += 1;
                 let (i, j) = (a / k, a % k);
-                for &ch in &children[i] {
+                for &ch in &children[first[i]..first[i + 1]] {
                     run.contribution(ch * k + j, t, run.overhead[ch]);
                 }
             }
@@ -171,6 +192,8 @@ struct Run<'a> {
     /// Per transfer: us per byte of its connection, and when the connection is free.
     connection: Vec<f64>,
     connection_free: Vec<f64>,
+    /// Per link: when it finishes the slice it serves (a link is never idle with a queue).
+    free_at: Vec<f64>,
     /// Whole bytes of slice j of piece p at `p k + j`.
     bytes: Vec<f64>,
     /// Per slice: when its last byte reaches the source of the hop it is on.
@@ -245,7 +268,7 @@ impl Run<'_> {
             self.streamed(c + 1, t);
         }
         let finish = (t + self.bytes[tx.piece * self.k + c % self.k] * m.us_per_byte).max(self.tail[c]);
-        self.push(finish, FREE, l, 0);
+        self.free_at[l] = finish;
         if h + 1 < hops {
             self.tail[c] = finish + m.hop_latency_us;
             self.push(t + m.hop_latency_us, ARRIVE, c, h + 1);

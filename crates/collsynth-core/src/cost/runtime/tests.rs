@@ -235,3 +235,15 @@ fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
     }
     assert!(checked >= 7 * 4 * 3, "{checked}");
 }
+
+#[test]
+fn the_latency_floor_samples_sources_on_large_topologies() {
+    // ring:1000 is directed: every rank is 999 hops (us) from its predecessor, so the 64
+    // sampled sources find the exact maximum; a ring of 500 is computed from every rank.
+    for n in [500usize, 1000] {
+        let topo = zoo::from_spec(&format!("ring:{n}")).unwrap();
+        let floor = latency_floor(&topo, Collective::Allgather, 0);
+        close(floor.distance_us, (n - 1) as f64);
+        close(latency_floor(&topo, Collective::Broadcast, 7).distance_us, (n - 1) as f64);
+    }
+}
