@@ -58,6 +58,11 @@ class Schedule:
         """The event simulator alone: ``time_us``, chunk transfers, busiest link."""
         return self._core.simulate(_size(size), _args.whole("pipeline", pipeline, lo=1))
 
+    def runtime(self, size: int | str = "1GiB", protocol: str | None = None) -> dict:
+        """The runtime-faithful model alone (docs/simulator.md): ``runtime_time_us``, the
+        protocol (``LL``, ``LL128``, ``Simple``; default: the one NCCL's tuner would pick)."""
+        return self._core.runtime(_size(size), protocol)
+
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
         return self._core.alpha_beta(_size(size))

@@ -278,6 +278,27 @@ pub struct Evaluation {
     pub steps: usize,
     /// The direct-connect paper's T_L / alpha and T_B / (M/B) (`cost::latency_bandwidth`).
     pub direct: cost::LatencyBandwidthCosts,
+    /// The runtime-faithful model (`cost::runtime`): time, protocol, slices per piece.
+    pub runtime: cost::runtime::RuntimeEstimate,
+    /// Lower bound on any schedule's time in the runtime model (us), see [`time_bound`].
+    pub time_bound_us: f64,
+    /// `time_bound_us / runtime.time_us` (1 for a zero time).
+    pub time_optimality: f64,
+}
+
+/// Lower bound (us) on the runtime model's time of any `collective` schedule on `topo` for
+/// `size` bytes, and the protocol attaining it (`cost::runtime::bound`): the latency floor
+/// and the exact cut bound on the effective link bandwidths.
+pub fn time_bound(
+    topo: &Topology,
+    collective: Collective,
+    root: usize,
+    size: Rat,
+) -> Result<(f64, cost::runtime::Protocol)> {
+    use cost::runtime::bound;
+    let b = bounds(&bound::effective_topology(topo), collective, root)?;
+    let floor = bound::latency_floor(topo, collective, root);
+    Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
 }
 
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
@@ -292,6 +313,9 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
     // prints for size 0, never an infinity that JSON cannot hold.
     let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
+    let runtime = cost::runtime::runtime(s, topo, size)?;
+    let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
+    let time_optimality = if runtime.time_us > 0.0 { time_bound_us / runtime.time_us } else { 1.0 };
     Ok(Evaluation {
         time_us: sim.time_us,
         alpha_beta_us: ab.total_us,
@@ -302,6 +326,9 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         optimality,
         steps: s.steps(),
         direct: cost::latency_bandwidth_costs(s, topo),
+        runtime,
+        time_bound_us,
+        time_optimality,
     })
 }
 

@@ -254,6 +254,37 @@ impl PySchedule {
         d.set_item("bandwidth_factor", to_fraction_string(&e.direct.bandwidth_factor))?;
         d.set_item("moore_latency_steps", e.direct.moore_steps)?;
         d.set_item("bandwidth_factor_optimum", to_fraction_string(&e.direct.optimum_factor))?;
+        let rt = e.runtime.time_us;
+        d.set_item("runtime_time_us", rt)?;
+        d.set_item("runtime_algbw_GBps", if rt > 0.0 { to_f64(&m) / rt / 1e3 } else { 0.0 })?;
+        d.set_item("runtime_protocol", e.runtime.protocol.name())?;
+        d.set_item("runtime_slices", e.runtime.slices)?;
+        d.set_item("time_bound_us", e.time_bound_us)?;
+        d.set_item("time_optimality", e.time_optimality)?;
+        Ok(d)
+    }
+
+    /// The runtime model alone at `size` under `protocol` (LL, LL128, Simple; default: the
+    /// one NCCL's tuner would pick): time, protocol, slices per piece.
+    #[pyo3(signature = (size, protocol=None))]
+    fn runtime<'py>(&self, py: Python<'py>, size: &str, protocol: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+        use collsynth_core::cost::runtime::{self, Protocol};
+        let m = size_arg(size)?;
+        let r = guard(|| match protocol {
+            None => runtime::runtime(&self.inner, &self.topo, m),
+            Some(name) => {
+                let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
+                    collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
+                })?;
+                runtime::runtime_time(&self.inner, &self.topo, m, p)
+            }
+        })?;
+        let d = PyDict::new(py);
+        d.set_item("size_bytes", to_f64(&m))?;
+        d.set_item("runtime_time_us", r.time_us)?;
+        d.set_item("runtime_algbw_GBps", if r.time_us > 0.0 { to_f64(&m) / r.time_us / 1e3 } else { 0.0 })?;
+        d.set_item("runtime_protocol", r.protocol.name())?;
+        d.set_item("runtime_slices", r.slices)?;
         Ok(d)
     }
 

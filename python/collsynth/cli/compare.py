@@ -79,6 +79,8 @@ def run(args) -> int:
         ("busbw GB/s", "right"),
         ("bound GB/s", "right"),
         ("optimality", "right"),
+        ("runtime us", "right"),
+        ("time-opt", "right"),
     ]
     out = [
         [
@@ -90,6 +92,8 @@ def run(args) -> int:
             f"{r['busbw_GBps']:.2f}",
             f"{r['bound_algbw_GBps']:.2f}",
             f"{r['optimality']:.3f}",
+            f"{r['runtime_time_us']:.2f}",
+            f"{r['time_optimality']:.3f}",
         ]
         for r in rows
     ]

@@ -14,6 +14,8 @@
 //!   bytes that every executing consumer (simulator, XML, MPI) shares.
 //! * [`alpha_beta`](mod@alpha_beta): the analytic model, in exact fractions of M.
 //! * [`simulator`]: per-link FIFO queues, store-and-forward per chunk, pipelining, whole bytes.
+//! * [`runtime`]: the runtime-faithful model (slices, protocols, link classes, cut-through)
+//!   and the time bound with the same effective link parameters.
 //!
 //! ```
 //! use collsynth_core::cost::{self, Model};
@@ -34,6 +36,7 @@
 pub mod alpha_beta;
 pub mod latency_bandwidth;
 pub mod loads;
+pub mod runtime;
 pub mod simulator;
 pub mod tuning;
 

@@ -1,0 +1,124 @@
+//! The runtime-faithful cost model: what an MSCCL/NCCL execution of a schedule costs.
+//!
+//! * [`classes`]: link classes (NVLink, NVSwitch, PCIe, NIC, IB switch, xGMI) and their
+//!   parameters in one table, with sources.
+//! * [`protocol`]: LL, LL128, Simple: slice size, wire factor, base latency.
+//! * [`sim`]: the event simulator (slices, per-message overhead, cut-through, shared links).
+//! * [`bound`]: the time lower bound with the same effective link parameters.
+//!
+//! [`runtime_time`] runs one protocol; [`runtime`] picks the protocol as NCCL's tuner does,
+//! by an analytic estimate per protocol (NCCL src/graph/tuning.cc `ncclTopoGetAlgoTime`:
+//! latency + bytes / bandwidth), and simulates it. docs/simulator.md has the whole model.
+
+pub mod bound;
+pub mod classes;
+pub mod protocol;
+pub mod sim;
+
+pub use bound::{latency_floor, LatencyFloor};
+pub use classes::{classify, params, ClassParams, LinkClass};
+pub use protocol::Protocol;
+
+use crate::cost::loads::link_loads;
+use crate::error::Result;
+use crate::ir::transform::topological_order;
+use crate::ir::Schedule;
+use crate::rational::{to_f64, Rat};
+use crate::topology::Topology;
+
+/// Most slice transfers (IR transfers x slices) one simulation runs; beyond it slices grow
+/// (fewer, larger) so that a huge schedule at 4 GiB stays a fraction of a second.
+pub const MAX_SLICE_TRANSFERS: usize = 1 << 21;
+
+/// The runtime model's answer for one schedule and size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RuntimeEstimate {
+    /// Base latency + simulated makespan (us).
+    pub time_us: f64,
+    pub protocol: Protocol,
+    /// Slices per piece.
+    pub slices: usize,
+}
+
+/// Slices per piece under `protocol`: enough that the largest piece's slices fit the
+/// protocol's slice size (MSCCL iterates every chunk the same number of times), capped by
+/// [`MAX_SLICE_TRANSFERS`].
+pub fn slices_for(s: &Schedule, size: Rat, protocol: Protocol) -> usize {
+    let largest = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).max().unwrap_or_default() * size;
+    let per = Rat::from_integer(protocol.slice_bytes() as i128);
+    let k = (largest / per).ceil().to_integer().max(1);
+    let cap = (MAX_SLICE_TRANSFERS / s.transfers.len().max(1)).max(1);
+    usize::try_from(k).unwrap_or(usize::MAX).min(cap)
+}
+
+/// Time (us) of `s` on `topo` for `size` bytes under `protocol`, simulated.
+pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> Result<RuntimeEstimate> {
+    let k = slices_for(s, size, protocol);
+    let makespan = sim::makespan_us(s, topo, size, protocol, k)?;
+    let time_us = if s.transfers.is_empty() { 0.0 } else { protocol.base_latency_us() + makespan };
+    Ok(RuntimeEstimate { time_us, protocol, slices: k })
+}
+
+/// NCCL-style analytic estimate (us) of `s` under each protocol [LL, LL128, Simple]: base
+/// latency + the longest dependency path, each transfer weighing its overhead, hop
+/// latencies and one slice on its slowest link or connection + the busiest link's bytes at
+/// effective bandwidth. One pass for the three protocols, in floats (it only ranks them).
+pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
+    crate::cost::check(s, topo, size, 1)?;
+    if s.transfers.is_empty() {
+        return Ok([0.0; 3]);
+    }
+    let classes = classify(topo);
+    // Simple's effective bandwidth; protocol p divides the per-byte times by its wire factor.
+    let simple = sim::effective_bandwidths(topo, &classes, Protocol::Simple);
+    let us_per_byte: Vec<f64> = simple.iter().map(|b| 1.0 / (to_f64(b) * 1e3)).collect();
+    let lat = sim::hop_latencies(topo, &classes);
+    let wire = Protocol::ALL.map(|p| 1.0 / to_f64(&p.wire_factor()));
+    let k = Protocol::ALL.map(|p| slices_for(s, size, p) as f64);
+    let piece_bytes: Vec<f64> = (0..s.pieces.len()).map(|p| to_f64(&(s.piece_fraction(p) * size))).collect();
+    let mut finish = vec![[0.0f64; 3]; s.transfers.len()];
+    let mut path = [0.0f64; 3];
+    for i in topological_order(s)? {
+        let t = &s.transfers[i];
+        let link_upb = t.route.iter().map(|&l| us_per_byte[l]).fold(0.0, f64::max);
+        let connection = sim::connection_us_per_byte(&t.route, &classes, t.op);
+        let hops: f64 = t.route.iter().map(|&l| lat[l]).sum();
+        let mut ready = [0.0f64; 3];
+        for &a in &t.after {
+            for x in 0..3 {
+                ready[x] = ready[x].max(finish[a][x]);
+            }
+        }
+        for p in Protocol::ALL {
+            let x = p.index();
+            let slice = piece_bytes[t.piece] / k[x] * (link_upb * wire[x]).max(connection);
+            finish[i][x] = ready[x] + sim::message_overhead_us(&t.route, &classes, p) + hops + slice;
+            path[x] = path[x].max(finish[i][x]);
+        }
+    }
+    let loads = link_loads(s, topo, size);
+    let busiest = loads.iter().zip(&us_per_byte).map(|(x, u)| to_f64(x) * u).fold(0.0, f64::max);
+    Ok(Protocol::ALL.map(|p| p.base_latency_us() + path[p.index()] + busiest * wire[p.index()]))
+}
+
+/// The protocol NCCL's tuner would pick for `s` at `size`: the smallest of
+/// [`estimates_us`] (ties: the earlier of LL, LL128, Simple).
+pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protocol> {
+    let est = estimates_us(s, topo, size)?;
+    let mut best = Protocol::LL;
+    for p in Protocol::ALL {
+        if est[p.index()] < est[best.index()] {
+            best = p;
+        }
+    }
+    Ok(best)
+}
+
+/// The runtime model's time: the protocol [`choose_protocol`] picks, simulated.
+pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<RuntimeEstimate> {
+    let p = choose_protocol(s, topo, size)?;
+    runtime_time(s, topo, size, p)
+}
+
+#[cfg(test)]
+mod tests;

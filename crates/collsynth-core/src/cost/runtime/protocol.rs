@@ -1,0 +1,72 @@
+//! NCCL's three protocols as the runtime model sees them: slice size, wire efficiency and
+//! base (launch) latency.
+//!
+//! Sources (NVIDIA/nccl; Azure/msccl-executor-nccl for MSCCL):
+//! * buffers, src/init.cc: LL 524,288 B, LL128 4,915,200 B, Simple 1 << 22 (NCCL_BUFFSIZE),
+//!   each split in NCCL_STEPS = 8 FIFO steps;
+//! * slice (the pipelining unit between dependent transfers): MSCCL's `chunkSize` in
+//!   src/device/msccl_kernel.cu `mscclRunInterpreter` = bytes per step x (Simple ? 4 : 1)
+//!   chunk steps: Simple 2 MiB, LL 32 KiB of payload (half of every 16-byte line is flags,
+//!   src/device/prims_ll.h), LL128 576,000 B (120 of every 128 bytes are payload,
+//!   src/device/prims_ll128.h);
+//! * wire factor: the payload fraction just named (LL 1/2, LL128 15/16, Simple 1);
+//! * base latency: NCCL 2.12 src/graph/tuning.cc `baseLat[RING]` 3.6 / 10 / 8.4 us.
+
+use crate::rational::Rat;
+
+/// A protocol of the NCCL/MSCCL runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    LL,
+    LL128,
+    Simple,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 3] = [Protocol::LL, Protocol::LL128, Protocol::Simple];
+
+    /// The name in MSCCL XML (`proto="..."`) and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::LL => "LL",
+            Protocol::LL128 => "LL128",
+            Protocol::Simple => "Simple",
+        }
+    }
+
+    /// Index into per-protocol tables ([LL, LL128, Simple]).
+    pub fn index(self) -> usize {
+        match self {
+            Protocol::LL => 0,
+            Protocol::LL128 => 1,
+            Protocol::Simple => 2,
+        }
+    }
+
+    /// Payload bytes of one slice: the unit a transfer is pipelined in.
+    pub fn slice_bytes(self) -> u64 {
+        match self {
+            Protocol::LL => 32_768,
+            Protocol::LL128 => 576_000,
+            Protocol::Simple => 2_097_152,
+        }
+    }
+
+    /// Fraction of a link's bytes that are payload (exact).
+    pub fn wire_factor(self) -> Rat {
+        match self {
+            Protocol::LL => Rat::new(1, 2),
+            Protocol::LL128 => Rat::new(15, 16),
+            Protocol::Simple => Rat::from_integer(1),
+        }
+    }
+
+    /// Latency paid once per collective (us): launch and the first synchronisation.
+    pub fn base_latency_us(self) -> f64 {
+        match self {
+            Protocol::LL => 3.6,
+            Protocol::LL128 => 10.0,
+            Protocol::Simple => 8.4,
+        }
+    }
+}
