@@ -12,7 +12,7 @@ use crate::topology::Topology;
 /// write (it cuts trees into at most 4 sub-chunks when it chooses itself).
 const PIPELINES: [usize; 4] = [1, 2, 4, 8];
 
-/// The depths a schedule is tried at: [`PIPELINES`] for one without steps (a tree pipelines
+/// The depths a schedule is tried at: 1, 2, 4 and 8 for one without steps (a tree pipelines
 /// its pieces down the tree), 1 for a step schedule (its steps already are the pipeline).
 pub fn depths(s: &Schedule) -> &'static [usize] {
     if s.n_steps().is_none() {
