@@ -83,7 +83,7 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 
 /// `auto`: every registered algorithm for the collective that accepts the request is
 /// synthesized and verified, each also in its smallest form where it can shrink
-/// (`windows::requests`), and timed by the simulator at `size` at every pipeline depth its
+/// (`windows::requests`), and timed by the runtime model at `size` at every pipeline depth its
 /// shape allows (`cost::tuning`); the fastest wins and is returned lowered to its depth
 /// (sub-chunks materialized, verified again), with `auto_choice` and `auto_pipeline` in its
 /// details. The reported synthesis time is the sum over all candidates.

@@ -80,11 +80,11 @@ fn auto_searches_algorithms_trees_and_depths_together() {
     let k = s.provenance.details.usize("auto_pipeline").unwrap();
     let choice = s.provenance.details.get("auto_choice").and_then(|v| v.as_str()).unwrap().to_string();
     assert!(choice.starts_with(&s.provenance.algorithm), "{choice}");
-    let mine = cost::time_us(cost::Model::Simulator, s, &t, size, 1).unwrap();
+    let mine = cost::time_us(cost::Model::Runtime, s, &t, size, 1).unwrap();
     for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&Collective::Allgather)) {
         let Ok(other) = synthesize(&t, Collective::Allgather, alg.name, &Request::default(), size) else { continue };
         for d in [1, 2, 4, 8] {
-            let theirs = cost::time_us(cost::Model::Simulator, &other.schedule, &t, size, d).unwrap();
+            let theirs = cost::time_us(cost::Model::Runtime, &other.schedule, &t, size, d).unwrap();
             assert!(mine <= theirs * (1.0 + 1e-9), "{} at depth {d}: {theirs} < auto's {mine} ({choice})", alg.name);
         }
     }

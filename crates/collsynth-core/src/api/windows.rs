@@ -14,7 +14,8 @@
 //! chunks per piece, for schedules without steps) and, for an algorithm that can shrink
 //! (`synth::Shrink`: ForestColl's trees per root), its smallest form too (fewer pieces, less
 //! latency). Algorithms whose schedule depends on the size (`Extras::sized`) are synthesized
-//! at every power of 4 of the range. The simulator (`cost::time_us`) times every variant at
+//! at every power of 4 of the range. The runtime model (`cost::Model::Runtime`, calibrated:
+//! docs/calibration.md) times every variant at
 //! every power of 2 of the range; where the fastest changes between two such sizes, the
 //! exact crossover byte count is found by bisection.
 
@@ -64,7 +65,7 @@ pub struct Window {
     pub max_bytes: u64,
     /// Index into the variants.
     pub variant: usize,
-    /// The simulator's time of that variant at both ends (µs).
+    /// The runtime model's time of that variant at both ends (µs).
     pub time_us_at_min: f64,
     pub time_us_at_max: f64,
 }
@@ -135,9 +136,9 @@ fn powers(lo: u64, hi: u64, base: u64) -> Vec<u64> {
     out
 }
 
-/// The simulator's time of `v` at `bytes`.
+/// The runtime model's time of `v` at `bytes` (the tuner's judge, `cost::tuning`).
 fn time_of(v: &Variant, topo: &Topology, bytes: u64) -> Result<f64> {
-    time_us(Model::Simulator, &v.schedule, topo, Rat::from_integer(bytes as i128), v.pipeline)
+    time_us(Model::Runtime, &v.schedule, topo, Rat::from_integer(bytes as i128), v.pipeline)
 }
 
 /// The fastest of `variants` at `bytes` (ties: the first) and its time.

@@ -58,6 +58,11 @@ pub enum Model {
     AlphaBeta,
     /// The event-driven, congestion-aware simulator ([`simulate()`]), whole bytes.
     Simulator,
+    /// The runtime-faithful model ([`runtime::runtime`]: link classes, NCCL's protocols
+    /// chosen by size, slices, cut-through switches; calibrated, docs/calibration.md). The
+    /// tuner's judge. Not in [`Model::ALL`], the two classic models that agree exactly on a
+    /// ring (its base latency is the runtime's, not the topology's).
+    Runtime,
 }
 
 impl Model {
@@ -67,6 +72,7 @@ impl Model {
         match self {
             Model::AlphaBeta => "alpha-beta",
             Model::Simulator => "simulator",
+            Model::Runtime => "runtime",
         }
     }
 
@@ -84,6 +90,9 @@ pub fn time_us(model: Model, s: &Schedule, topo: &Topology, size: Rat, pipeline:
     match model {
         Model::AlphaBeta => alpha_beta(s, topo, size, pipeline).map(|e| e.total_us),
         Model::Simulator => simulate(s, topo, size, pipeline).map(|r| r.time_us),
+        Model::Runtime => {
+            runtime::runtime(&crate::ir::transform::pipelined(s, pipeline), topo, size).map(|e| e.time_us)
+        }
     }
 }
 

@@ -22,14 +22,14 @@ pub fn depths(s: &Schedule) -> &'static [usize] {
     }
 }
 
-/// The fastest candidate at `size` by the simulator, over [`depths`]: (index, depth, time
-/// in µs); ties go to the earlier candidate and the shallower depth. `None` without
-/// candidates.
+/// The fastest candidate at `size` by the runtime-faithful model ([`Model::Runtime`], the
+/// calibrated one), over [`depths`]: (index, depth, time in µs); ties go to the earlier
+/// candidate and the shallower depth. `None` without candidates.
 pub fn fastest(candidates: &[Schedule], topo: &Topology, size: Rat) -> Result<Option<(usize, usize, f64)>> {
     let mut best: Option<(usize, usize, f64)> = None;
     for (i, s) in candidates.iter().enumerate() {
         for &k in depths(s) {
-            let t = time_us(Model::Simulator, s, topo, size, k)?;
+            let t = time_us(Model::Runtime, s, topo, size, k)?;
             if best.is_none_or(|(_, _, bt)| t < bt) {
                 best = Some((i, k, t));
             }
