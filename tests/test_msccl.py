@@ -366,6 +366,7 @@ def test_size_windows_write_one_disjoint_file_per_window(tmp_path):
         text = Path(f).read_text()
         assert f'minBytes="{w["min_bytes"]}" maxBytes="{w["max_bytes"]}"' in text
         assert collsynth.msccl.validate(text)["ok"], f
+        assert f'proto="{w["protocol"]}"' in text
         assert w["algorithm"] in w["variant"] and w["time_us_at_min"] <= w["time_us_at_max"]
 
 

@@ -96,7 +96,7 @@ def export_windows(
     *,
     root: int = 0,
     dialect: str = "new",
-    protocol: str = "Simple",
+    protocol: str | None = None,
     channels: int | None = None,
     unfused: bool = False,
     **options,
@@ -104,7 +104,8 @@ def export_windows(
     """One XML per size window of ``size_range`` (nccl-tests sizes, which is the runtime's
     nBytes), each the fastest variant there by the simulator: a list of dicts with
     ``min_bytes``, ``max_bytes``, ``variant``, ``algorithm``, ``pipeline``,
-    ``time_us_at_min``, ``time_us_at_max``, ``xml``, ``nchunksperloop``, ``nchannels`` and
+    ``time_us_at_min``, ``time_us_at_max``, ``xml``, ``nchunksperloop``, ``nchannels``,
+    ``protocol`` (without ``protocol``, each window's in the one the runtime model assumed) and
     ``fallback``. Every XML is validated before it is returned; the windows never overlap."""
     from collsynth.schedule import as_topology, option_texts
 

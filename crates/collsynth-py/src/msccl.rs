@@ -68,9 +68,10 @@ fn msccl_export<'py>(
 /// Sized export (`synth --size-windows`): one XML per size window of `lo..=hi` bytes, each
 /// the fastest variant there by the simulator (`api::windows`). A list of dicts: `min_bytes`,
 /// `max_bytes`, `variant` (how to ask for it), `algorithm`, `pipeline`, `time_us_at_min`,
-/// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `fallback`.
+/// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `protocol`, `fallback`. Without
+/// `protocol`, each file in the one the runtime model assumed for its window.
 #[pyfunction]
-#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol="Simple", channels=None, unfused=false))]
+#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol=None, channels=None, unfused=false))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export_windows<'py>(
     py: Python<'py>,
@@ -81,14 +82,16 @@ fn msccl_export_windows<'py>(
     options: std::collections::BTreeMap<String, String>,
     size_range: (u64, u64),
     dialect: &str,
-    protocol: &str,
+    protocol: Option<&str>,
     channels: Option<usize>,
     unfused: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let c = crate::collective_arg(collective)?;
-    let o = lowering(dialect, protocol, channels, unfused, 1, None)?;
+    let o = lowering(dialect, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
+    let protocol = protocol.map(|p| guard(|| Proto::parse(p))).transpose()?;
     let req = collsynth_core::synth::Request { root, options, size: None };
-    let done = py.detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o)))?;
+    let done = py
+        .detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o, protocol)))?;
     done.into_iter()
         .map(|w| {
             let d = PyDict::new(py);
@@ -103,6 +106,7 @@ fn msccl_export_windows<'py>(
             d.set_item("xml", &w.export.exported.xml)?;
             d.set_item("nchunksperloop", p.nchunksperloop)?;
             d.set_item("nchannels", p.nchannels)?;
+            d.set_item("protocol", p.proto.name())?;
             d.set_item("fallback", &w.export.fallback)?;
             Ok(d)
         })

@@ -226,7 +226,7 @@ def run_windows(args, formats: set[str]) -> int:
             args.size_windows,
             root=args.root,
             dialect=k["dialect"],
-            protocol=k["protocol"],
+            protocol=args.protocol,
             channels=k["channels"],
             unfused=k["unfused"],
             **{o.replace("-", "_"): v for o, v in given_algorithm_options(args).items()},
@@ -253,11 +253,17 @@ def run_windows(args, formats: set[str]) -> int:
     if args.json:
         emit_json(s)
         return 0
-    cols = [("window (bytes)", "left"), ("variant", "left"), ("time at ends (us)", "right")]
+    cols = [
+        ("window (bytes)", "left"),
+        ("variant", "left"),
+        ("protocol", "left"),
+        ("time at ends (us)", "right"),
+    ]
     body = [
         [
             f"{w['min_bytes']}-{w['max_bytes']}",
             w["variant"],
+            w["protocol"],
             f"{w['time_us_at_min']:.3f} / {w['time_us_at_max']:.3f}",
         ]
         for w in windows

@@ -205,6 +205,16 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
     Ok(out)
 }
 
+/// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`, as
+/// the exporter names it (the two enums are one idea: `cost::runtime::Protocol` ranks,
+/// `msccl::Proto` is written).
+fn window_protocol(v: &Variant, topo: &Topology, w: &Window) -> Result<crate::msccl::Proto> {
+    let mid = ((w.min_bytes as f64) * (w.max_bytes as f64)).sqrt().round().max(1.0) as u64;
+    let s = crate::ir::transform::pipelined(&v.schedule, v.pipeline);
+    let p = crate::cost::runtime::choose_protocol(&s, topo, Rat::from_integer(mid as i128))?;
+    crate::msccl::Proto::parse(p.name())
+}
+
 /// One window of an export: what runs there and its XML.
 pub struct WindowExport {
     pub window: Window,
@@ -214,7 +224,10 @@ pub struct WindowExport {
 }
 
 /// Export `collective` on `topo` for sizes `lo..=hi` as one XML per window (`o` gives the
-/// dialect, protocol, channels and fusion; its pipeline and size range are the windows').
+/// dialect, channels and fusion; its pipeline and size range are the windows'). With
+/// `protocol` `None`, each window's file is written in the protocol the runtime model assumed
+/// for it (`cost::runtime::choose_protocol` at the window's geometric middle), else in the
+/// one given.
 /// A variant the runtime's limits refuse is dropped, one the exporter had to shrink is
 /// replaced by what it exported, and the windows are chosen again, until every window's
 /// variant is exactly what its file holds.
@@ -225,6 +238,7 @@ pub fn export_windows(
     req: &Request,
     (lo, hi): (u64, u64),
     o: &crate::msccl::lower::Options,
+    protocol: Option<crate::msccl::Proto>,
 ) -> Result<Vec<WindowExport>> {
     if req.options.contains_key("ranks") {
         return Err(CollsynthError::bad("--ranks does not apply to size windows (one topology for every file)"));
@@ -254,7 +268,12 @@ pub fn export_windows(
             let v = &vs[w.variant];
             // the old runtime's maxBytes is exclusive
             let max = if old { w.max_bytes.saturating_add(1) } else { w.max_bytes };
+            let proto = match protocol {
+                Some(p) => p,
+                None => window_protocol(v, topo, &w)?,
+            };
             let opts = crate::msccl::lower::Options {
+                proto,
                 pipeline: v.pipeline,
                 size_range: Some((w.min_bytes, max)),
                 ..o.clone()

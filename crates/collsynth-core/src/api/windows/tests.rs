@@ -43,7 +43,7 @@ fn bad_ranges_and_options_are_bad_input() {
     let topo = from_spec("ring:4").unwrap();
     let o = crate::msccl::lower::Options::default();
     let err = |r: (u64, u64), req: &Request| {
-        export_windows(&topo, Collective::Allgather, "auto", req, r, &o).err().expect("refused").to_string()
+        export_windows(&topo, Collective::Allgather, "auto", req, r, &o, None).err().expect("refused").to_string()
     };
     assert!(err((0, 10), &Request::default()).contains("1 <= MIN <= MAX"));
     assert!(err((10, 5), &Request::default()).contains("1 <= MIN <= MAX"));
@@ -60,13 +60,23 @@ fn dgx_allgather_exports_one_file_per_window() {
     let topo = from_spec("dgx-a100:2").unwrap();
     let o = crate::msccl::lower::Options::default();
     let (lo, hi) = (1 << 10, 1 << 32);
-    let out = export_windows(&topo, Collective::Allgather, "auto", &Request::default(), (lo, hi), &o).unwrap();
+    let out = export_windows(&topo, Collective::Allgather, "auto", &Request::default(), (lo, hi), &o, None).unwrap();
     assert!(out.len() >= 2, "one variant is not the fastest from 1 KiB to 4 GiB: {}", out.len());
     assert_eq!(out[0].window.min_bytes, lo);
     assert_eq!(out.last().unwrap().window.max_bytes, hi);
+    let mut protocols = std::collections::BTreeSet::new();
     for w in &out {
         let p = &w.export.exported.program;
         assert_eq!((p.min_bytes, p.max_bytes), (w.window.min_bytes, w.window.max_bytes), "{}", w.label);
         assert!(w.export.exported.xml.contains(&format!("minBytes=\"{}\"", w.window.min_bytes)));
+        protocols.insert(p.proto.name());
     }
+    // each file in the protocol the model assumed for its window: LL at 1 KiB, another one
+    // (LL128 or Simple) for the large windows
+    for w in &out {
+        let v = Variant { schedule: w.export.schedule.clone(), pipeline: w.pipeline, label: w.label.clone() };
+        assert_eq!(w.export.exported.program.proto, window_protocol(&v, &topo, &w.window).unwrap(), "{}", w.label);
+    }
+    assert_eq!(out[0].export.exported.program.proto.name(), "LL");
+    assert!(protocols.len() >= 2, "{protocols:?}");
 }
