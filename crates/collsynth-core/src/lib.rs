@@ -14,6 +14,7 @@ pub mod ir;
 pub mod msccl;
 pub mod parallel;
 pub mod progress;
+pub mod protocol;
 pub mod rational;
 pub mod synth;
 #[cfg(test)]

@@ -52,6 +52,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("units", &["error", "rational"]),
     ("progress", &[]),
     ("parallel", &[]),
+    ("protocol", &["error"]),
     ("topology", &["error", "rational", "units"]),
     ("flow", &["error", "rational", "topology"]),
     ("ir", &["error", "rational", "topology"]),
@@ -80,8 +81,8 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     // The finder measures candidate topologies by BFB's plans: it sits above the synthesizers.
     ("find", &["error", "rational", "units", "progress", "parallel", "topology", "flow", "bound", "zoo", "synth::bfb"]),
     ("verify", &["error", "rational", "topology", "ir"]),
-    ("cost", &["error", "rational", "units", "parallel", "topology", "flow", "bound", "ir"]),
-    ("msccl", &["error", "rational", "units", "topology", "ir"]),
+    ("cost", &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir"]),
+    ("msccl", &["error", "rational", "units", "protocol", "topology", "ir"]),
 ];
 
 /// The import graph follows the layers: every `crate::X` path outside tests and comments

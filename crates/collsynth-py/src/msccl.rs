@@ -2,7 +2,7 @@
 
 use crate::{guard, PySchedule, PyTopology};
 use collsynth_core::api;
-use collsynth_core::msccl::{self, lower, Dialect, Proto};
+use collsynth_core::msccl::{self, lower, Dialect, Protocol};
 use collsynth_core::rational::to_fraction_string;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,7 +20,7 @@ fn lowering(
     guard(|| {
         Ok(lower::Options {
             dialect: Dialect::parse(dialect)?,
-            proto: Proto::parse(protocol)?,
+            proto: Protocol::parse(protocol)?,
             channels,
             fused: !unfused,
             pipeline,
@@ -88,7 +88,7 @@ fn msccl_export_windows<'py>(
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let c = crate::collective_arg(collective)?;
     let o = lowering(dialect, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
-    let protocol = protocol.map(|p| guard(|| Proto::parse(p))).transpose()?;
+    let protocol = protocol.map(|p| guard(|| Protocol::parse(p))).transpose()?;
     let req = collsynth_core::synth::Request { root, options, size: None };
     let done = py
         .detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o, protocol)))?;

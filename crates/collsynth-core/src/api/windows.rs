@@ -205,14 +205,11 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
     Ok(out)
 }
 
-/// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`, as
-/// the exporter names it (the two enums are one idea: `cost::runtime::Protocol` ranks,
-/// `msccl::Proto` is written).
-fn window_protocol(v: &Variant, topo: &Topology, w: &Window) -> Result<crate::msccl::Proto> {
+/// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`.
+fn window_protocol(v: &Variant, topo: &Topology, w: &Window) -> Result<crate::protocol::Protocol> {
     let mid = ((w.min_bytes as f64) * (w.max_bytes as f64)).sqrt().round().max(1.0) as u64;
     let s = crate::ir::transform::pipelined(&v.schedule, v.pipeline);
-    let p = crate::cost::runtime::choose_protocol(&s, topo, Rat::from_integer(mid as i128))?;
-    crate::msccl::Proto::parse(p.name())
+    crate::cost::runtime::choose_protocol(&s, topo, Rat::from_integer(mid as i128))
 }
 
 /// One window of an export: what runs there and its XML.
@@ -238,7 +235,7 @@ pub fn export_windows(
     req: &Request,
     (lo, hi): (u64, u64),
     o: &crate::msccl::lower::Options,
-    protocol: Option<crate::msccl::Proto>,
+    protocol: Option<crate::protocol::Protocol>,
 ) -> Result<Vec<WindowExport>> {
     if req.options.contains_key("ranks") {
         return Err(CollsynthError::bad("--ranks does not apply to size windows (one topology for every file)"));

@@ -33,7 +33,7 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-use super::model::{connection_slots, Program, Proto, MAX_COUNT};
+use super::model::{connection_slots, Program, Protocol, MAX_COUNT};
 use crate::ir::{Collective, Router};
 use crate::rational::Rat;
 use crate::topology::Topology;
@@ -130,7 +130,7 @@ impl Lines {
 /// The runtime's connection buffers for one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buffers {
-    pub proto: Proto,
+    pub proto: Protocol,
     /// maxAllowedCount: chunks per send/receive call (at least 1).
     pub max_count: usize,
     /// Interleaved iterations of the runtime's loop over the buffer (at least 1).
@@ -141,15 +141,15 @@ impl Buffers {
     /// What the runtime does for a buffer size that gives maxAllowedCount `m`: several
     /// iterations of the buffer loop happen only when m = 1 (`docs/msccl.md`), and we run
     /// `ITERATIONS` of them then.
-    pub fn at(proto: Proto, m: usize) -> Buffers {
+    pub fn at(proto: Protocol, m: usize) -> Buffers {
         Buffers { proto, max_count: m.max(1), iterations: if m <= 1 { ITERATIONS } else { 1 } }
     }
     /// Slices per call: Simple moves a call in 2 slices of 2 of the connection's 8 NCCL
     /// steps, LL and LL128 in one step.
     pub fn slices_per_call(&self) -> usize {
         match self.proto {
-            Proto::Simple => 2,
-            Proto::LL | Proto::LL128 => 1,
+            Protocol::Simple => 2,
+            Protocol::LL | Protocol::LL128 => 1,
         }
     }
     fn calls(&self) -> Calls {

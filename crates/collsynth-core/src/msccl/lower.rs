@@ -27,7 +27,7 @@ mod grid;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::{transform, Collective, Schedule};
-use crate::msccl::model::{Dialect, Program, Proto, MAX_CHANNELS};
+use crate::msccl::model::{Dialect, Program, Protocol, MAX_CHANNELS};
 pub use grid::MAX_GRID;
 
 /// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
@@ -35,7 +35,7 @@ pub use grid::MAX_GRID;
 #[derive(Debug, Clone)]
 pub struct Options {
     pub dialect: Dialect,
-    pub proto: Proto,
+    pub proto: Protocol,
     /// Exactly this many channels; `None`: the fewest that fit the runtime's limits.
     pub channels: Option<usize>,
     /// `rcs`, `rrs`, `rrcs` where a receive feeds the next send (otherwise only `s`, `r`,
@@ -52,7 +52,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             dialect: Dialect::New,
-            proto: Proto::Simple,
+            proto: Protocol::Simple,
             channels: None,
             fused: true,
             pipeline: 1,

@@ -10,7 +10,7 @@ pub mod plan;
 pub mod rules;
 pub mod write;
 
-pub use model::{Buf, Dialect, Gpu, Program, Proto, Step, StepType, ThreadBlock};
+pub use model::{Buf, Dialect, Gpu, Program, Protocol, Step, StepType, ThreadBlock};
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::Schedule;

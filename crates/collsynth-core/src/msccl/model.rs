@@ -65,37 +65,14 @@ pub const MAX_STRING_LEN: usize = 255;
 /// Unreceived send calls a connection holds before a send blocks (docs/contracts.md, "MSCCL
 /// XML"; a Simple call is 2 slices of 2 NCCL steps, an LL or LL128 call 1 step, of a
 /// connection's 8).
-pub fn connection_slots(proto: Proto) -> usize {
+pub fn connection_slots(proto: Protocol) -> usize {
     match proto {
-        Proto::Simple => 2,
-        Proto::LL | Proto::LL128 => 8,
+        Protocol::Simple => 2,
+        Protocol::LL | Protocol::LL128 => 8,
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Proto {
-    Simple,
-    LL,
-    LL128,
-}
-
-impl Proto {
-    pub fn parse(text: &str) -> crate::Result<Proto> {
-        match text {
-            "Simple" => Ok(Proto::Simple),
-            "LL" => Ok(Proto::LL),
-            "LL128" => Ok(Proto::LL128),
-            _ => crate::bad_input!("unknown protocol '{text}' (Simple, LL, LL128)"),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Proto::Simple => "Simple",
-            Proto::LL => "LL",
-            Proto::LL128 => "LL128",
-        }
-    }
-}
+pub use crate::protocol::Protocol;
 
 /// A buffer a step reads or writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -269,7 +246,7 @@ pub struct Gpu {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
     pub name: String,
-    pub proto: Proto,
+    pub proto: Protocol,
     pub nchannels: usize,
     pub nchunksperloop: usize,
     pub ngpus: usize,

@@ -9,7 +9,7 @@
 //! [`program`] (attributes per dialect, every problem collected).
 
 use super::model::{
-    Buf, Dialect, Gpu, Program, Proto, Step, StepType, ThreadBlock, MAX_ATTRS_PER_NODE, MAX_CHILDREN_PER_NODE,
+    Buf, Dialect, Gpu, Program, Protocol, Step, StepType, ThreadBlock, MAX_ATTRS_PER_NODE, MAX_CHILDREN_PER_NODE,
     MAX_STRING_LEN,
 };
 use crate::ir::Collective;
@@ -604,9 +604,9 @@ impl Builder {
         })
     }
 
-    fn proto(&mut self, el: &Element) -> Option<Proto> {
+    fn proto(&mut self, el: &Element) -> Option<Protocol> {
         let v = self.text(el, "proto")?;
-        let p = Proto::parse(v).ok();
+        let p = Protocol::parse(v).ok();
         if p.is_none() {
             self.report(el, format!("proto \"{v}\" is not Simple, LL or LL128"));
         }

@@ -14,35 +14,10 @@
 
 use crate::rational::Rat;
 
-/// A protocol of the NCCL/MSCCL runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    LL,
-    LL128,
-    Simple,
-}
+pub use crate::protocol::Protocol;
 
+/// The runtime model's facts of each protocol (the enum itself is `crate::protocol`).
 impl Protocol {
-    pub const ALL: [Protocol; 3] = [Protocol::LL, Protocol::LL128, Protocol::Simple];
-
-    /// The name in MSCCL XML (`proto="..."`) and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::LL => "LL",
-            Protocol::LL128 => "LL128",
-            Protocol::Simple => "Simple",
-        }
-    }
-
-    /// Index into per-protocol tables ([LL, LL128, Simple]).
-    pub fn index(self) -> usize {
-        match self {
-            Protocol::LL => 0,
-            Protocol::LL128 => 1,
-            Protocol::Simple => 2,
-        }
-    }
-
     /// Payload bytes of one slice: the unit a transfer is pipelined in.
     pub fn slice_bytes(self) -> u64 {
         match self {

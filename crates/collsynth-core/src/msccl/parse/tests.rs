@@ -39,7 +39,7 @@ fn small() -> Program {
     };
     Program {
         name: "ag2".to_string(),
-        proto: Proto::Simple,
+        proto: Protocol::Simple,
         nchannels: 1,
         nchunksperloop: 2,
         ngpus: 2,
@@ -110,7 +110,7 @@ fn writer_makes_comments_safe_and_splits_lines() {
 fn rich() -> Program {
     let mut p = small();
     p.name = "rich & <odd> \"name\"".to_string();
-    p.proto = Proto::LL128;
+    p.proto = Protocol::LL128;
     p.nchannels = 2;
     p.nchunksperloop = 4;
     p.collective = Collective::ReduceScatter;

@@ -29,7 +29,7 @@ fn export_and_run(topo: &Topology, iterations: usize) -> (usize, usize) {
         for &c in alg.collectives.iter().filter(|c| **c != Collective::Allgatherv) {
             let req = Request { root: topo.n_ranks() - 1, ..Request::default() };
             let Ok(done) = api::synthesize(topo, c, alg.name, &req, rat(1 << 20)) else { continue };
-            for proto in [Proto::Simple, Proto::LL] {
+            for proto in [Protocol::Simple, Protocol::LL] {
                 let o = lower::Options { proto, ..lower::Options::default() };
                 let e = match export(&done.schedule, &o, true) {
                     Ok(e) => e,
@@ -130,7 +130,7 @@ fn a_fused_program_that_hangs_in_calls_is_exported_unfused() {
     let o = lower::Options::default();
     let f = lower::lower_with(&done.schedule, &o, true).unwrap();
     assert!(fused(&f));
-    let whole_steps = Buffers { proto: Proto::Simple, max_count: MAX_COUNT - 1, iterations: 1 };
+    let whole_steps = Buffers { proto: Protocol::Simple, max_count: MAX_COUNT - 1, iterations: 1 };
     assert!(interp::run(&f, Aliasing::InPlace, Some(whole_steps)).is_ok());
     let problems = interp::check(&f);
     assert!(problems[0].starts_with("in-place: deadlock with Simple (2 calls per connection), maxAllowedCount 1,"));

@@ -46,7 +46,7 @@ fn the_rrcs_cycle_deadlocks_at_small_max_allowed_count_only() {
         assert!(run(&p, aliasing, None).is_ok());
         // m = 1: gpu 1 tb 0 gets 4 of its 12 calls out (2 taken by gpu 0, whose 2 sums fill
         // the connection to gpu 1, and 2 buffered), so its flag never comes.
-        let o = run(&p, aliasing, Some(Buffers::at(Proto::Simple, 1)));
+        let o = run(&p, aliasing, Some(Buffers::at(Protocol::Simple, 1)));
         assert_eq!(
             o.deadlock.as_deref(),
             Some(
@@ -60,12 +60,12 @@ fn the_rrcs_cycle_deadlocks_at_small_max_allowed_count_only() {
         assert_eq!((o.steps_executed, o.messages), (0, 6));
         // ceil(12/m) calls: more than 4 (m = 1, 2) hang, 4 or fewer pass.
         for m in 1..=MAX_COUNT - 1 {
-            let o = run(&p, aliasing, Some(Buffers::at(Proto::Simple, m)));
+            let o = run(&p, aliasing, Some(Buffers::at(Protocol::Simple, m)));
             assert_eq!(o.deadlock.is_some(), 12usize.div_ceil(m) > 4, "m = {m}: {o:?}");
             assert_eq!(o.deadlock.is_none(), o.is_ok(), "m = {m}: {o:?}");
         }
         // Also with one iteration at m = 1: the cycle is within one loop of the runtime.
-        let one = Buffers { proto: Proto::Simple, max_count: 1, iterations: 1 };
+        let one = Buffers { proto: Protocol::Simple, max_count: 1, iterations: 1 };
         assert!(run(&p, aliasing, Some(one)).deadlock.is_some());
     }
     let problems = check(&p);

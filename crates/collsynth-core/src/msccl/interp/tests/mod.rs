@@ -3,8 +3,8 @@ use super::*;
 use crate::ir::Collective;
 
 /// The runtime's Simple buffers at large sizes (maxAllowedCount 1, two iterations).
-const SIMPLE_M1: Option<Buffers> = Some(Buffers { proto: Proto::Simple, max_count: 1, iterations: ITERATIONS });
-use crate::msccl::model::{Buf, Gpu, Program, Proto, Step, StepType, ThreadBlock};
+const SIMPLE_M1: Option<Buffers> = Some(Buffers { proto: Protocol::Simple, max_count: 1, iterations: ITERATIONS });
+use crate::msccl::model::{Buf, Gpu, Program, Protocol, Step, StepType, ThreadBlock};
 
 /// One side of a step: "-" (unused), "i2" (chunk 2 of the input), "o0:3" (3 chunks).
 fn side(text: &str) -> (Buf, i64, Option<usize>) {
@@ -67,7 +67,7 @@ fn program(coll: Collective, nchunks: usize, inplace: bool, mut gpus: Vec<Gpu>) 
     }
     Program {
         name: "test".into(),
-        proto: Proto::Simple,
+        proto: Protocol::Simple,
         nchannels: 1,
         nchunksperloop: nchunks,
         ngpus: gpus.len(),
@@ -136,12 +136,12 @@ fn line3() -> Program {
 
 #[test]
 fn ring3_allreduce_in_place_is_correct_with_the_runtimes_buffers() {
-    for slots in [None, Some(Buffers { proto: Proto::Simple, max_count: 1, iterations: 1 })] {
+    for slots in [None, Some(Buffers { proto: Protocol::Simple, max_count: 1, iterations: 1 })] {
         let o = run(&ring3(), Aliasing::InPlace, slots);
         assert!(o.is_ok(), "{slots:?}: {o:?}");
         assert_eq!((o.steps_executed, o.messages), (15, 12));
     }
-    for slots in [SIMPLE_M1, Some(Buffers::at(Proto::LL, 1)), Some(Buffers::at(Proto::LL128, 1))] {
+    for slots in [SIMPLE_M1, Some(Buffers::at(Protocol::LL, 1)), Some(Buffers::at(Protocol::LL128, 1))] {
         let o = run(&ring3(), Aliasing::InPlace, slots);
         assert!(o.is_ok(), "{slots:?}: {o:?}");
         assert_eq!((o.steps_executed, o.messages), (30, 24));
@@ -151,7 +151,7 @@ fn ring3_allreduce_in_place_is_correct_with_the_runtimes_buffers() {
 
 #[test]
 fn line3_allgather_in_place_is_correct_with_any_buffers() {
-    for slots in [None, SIMPLE_M1, Some(Buffers::at(Proto::LL, 1))] {
+    for slots in [None, SIMPLE_M1, Some(Buffers::at(Protocol::LL, 1))] {
         let o = run(&line3(), Aliasing::InPlace, slots);
         assert!(o.is_ok(), "{slots:?}: {o:?}");
         let its = slots.map_or(1, |b| b.iterations);
@@ -342,7 +342,7 @@ fn exchange3(cnt_one_message: bool) -> Program {
 #[test]
 fn sends_before_receives_deadlock_only_with_finite_buffers() {
     let p = exchange3(false);
-    for slots in [None, Some(Buffers::at(Proto::LL, 1))] {
+    for slots in [None, Some(Buffers::at(Protocol::LL, 1))] {
         let o = run(&p, Aliasing::InPlace, slots);
         assert!(o.is_ok(), "{slots:?}: {o:?}");
     }
@@ -368,7 +368,7 @@ fn a_step_is_as_many_calls_as_max_allowed_count_makes() {
     assert_eq!(o.deadlock.as_deref(), Some(d));
     assert_eq!((o.steps_executed, o.messages), (0, 4));
     for m in [2, 3, 71] {
-        let o = run(&p, Aliasing::InPlace, Some(Buffers::at(Proto::Simple, m)));
+        let o = run(&p, Aliasing::InPlace, Some(Buffers::at(Protocol::Simple, m)));
         assert!(o.is_ok(), "{m}: {o:?}");
         assert_eq!((o.steps_executed, o.messages), (4, 2 * 3usize.div_ceil(m)));
     }
@@ -376,7 +376,7 @@ fn a_step_is_as_many_calls_as_max_allowed_count_makes() {
     assert_eq!(check(&p), [format!("in-place: {d}")]);
     // LL holds 8 calls: every m passes.
     let mut ll = p.clone();
-    ll.proto = Proto::LL;
+    ll.proto = Protocol::LL;
     assert_eq!(check(&ll), Vec::<String>::new());
 }
 
