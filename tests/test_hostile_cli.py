@@ -89,6 +89,89 @@ BAD = [
         ],
         "--size-range",
     ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "1-99999999999999999999999",
+        ],
+        "--size-windows",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "abc",
+        ],
+        "--size-windows 'abc'",
+    ),
+    (
+        ["synth", "ring:4", "-c", "allgather", "-a", "auto", "--format", "msccl-xml", "--size-windows=-5-10"],
+        "--size-windows '-5-10'",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "0-0",
+        ],
+        "1 <= MIN",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "2KiB-1KiB",
+        ],
+        "MIN is above MAX",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "1KiB-1GiB",
+            "-o",
+            "{d}/afile",
+        ],
+        "not a directory",
+    ),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--time-only"], "--time-only applies"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "nosuch", "--time-only"], "unknown algorithm"),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile"], "not a directory"),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile/sub"], "not a directory"),
     (["export", "{d}/step_beyond.json", "--format", "msccl-xml", "-o", "{d}/afile/x.xml"], ""),
@@ -239,6 +322,37 @@ def test_same_input_same_bytes_timings_only_in_json(tmp_path):
         outs.append((tmp_path / f"o{i}" / "schedule.json").read_bytes())
     assert outs[0] == outs[1]
     assert b"stage_seconds" not in outs[0]
+
+
+def test_size_windows_same_input_same_bytes(tmp_path):
+    """Two runs of a sized export write byte-identical files (an odd but valid range: one
+    byte wide)."""
+    outs = []
+    for i in range(2):
+        argv = ["synth", "ring:4", "-c", "allreduce", "-a", "auto", "--format", "msccl-xml"]
+        proc = run([*argv, "--size-windows", "1KiB-64MiB", "-o", f"w{i}"], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        outs.append({p.name: p.read_bytes() for p in sorted((tmp_path / f"w{i}").iterdir())})
+    assert outs[0] == outs[1] and len(outs[0]) >= 1
+    one = run(
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "auto",
+            "--format",
+            "msccl-xml",
+            "--size-windows",
+            "4096-4096",
+            "--json",
+        ],
+        tmp_path,
+    )
+    assert one.returncode == 0, one.stderr
+    (w,) = json.loads(one.stdout)["msccl_windows"]
+    assert (w["min_bytes"], w["max_bytes"]) == (4096, 4096)
 
 
 def test_json_is_full_precision_with_exact_strings(tmp_path):

@@ -19,18 +19,19 @@ DIALECTS = ("new", "old")
 PROTOCOLS = ("Simple", "LL", "LL128")
 
 
-def parse_size_range(text: str | None) -> tuple[int, int] | None:
-    """``MIN-MAX`` in any size unit (``1MiB-1GiB``; ``0-0`` means unbounded in the new dialect)."""
+def parse_size_range(text: str | None, option: str = "--size-range") -> tuple[int, int] | None:
+    """``MIN-MAX`` in any size unit (``1MiB-1GiB``; ``0-0`` means unbounded in the new
+    dialect); errors name ``option``."""
     if text is None:
         return None
     lo, sep, hi = text.partition("-")
     if not sep or not lo or not hi:
-        raise BadInput(f"--size-range {text!r}: expected MIN-MAX, e.g. 1MiB-1GiB")
+        raise BadInput(f"{option} {text!r}: expected MIN-MAX, e.g. 1MiB-1GiB")
     try:
         a, b = (_whole_bytes(x) for x in (lo, hi))
     except BadInput as e:
-        raise BadInput(f"--size-range {text!r}: {e}") from None
-    return _checked_range((a, b), f"--size-range {text!r}: MIN and MAX")
+        raise BadInput(f"{option} {text!r}: {e}") from None
+    return _checked_range((a, b), f"{option} {text!r}: MIN and MAX")
 
 
 def _whole_bytes(size: str) -> int:
@@ -110,7 +111,7 @@ def export_windows(
     from collsynth.schedule import as_topology, option_texts
 
     topo = as_topology(topo)
-    rng = parse_size_range(size_range) if isinstance(size_range, str) else size_range
+    rng = parse_size_range(size_range, "--size-windows") if isinstance(size_range, str) else size_range
     lo, hi = _checked_range(rng, "size_range")
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
