@@ -123,8 +123,7 @@ fn fastest_candidate<'a>(
             }
         }
     }
-    let schedules: Vec<Schedule> = made.iter().map(|(s, _)| s.clone()).collect();
-    let Some((i, k, _)) = cost::tuning::fastest(&schedules, &topology, size)? else {
+    let Some((i, k, _)) = cost::tuning::fastest(made.iter().map(|(s, _)| s), &topology, size)? else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()

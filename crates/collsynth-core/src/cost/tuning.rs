@@ -25,9 +25,13 @@ pub fn depths(s: &Schedule) -> &'static [usize] {
 /// The fastest candidate at `size` by the runtime-faithful model ([`Model::Runtime`], the
 /// calibrated one), over [`depths`]: (index, depth, time in µs); ties go to the earlier
 /// candidate and the shallower depth. `None` without candidates.
-pub fn fastest(candidates: &[Schedule], topo: &Topology, size: Rat) -> Result<Option<(usize, usize, f64)>> {
+pub fn fastest<'a>(
+    candidates: impl IntoIterator<Item = &'a Schedule>,
+    topo: &Topology,
+    size: Rat,
+) -> Result<Option<(usize, usize, f64)>> {
     let mut best: Option<(usize, usize, f64)> = None;
-    for (i, s) in candidates.iter().enumerate() {
+    for (i, s) in candidates.into_iter().enumerate() {
         for &k in depths(s) {
             let t = time_us(Model::Runtime, s, topo, size, k)?;
             if best.is_none_or(|(_, _, bt)| t < bt) {
