@@ -60,6 +60,8 @@ def inputs(tmp_path_factory) -> Path:
 BAD = [
     (["synth", "ring:8", "-c", "allreduce", "-a", "ring", "--pipeline", "1000000000"], "chunk transfers"),
     (["simulate", "{d}/step_1e12.json"], "too large"),
+    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "tall"], "--tree-shape"),
+    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "ring", "--tree-shape", "shallow"], "tree-shape"),
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),

@@ -27,15 +27,23 @@ use crate::rational::Rat;
 use crate::synth::{self, Request};
 use crate::topology::Topology;
 
-/// The requests `algorithm` is tried with: `req`, and for one that can shrink and was not
-/// given the option, its smallest form (`--max-trees 1`), with the suffix naming it.
+/// The requests `algorithm` is tried with: `req`; each of its [`synth::Extras::forms`] the
+/// user did not set; and, for one that can shrink and was not given the option, the smallest
+/// form (`--max-trees 1`) of each of those. The suffix names what was added.
 pub(super) fn requests(algorithm: &str, req: &Request) -> Vec<(Request, String)> {
     let mut out = vec![(req.clone(), String::new())];
-    let shrink = synth::find(algorithm).ok().and_then(|a| a.extras.shrink);
-    if let Some(shrink) = shrink.filter(|s| !req.options.contains_key(s.option)) {
-        let mut small = req.clone();
-        small.options.insert(shrink.option.to_string(), "1".into());
-        out.push((small, format!(" --{} 1", shrink.option)));
+    let Ok(a) = synth::find(algorithm) else { return out };
+    for &(option, value) in a.extras.forms.iter().filter(|(o, _)| !req.options.contains_key(*o)) {
+        let mut r = req.clone();
+        r.options.insert(option.to_string(), value.to_string());
+        out.push((r, format!(" --{option} {value}")));
+    }
+    if let Some(shrink) = a.extras.shrink.filter(|s| !req.options.contains_key(s.option)) {
+        for i in 0..out.len() {
+            let (mut small, suffix) = out[i].clone();
+            small.options.insert(shrink.option.to_string(), "1".into());
+            out.push((small, format!("{suffix} --{} 1", shrink.option)));
+        }
     }
     out
 }

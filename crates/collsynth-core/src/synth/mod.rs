@@ -75,10 +75,14 @@ pub struct Extras {
     /// Its schedule depends on [`Request::size`] (TACOS's chunk costs, the circulant block
     /// count): sized exports synthesize it again per size range.
     pub sized: bool,
+    /// Other option settings worth trying for time (`--tree-shape shallow`): `auto` and the
+    /// size windows try each next to the request as given, unless the user set the option.
+    pub forms: &'static [(&'static str, &'static str)],
 }
 
 impl Extras {
-    pub const NONE: Extras = Extras { bound_hint: None, shrink: None, time_only: None, progress: None, sized: false };
+    pub const NONE: Extras =
+        Extras { bound_hint: None, shrink: None, time_only: None, progress: None, sized: false, forms: &[] };
 }
 
 /// An option that trades quality for a smaller schedule (ForestColl's `max-trees`): when an
@@ -118,6 +122,10 @@ pub const OPTIONS: &[AlgorithmOption] = &[
     AlgorithmOption {
         name: "allreduce-lp",
         help: "solve the allreduce LP: auto (default), always or never (then reduce-scatter + allgather)",
+    },
+    AlgorithmOption {
+        name: "tree-shape",
+        help: "budget (default) or shallow: broadcasting trees as low as the optimum allows (switched fast path)",
     },
     AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
     AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },

@@ -37,12 +37,13 @@ use crate::rational::Rat;
 use crate::topology::Topology;
 use emit::Tree;
 use optimality::Optimum;
+pub use symmetric_switched::Shape;
 
 pub static FORESTCOLL: Algorithm = Algorithm {
     name: "forestcoll",
     help: "throughput-optimal spanning-tree forest (ForestColl), switches included; --max-trees K for at most K trees per root",
     collectives: Collective::FIVE,
-    options: &["max-trees", "allreduce-lp"],
+    options: &["max-trees", "allreduce-lp", "tree-shape"],
     synthesize,
     extras: Extras {
         bound_hint: Some(bound_hint),
@@ -50,6 +51,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
         time_only: None,
         progress: Some(&PROGRESS),
         sized: false,
+        forms: &[("tree-shape", "shallow")],
     },
 };
 
@@ -105,11 +107,17 @@ impl Forest {
 /// The allgather forest: optimal (Prop. 3's k) without `max_trees`; with `max_trees = K`, the
 /// best k in 1..=K by Alg. 3 (smallest k on ties). Requires N >= 2.
 pub fn forest(topo: &Topology, max_trees: Option<usize>) -> Result<Forest> {
-    forest_with(topo, max_trees, true)
+    forest_with(topo, max_trees, true, Shape::Budget)
 }
 
-/// [`forest`], with the symmetric fast path allowed or not (tests compare the two).
-pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetric: bool) -> Result<Forest> {
+/// [`forest`], with the symmetric fast path allowed or not (tests compare the two) and the
+/// fast path's tree shape.
+pub(crate) fn forest_with(
+    topo: &Topology,
+    max_trees: Option<usize>,
+    try_symmetric: bool,
+    shape: Shape,
+) -> Result<Forest> {
     let mut clock = std::time::Instant::now();
     let mut seconds = Vec::new();
     let mut lap = |name: &'static str| {
@@ -134,7 +142,7 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
     PROGRESS.start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
-    let sym = if try_symmetric { symmetric_forest(topo, k, &caps) } else { None };
+    let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape) } else { None };
     lap("symmetric");
     if let Some((group, trees, packing_stats)) = sym {
         PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
@@ -178,13 +186,18 @@ pub(crate) fn forest_with(topo: &Topology, max_trees: Option<usize>, try_symmetr
 /// The symmetric fast paths (translations of a switch-free topology, then a group acting
 /// freely on a switched one, then identical boxes on one switch): the symmetry's
 /// description, the trees and the packing counters (flows of a box packing), or None.
-fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap]) -> Option<(String, Vec<Tree>, packing::Stats)> {
+fn symmetric_forest(
+    topo: &Topology,
+    k: Cap,
+    caps: &[Cap],
+    shape: Shape,
+) -> Option<(String, Vec<Tree>, packing::Stats)> {
     let none = packing::Stats::default();
     if let Some(c) = symmetric::Cayley::detect(topo) {
         return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none));
     }
     if let Some(g) = symmetric_switched::Group::detect(topo) {
-        if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps) {
+        if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps, shape) {
             return Some((g.describe(), trees, none));
         }
     }
@@ -206,6 +219,20 @@ fn max_trees(req: &Request) -> Result<Option<usize>> {
     }
 }
 
+/// `--tree-shape budget|shallow` (default budget). Shallow shapes the trees that broadcast
+/// (allgather, the allgather half of allreduce), never those that reduce: a shallow tree
+/// gathers more contributions at one rank, and a rank reduces its contributions one after
+/// the other (the runtime model, docs/simulator.md), so height is not what a reduction
+/// saves. On topologies outside the switched fast path the option changes nothing (the
+/// general packing already grows breadth first).
+fn tree_shape(req: &Request) -> Result<Shape> {
+    match req.options.get("tree-shape").map(String::as_str) {
+        None | Some("budget") => Ok(Shape::Budget),
+        Some("shallow") => Ok(Shape::Shallow),
+        Some(v) => Err(CollsynthError::bad(format!("--tree-shape: '{v}' is not one of budget, shallow"))),
+    }
+}
+
 fn lp_mode(req: &Request) -> Result<lp::LpMode> {
     match req.options.get("allreduce-lp").map(String::as_str) {
         None | Some("auto") => Ok(lp::LpMode::Auto),
@@ -217,6 +244,11 @@ fn lp_mode(req: &Request) -> Result<lp::LpMode> {
 
 /// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
 pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> {
+    allgather_shaped(topo, max_trees, Shape::Budget)
+}
+
+/// [`allgather`] with the fast path's tree shape.
+fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Result<Schedule> {
     let n = topo.n_ranks();
     if n == 1 {
         let mut s = Schedule::new(Collective::Allgather, 1, 0, "forestcoll");
@@ -224,7 +256,7 @@ pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> 
         s.provenance.details = Details::new().with("k", 1).with("trees", 1);
         return Ok(s);
     }
-    let f = forest(topo, max_trees)?;
+    let f = forest_with(topo, max_trees, true, shape)?;
     let mut s = emit::allgather(topo, &f.trees, f.k);
     let mut d = Details::new()
         .with("k", whole_value(f.k))
@@ -238,6 +270,7 @@ pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> 
         .with("split_flows", f.split_stats.flows)
         .with("mu_flows", f.packing_stats.mu_flows)
         .with("symmetry", f.symmetry.as_ref().map(|g| g.to_string()))
+        .with("tree_shape", shape.name())
         .with(
             "stage_seconds",
             f.seconds.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect::<serde_json::Map<_, _>>(),
@@ -273,10 +306,11 @@ fn reduce_scatter(topo: &Topology, max_trees: Option<usize>) -> Result<(Schedule
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
+    let shape = tree_shape(req)?;
     match collective {
-        Collective::Allgather => allgather(topo, max_k),
+        Collective::Allgather => allgather_shaped(topo, max_k, shape),
         Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k)?.0),
-        Collective::Allreduce => allreduce(topo, max_k, mode),
+        Collective::Allreduce => allreduce(topo, max_k, mode, shape),
         Collective::Broadcast => rooted_broadcast(topo, req.root),
         Collective::Reduce => {
             let t = transpose(topo);
@@ -291,12 +325,13 @@ fn rooted_broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
 }
 
 /// Allreduce: reduce-scatter then allgather; the LP's schedule instead when the mode allows
-/// it, the LP is better and its schedule is available.
-fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode) -> Result<Schedule> {
+/// it, the LP is better and its schedule is available. `shape` shapes the allgather half only
+/// (see [`tree_shape`]).
+fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Shape) -> Result<Schedule> {
     let (rs, ag) = reduce_scatter(topo, max_k)?;
-    let ag = match ag {
+    let ag = match ag.filter(|_| shape == Shape::Budget) {
         Some(ag) => ag,
-        None => allgather(topo, max_k)?,
+        None => allgather_shaped(topo, max_k, shape)?,
     };
     let mut s = compose(&rs, &ag, Collective::Allreduce)?;
     s.root = 0;

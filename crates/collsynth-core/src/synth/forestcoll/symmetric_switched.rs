@@ -12,6 +12,11 @@
 //! have the most budget left, so scarce links (the NICs of a DGX box) are used only where
 //! nothing else reaches a new rank. A greedy: when it gets stuck, [`trees`] returns None and
 //! the caller packs in general.
+//!
+//! [`Shape::Shallow`] breaks the ties of that preference by height: among the route types
+//! with the most budget left, it attaches the new rank as close to the root as any allows (a tree of height 2 instead
+//! of a chain of 8 on `dgx-a100:N`), which shortens the latency chain of a broadcasting tree.
+//! A tree it cannot finish is grown again by budget, so the shape never loses the fast path.
 
 use super::emit::Tree;
 use crate::flow::Cap;
@@ -148,6 +153,25 @@ fn rank_orbits(topo: &Topology, elems: &[Vec<u32>]) -> Option<RankOrbits> {
     Some((reps, of_rank))
 }
 
+/// How [`grow`] picks the next edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// The route type with the most budget left (scarce links last).
+    #[default]
+    Budget,
+    /// The shallowest attachment any route type with budget allows.
+    Shallow,
+}
+
+impl Shape {
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Budget => "budget",
+            Shape::Shallow => "shallow",
+        }
+    }
+}
+
 /// A route type: from a representative rank to rank `to` along `links` (switches inside).
 struct Route {
     rep: usize,
@@ -160,7 +184,7 @@ struct Route {
 /// The forest of `k` trees per rank within `caps` (see the module docs), or None when the
 /// greedy gets stuck or a representative has too many routes. Guarantees: spanning
 /// arborescences rooted at every rank, counts summing to `k` per root, loads within `caps`.
-pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap]) -> Option<Vec<Tree>> {
+pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap], shape: Shape) -> Option<Vec<Tree>> {
     let n_orbits = grp.link_orbit.iter().max().map_or(0, |&m| m + 1);
     let mut left = vec![0 as Cap; n_orbits];
     for (l, &o) in grp.link_orbit.iter().enumerate() {
@@ -171,7 +195,19 @@ pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap]) -> Option<Vec<T
         let routes = routes(topo, grp, i, rep)?;
         let mut grown: super::symmetric::RootTrees = Vec::new();
         for _ in 0..k {
-            let t = grow(topo, grp, rep, &routes, &mut left)?;
+            let t = match shape {
+                Shape::Budget => grow(topo, grp, rep, &routes, &mut left, Shape::Budget)?,
+                Shape::Shallow => {
+                    let before = left.clone();
+                    match grow(topo, grp, rep, &routes, &mut left, Shape::Shallow) {
+                        Some(t) => t,
+                        None => {
+                            left.copy_from_slice(&before);
+                            grow(topo, grp, rep, &routes, &mut left, Shape::Budget)?
+                        }
+                    }
+                }
+            };
             match grown.iter_mut().find(|(_, e)| *e == t) {
                 Some(g) => g.0 += 1,
                 None => grown.push((1, t)),
@@ -237,11 +273,15 @@ fn grow(
     rep: usize,
     routes: &[Route],
     left: &mut [Cap],
+    shape: Shape,
 ) -> Option<Vec<(usize, usize, usize)>> {
     let n = topo.n_ranks();
     let mut inside = vec![false; n];
     inside[rep] = true;
     let mut order = vec![rep];
+    let mut depth = vec![0usize; n];
+    // Per route type: the first position of `order` that may still take it (join order only
+    // grows, and a rank once inside stays inside, so the scan never goes back).
     let mut cursor = vec![0usize; routes.len()];
     let mut edges = Vec::with_capacity(n - 1);
     let score = |r: &Route, left: &[Cap]| r.uses.iter().map(|&(o, c)| left[o] / c).min().unwrap_or(0);
@@ -249,7 +289,8 @@ fn grow(
         let mut by_score: Vec<(Cap, usize)> =
             (0..routes.len()).map(|t| (score(&routes[t], left), t)).filter(|s| s.0 > 0).collect();
         by_score.sort_unstable_by_key(|&(s, t)| (std::cmp::Reverse(s), routes[t].links.len(), t));
-        let found = by_score.iter().find_map(|&(_, t)| {
+        // The earliest rank in join order where route type t reaches a rank outside.
+        let mut attach = |t: usize| {
             let r = &routes[t];
             while cursor[t] < order.len() {
                 let x = order[cursor[t]];
@@ -263,12 +304,31 @@ fn grow(
                 cursor[t] += 1;
             }
             None
-        });
-        let (x, y, t) = found?;
+        };
+        let (x, y, t) = match shape {
+            Shape::Budget => by_score.iter().find_map(|&(_, t)| attach(t))?,
+            // Among the route types with the most budget that can attach, the shallowest
+            // attachment (strictly: ties keep the budget order).
+            Shape::Shallow => {
+                let mut best: Option<(Cap, (usize, usize, usize))> = None;
+                for &(sc, t) in &by_score {
+                    if best.is_some_and(|(top, _)| sc < top) {
+                        break;
+                    }
+                    if let Some(c) = attach(t) {
+                        if best.is_none_or(|(_, b)| depth[c.0] < depth[b.0]) {
+                            best = Some((sc, c));
+                        }
+                    }
+                }
+                best?.1
+            }
+        };
         for &(o, c) in &routes[t].uses {
             left[o] -= c;
         }
         inside[y] = true;
+        depth[y] = depth[x] + 1;
         order.push(y);
         edges.push((x, y, t));
     }

@@ -92,7 +92,7 @@ proptest! {
     #[test]
     fn random_boxes_fast_path_is_exact(t in arb_boxes()) {
         let f = forest(&t, None).unwrap();
-        let g = forest_with(&t, None, false).unwrap();
+        let g = forest_with(&t, None, false, Shape::Budget).unwrap();
         prop_assert_eq!((f.k, f.u), (g.k, g.u));
         check_forest(&t, &f);
         check_schedule(&t, &emit::allgather(&t, &f.trees, f.k), f.optimum.inv);

@@ -3,6 +3,7 @@
 //! edge cases (disconnected graphs, N = 1 and 2, switch-free inputs).
 
 mod boxes;
+mod shape;
 mod symmetric;
 
 use super::*;

@@ -12,7 +12,7 @@ fn fast(spec: &str, group: &str) -> Forest {
     let f = optimal(&t);
     assert_eq!(f.symmetry.as_deref(), Some(group), "{spec}");
     assert_eq!(f.packing_stats.mu_flows, 0, "{spec}: no flow per tree edge");
-    let g = forest_with(&t, None, false).unwrap();
+    let g = forest_with(&t, None, false, Shape::Budget).unwrap();
     assert_eq!((g.symmetry.as_deref(), g.k, g.u), (None, f.k, f.u), "{spec}");
     f
 }
@@ -147,7 +147,7 @@ proptest! {
     fn random_circulants_fast_path_is_exact(t in arb_circulant()) {
         prop_assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&t).is_some());
         let f = optimal(&t);
-        let g = forest_with(&t, None, false).unwrap();
+        let g = forest_with(&t, None, false, Shape::Budget).unwrap();
         prop_assert_eq!((f.k, f.u), (g.k, g.u));
         if f.symmetry.is_some() {
             check_schedule(&t, &emit::allgather(&t, &f.trees, f.k), f.optimum.inv);
