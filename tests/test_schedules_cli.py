@@ -119,3 +119,15 @@ def test_pipelining_speeds_up_a_broadcast_chain():
     m = 64 * 2**20
     assert plain["time_us"] == pytest.approx(7 * (1 + m / b), rel=1e-9)
     assert piped["time_us"] == pytest.approx((7 + 15) * (1 + m / 16 / b), rel=1e-9)
+
+
+def test_synth_table_shows_the_runtime_model_and_its_bound():
+    """The human table carries the calibrated runtime time and the time bound, the same
+    numbers as --json (rounded as shown)."""
+    argv = ["synth", "dgx-a100:2", "-c", "allgather", "-a", "forestcoll", "--size", "64MiB"]
+    js = run_json(*argv)
+    table = run_cli(*argv).stdout
+    line = next(x for x in table.splitlines() if "runtime time (us)" in x)
+    assert f"{js['runtime_time_us']:.3f}" in line and js["runtime_protocol"] in line
+    line = next(x for x in table.splitlines() if "time bound (us) / time-opt" in x)
+    assert f"{js['time_bound_us']:.3f} / {js['time_optimality']:.4f}" in line

@@ -144,6 +144,20 @@ def summary_rows(s: dict, details: dict | None = None) -> list[list]:
         ["verified", "yes"],
         ["size (bytes)", f"{s['size_bytes']:.0f}"],
         ["simulated time (us)", f"{s['time_us']:.3f}"],
+    ]
+    if s.get("runtime_time_us") is not None:
+        # The calibrated runtime model (docs/simulator.md) against its time bound.
+        rows += [
+            [
+                "runtime time (us)",
+                f"{s['runtime_time_us']:.3f}  ({s['runtime_protocol']}, {s['runtime_slices']} slices)",
+            ],
+            [
+                "time bound (us) / time-opt",
+                f"{s['time_bound_us']:.3f} / {s['time_optimality']:.4f}",
+            ],
+        ]
+    rows += [
         [
             "alpha-beta time (us)",
             f"{s['alpha_beta_us']:.3f}  (T_L {s['latency_us']:.3f} + T_B {s['bandwidth_us']:.3f})",
