@@ -382,3 +382,33 @@ def test_size_windows_refusals():
     ]:
         p = run_cli(*base, *extra, check_status=2)
         assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, (extra, p.stderr)
+
+
+@pytest.mark.parametrize(("size", "proto"), [("1KiB", "LL"), ("64MiB", "LL128"), ("1GiB", "Simple")])
+def test_protocol_auto_is_the_runtime_models_choice_at_the_size(size, proto, tmp_path):
+    """`--protocol auto` writes the protocol the runtime model picks at --size (the same as
+    Schedule.runtime reports), and the size range's middle wins over --size."""
+    s = collsynth.synthesize("dgx-a100:2", "allgather", "forestcoll")
+    assert s.runtime(size)["runtime_protocol"] == proto
+    out = msccl.export(s, protocol="auto", size=size)
+    assert f'proto="{proto}"' in out["xml"]
+    ranged = msccl.export(s, protocol="auto", size=size, size_range="1GiB-1GiB")
+    assert 'proto="Simple"' in ranged["xml"]
+    run_cli(
+        "synth",
+        "dgx-a100:2",
+        "-c",
+        "allgather",
+        "-a",
+        "forestcoll",
+        "--size",
+        size,
+        "--format",
+        "msccl-xml",
+        "--protocol",
+        "auto",
+        "-o",
+        str(tmp_path),
+    )
+    (xml,) = [f.read_text() for f in tmp_path.glob("*.xml")]
+    assert f'proto="{proto}"' in xml

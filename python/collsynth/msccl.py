@@ -61,16 +61,19 @@ def export(
     unfused: bool = False,
     pipeline: int | None = None,
     size_range: str | tuple[int, int] | None = None,
+    size: int | str | None = None,
 ) -> dict:
     """Lower a verified schedule to MSCCL XML (validated in both buffer modes, unbounded and
-    finite connection buffers, before it is returned). Keys: ``xml``, ``program`` (dict),
-    ``pipeline``, ``nchunksperloop``, ``nchannels``, ``thread_blocks``, ``max_steps``,
-    ``s_chunks``, ``min_bytes``, ``max_bytes``, ``fallback`` (a note or None) and ``schedule``
-    (what was exported: a fixed-k forest when the optimal one does not fit the runtime)."""
+    finite connection buffers, before it is returned). ``protocol="auto"``: the protocol the
+    runtime model picks at the middle of ``size_range``, else at ``size`` (default 1 GiB).
+    Keys: ``xml``, ``program`` (dict), ``pipeline``, ``nchunksperloop``, ``nchannels``,
+    ``thread_blocks``, ``max_steps``, ``s_chunks``, ``min_bytes``, ``max_bytes``, ``fallback``
+    (a note or None) and ``schedule`` (what was exported: a fixed-k forest when the optimal
+    one does not fit the runtime)."""
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
-    if protocol not in PROTOCOLS:
-        raise BadInput(f"--protocol {protocol!r}: expected Simple, LL or LL128")
+    if protocol not in PROTOCOLS and protocol != "auto":
+        raise BadInput(f"--protocol {protocol!r}: expected Simple, LL, LL128 or auto")
     if channels is not None and not 1 <= _args.whole("channels", channels) <= 32:
         raise BadInput(f"--channels {channels}: the runtimes take 1 to 32 channels")
     if pipeline is not None and _args.whole("pipeline", pipeline) < 1:
@@ -80,7 +83,8 @@ def export(
     else:
         rng = None if size_range is None else _checked_range(size_range, "size_range")
     core = schedule._core
-    out = _core.msccl_export(core, dialect, protocol, channels, bool(unfused), pipeline, rng)
+    size_text = None if size is None else str(size)
+    out = _core.msccl_export(core, dialect, protocol, channels, bool(unfused), pipeline, rng, size_text)
     out["program"] = json.loads(out["program"])
     from collsynth.schedule import Schedule
 

@@ -33,8 +33,10 @@ fn lowering(
 /// the MPI executor), `pipeline`, `nchunksperloop`, `nchannels`, `thread_blocks` (max per
 /// rank), `max_steps` (per thread block), `s_chunks` (max per rank), `fallback` (a note, or
 /// None) and `schedule` (the schedule exported: the fallback forest when there is one).
+/// `protocol="auto"`: the one the runtime model picks for the size range, else for `size`
+/// (default 1 GiB), `api::windows::protocol_for`.
 #[pyfunction]
-#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None))]
+#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None, size=None))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export<'py>(
     py: Python<'py>,
@@ -45,7 +47,28 @@ fn msccl_export<'py>(
     unfused: bool,
     pipeline: Option<usize>,
     size_range: Option<(u64, u64)>,
+    size: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let chosen;
+    let protocol = if protocol == "auto" {
+        let range = match (size_range, size) {
+            (Some(r), _) => r,
+            (None, Some(text)) => {
+                let m = crate::size_arg(text)?.ceil().to_integer();
+                let m = guard(|| {
+                    u64::try_from(m)
+                        .map_err(|_| collsynth_core::CollsynthError::bad(format!("--size: {text} is too large")))
+                })?;
+                (m, m)
+            }
+            (None, None) => (1 << 30, 1 << 30),
+        };
+        let s = collsynth_core::ir::transform::pipelined(&schedule.inner, pipeline.unwrap_or(1));
+        chosen = guard(|| api::windows::protocol_for(&s, &schedule.topo, range))?;
+        chosen.name()
+    } else {
+        protocol
+    };
     let o = lowering(dialect, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
     let done = py.detach(|| guard(|| api::export_msccl(&schedule.inner, &schedule.topo, &o, pipeline.is_none())))?;
     let p = &done.exported.program;

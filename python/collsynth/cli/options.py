@@ -110,7 +110,12 @@ def add_msccl_options(p, sized: bool = False) -> None:
     g.add_argument(
         "--channels", type=whole(1), default=None, metavar="C", help="channels (default: fewest that fit)"
     )
-    g.add_argument("--protocol", choices=["Simple", "LL", "LL128"], default=None, help="default Simple")
+    g.add_argument(
+        "--protocol",
+        choices=["Simple", "LL", "LL128", "auto"],
+        default=None,
+        help="default Simple; auto: the one the runtime model picks at --size (or the --size-range's middle)",
+    )
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
     g.add_argument("--size-range", default=None, metavar="MIN-MAX", help="minBytes-maxBytes, e.g. 1MiB-1GiB")
     if sized:
@@ -135,4 +140,5 @@ def msccl_kwargs(args) -> dict:
         "unfused": bool(args.unfused),
         "pipeline": args.pipeline if getattr(args, "pipeline_given", False) else None,
         "size_range": args.size_range,
+        "size": getattr(args, "size", None),
     }

@@ -240,7 +240,8 @@ def run_windows(args, formats: set[str]) -> int:
             args.size_windows,
             root=args.root,
             dialect=k["dialect"],
-            protocol=args.protocol,
+            # auto is what the windows do anyway: each window's own choice
+            protocol=None if args.protocol == "auto" else args.protocol,
             channels=k["channels"],
             unfused=k["unfused"],
             **{o.replace("-", "_"): v for o, v in given_algorithm_options(args).items()},

@@ -215,9 +215,16 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
 
 /// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`.
 fn window_protocol(v: &Variant, topo: &Topology, w: &Window) -> Result<crate::protocol::Protocol> {
-    let mid = ((w.min_bytes as f64) * (w.max_bytes as f64)).sqrt().round().max(1.0) as u64;
     let s = crate::ir::transform::pipelined(&v.schedule, v.pipeline);
-    crate::cost::runtime::choose_protocol(&s, topo, Rat::from_integer(mid as i128))
+    protocol_for(&s, topo, (w.min_bytes, w.max_bytes))
+}
+
+/// The protocol the runtime model (NCCL's tuner, `cost::runtime::choose_protocol`) picks for
+/// `s` at the geometric middle of `lo..=hi` bytes: what a file serving that range is written
+/// in when the user does not name one (`--protocol auto`, the size windows).
+pub fn protocol_for(s: &Schedule, topo: &Topology, (lo, hi): (u64, u64)) -> Result<crate::protocol::Protocol> {
+    let mid = ((lo as f64) * (hi as f64)).sqrt().round().max(1.0) as u64;
+    crate::cost::runtime::choose_protocol(s, topo, Rat::from_integer(mid as i128))
 }
 
 /// One window of an export: what runs there and its XML.
