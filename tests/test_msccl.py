@@ -370,6 +370,58 @@ def test_size_windows_write_one_disjoint_file_per_window(tmp_path):
         assert w["algorithm"] in w["variant"] and w["time_us_at_min"] <= w["time_us_at_max"]
 
 
+def test_old_dialect_windows_are_merged_to_four(tmp_path):
+    """The old runtime loads at most four algorithms (MSCCL_MAX_NUM_ALGOS): the windows are
+    merged to four, still tiling the range (maxBytes exclusive there), each with its
+    slowdown against the fastest variant reported (>= 1, and above the tolerance where the
+    merge cost something)."""
+    new = run_json(
+        "synth",
+        "dgx1",
+        "-c",
+        "allreduce",
+        "-a",
+        "auto",
+        "--format",
+        "msccl-xml",
+        "--size-windows",
+        "1KiB-4GiB",
+        "-o",
+        str(tmp_path / "new"),
+    )["msccl_windows"]
+    assert len(new) > 4
+    assert all(1.0 <= w["slowdown"] <= 1.0101 for w in new)
+    out = run_json(
+        "synth",
+        "dgx1",
+        "-c",
+        "allreduce",
+        "-a",
+        "auto",
+        "--format",
+        "msccl-xml",
+        "--size-windows",
+        "1KiB-4GiB",
+        "--msccl-dialect",
+        "old",
+        "-o",
+        str(tmp_path / "old"),
+    )
+    ws = out["msccl_windows"]
+    assert len(ws) == 4 == len(out["files"])
+    assert ws[0]["min_bytes"] == 1024 and ws[-1]["max_bytes"] == 4 * 2**30
+    for a, b in zip(ws, ws[1:], strict=False):
+        assert a["max_bytes"] + 1 == b["min_bytes"]
+    # Every old window is a union of new windows (edges kept), and some merge lost time.
+    edges = {w["min_bytes"] for w in new}
+    assert {w["min_bytes"] for w in ws} <= edges
+    assert max(w["slowdown"] for w in ws) > 1.0101
+    for w, f in zip(ws, out["files"], strict=True):
+        text = Path(f).read_text()
+        assert f'minBytes="{w["min_bytes"]}" maxBytes="{w["max_bytes"] + 1}"' in text
+        assert collsynth.msccl.validate(text)["ok"], f
+
+
 def test_size_windows_refusals():
     base = ["synth", "dgx-a100:2", "-c", "allgather", "-a", "auto"]
     for extra, needle in [
@@ -378,7 +430,6 @@ def test_size_windows_refusals():
         (["--format", "msccl-xml", "--size-windows", "1KiB-4GiB", "--size-range", "0-0"], "--size-range"),
         (["--format", "msccl-xml", "--size-windows", "4GiB-1KiB"], "MIN is above MAX"),
         (["--format", "msccl-xml", "--size-windows", "0-1KiB"], "1 <= MIN"),
-        (["--format", "msccl-xml", "--size-windows", "1KiB-4GiB", "--msccl-dialect", "old"], "at most 4"),
     ]:
         p = run_cli(*base, *extra, check_status=2)
         assert needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, (extra, p.stderr)

@@ -126,6 +126,7 @@ fn msccl_export_windows<'py>(
             d.set_item("pipeline", w.pipeline)?;
             d.set_item("time_us_at_min", w.window.time_us_at_min)?;
             d.set_item("time_us_at_max", w.window.time_us_at_max)?;
+            d.set_item("slowdown", w.window.slowdown)?;
             d.set_item("xml", &w.export.exported.xml)?;
             d.set_item("nchunksperloop", p.nchunksperloop)?;
             d.set_item("nchannels", p.nchannels)?;

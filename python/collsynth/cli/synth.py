@@ -273,6 +273,7 @@ def run_windows(args, formats: set[str]) -> int:
         ("variant", "left"),
         ("protocol", "left"),
         ("time at ends (us)", "right"),
+        ("vs fastest", "right"),
     ]
     body = [
         [
@@ -280,6 +281,7 @@ def run_windows(args, formats: set[str]) -> int:
             w["variant"],
             w["protocol"],
             f"{w['time_us_at_min']:.3f} / {w['time_us_at_max']:.3f}",
+            f"{w['slowdown']:.3f}x",
         ]
         for w in windows
     ]

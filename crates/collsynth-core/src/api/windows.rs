@@ -76,6 +76,10 @@ pub struct Window {
     /// The runtime model's time of that variant at both ends (µs).
     pub time_us_at_min: f64,
     pub time_us_at_max: f64,
+    /// The variant's time over the fastest variant's, at worst over the window's sample sizes
+    /// (its ends and the powers of 2 inside): within [`TOLERANCE`] of 1 unless windows were
+    /// merged for the old runtime ([`merge_windows`]).
+    pub slowdown: f64,
 }
 
 /// The variants of `collective` on `topo` for `algorithm` (`auto`: every registered
@@ -171,8 +175,9 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
         return Err(CollsynthError::bad(format!("size windows: need 1 <= MIN <= MAX bytes, got {lo}-{hi}")));
     }
     let points = powers(lo, hi, 2);
-    let beats = |a: usize, b: usize, bytes: u64| -> Result<bool> {
-        Ok(time_of(&variants[a], topo, bytes)? < (1.0 - TOLERANCE) * time_of(&variants[b], topo, bytes)?)
+    let mut times = Times::default();
+    let mut beats = |a: usize, b: usize, bytes: u64| -> Result<bool> {
+        Ok(times.get(variants, topo, a, bytes)? < (1.0 - TOLERANCE) * times.get(variants, topo, b, bytes)?)
     };
     let mut chosen = vec![fastest(variants, topo, lo)?.0];
     for &b in &points[1..] {
@@ -201,16 +206,93 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
     let mut out: Vec<Window> = Vec::new();
     for (k, &(start, variant)) in edges.iter().enumerate() {
         let end = edges.get(k + 1).map_or(hi, |&(next, _)| next - 1);
-        let v = &variants[variant];
-        out.push(Window {
-            min_bytes: start,
-            max_bytes: end,
-            variant,
-            time_us_at_min: time_of(v, topo, start)?,
-            time_us_at_max: time_of(v, topo, end)?,
-        });
+        out.push(window(variants, topo, (start, end), variant, &mut times)?);
     }
     Ok(out)
+}
+
+/// Runtime-model times by (variant, bytes), each simulated once.
+#[derive(Default)]
+struct Times {
+    of: std::collections::HashMap<(usize, u64), f64>,
+    best: std::collections::HashMap<u64, f64>,
+}
+
+impl Times {
+    fn get(&mut self, variants: &[Variant], topo: &Topology, v: usize, bytes: u64) -> Result<f64> {
+        if let Some(&t) = self.of.get(&(v, bytes)) {
+            return Ok(t);
+        }
+        let t = time_of(&variants[v], topo, bytes)?;
+        self.of.insert((v, bytes), t);
+        Ok(t)
+    }
+
+    fn best(&mut self, variants: &[Variant], topo: &Topology, bytes: u64) -> Result<f64> {
+        if let Some(&t) = self.best.get(&bytes) {
+            return Ok(t);
+        }
+        let mut best = f64::INFINITY;
+        for v in 0..variants.len() {
+            best = best.min(self.get(variants, topo, v, bytes)?);
+        }
+        self.best.insert(bytes, best);
+        Ok(best)
+    }
+
+    /// Variant v's worst time over the fastest's on `lo..=hi`'s sample sizes.
+    fn slowdown(&mut self, variants: &[Variant], topo: &Topology, v: usize, (lo, hi): (u64, u64)) -> Result<f64> {
+        let mut worst = 1.0f64;
+        for b in powers(lo, hi, 2) {
+            let best = self.best(variants, topo, b)?;
+            if best > 0.0 {
+                worst = worst.max(self.get(variants, topo, v, b)? / best);
+            }
+        }
+        Ok(worst)
+    }
+}
+
+fn window(
+    variants: &[Variant],
+    topo: &Topology,
+    range: (u64, u64),
+    variant: usize,
+    times: &mut Times,
+) -> Result<Window> {
+    Ok(Window {
+        min_bytes: range.0,
+        max_bytes: range.1,
+        variant,
+        time_us_at_min: times.get(variants, topo, variant, range.0)?,
+        time_us_at_max: times.get(variants, topo, variant, range.1)?,
+        slowdown: times.slowdown(variants, topo, variant, range)?,
+    })
+}
+
+/// At most `max` windows for a runtime that loads no more (the old one: [`MAX_WINDOWS_OLD`]):
+/// while there are more, the two adjacent windows whose union loses least are merged, the
+/// union served by the one variant with the smallest [`Window::slowdown`] there (any variant,
+/// not only the two). Greedy, and the loss is reported rather than hidden: each window keeps
+/// its `slowdown`.
+pub fn merge_windows(mut ws: Vec<Window>, variants: &[Variant], topo: &Topology, max: usize) -> Result<Vec<Window>> {
+    let mut times = Times::default();
+    while ws.len() > max.max(1) {
+        let mut best: Option<(f64, usize, usize)> = None;
+        for i in 0..ws.len() - 1 {
+            let range = (ws[i].min_bytes, ws[i + 1].max_bytes);
+            for v in 0..variants.len() {
+                let loss = times.slowdown(variants, topo, v, range)?;
+                if best.is_none_or(|(l, _, _)| loss < l) {
+                    best = Some((loss, i, v));
+                }
+            }
+        }
+        let (_, i, v) = best.expect("at least two windows");
+        let merged = window(variants, topo, (ws[i].min_bytes, ws[i + 1].max_bytes), v, &mut times)?;
+        ws.splice(i..=i + 1, [merged]);
+    }
+    Ok(ws)
 }
 
 /// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`.
@@ -266,14 +348,10 @@ pub fn export_windows(
                 collective.name()
             )));
         }
-        let ws = windows(&vs, topo, lo, hi)?;
         let old = o.dialect == crate::msccl::Dialect::Old;
+        let mut ws = windows(&vs, topo, lo, hi)?;
         if old && ws.len() > MAX_WINDOWS_OLD {
-            return Err(CollsynthError::bad(format!(
-                "--size-windows: {} windows, and the old runtime loads at most {MAX_WINDOWS_OLD} algorithms; \
-                 use the new dialect or a narrower range",
-                ws.len()
-            )));
+            ws = merge_windows(ws, &vs, topo, MAX_WINDOWS_OLD)?;
         }
         let mut out = Vec::new();
         for w in ws {

@@ -98,3 +98,34 @@ fn requests_cover_forms_and_their_shrunk_forms() {
     assert_eq!(suffixes(&Request::default()).len(), 4);
     assert_eq!(requests("ring", &Request::default()).len(), 1);
 }
+
+/// Merging for the old runtime: at most `max` windows, still tiling the range on the old
+/// edges, each served by the variant with the least slowdown on its union (checked against
+/// every variant), and no merge when there are few enough windows.
+#[test]
+fn merged_windows_tile_the_range_with_the_least_slowdown() {
+    let topo = from_spec("dgx-a100:2").unwrap();
+    let (lo, hi) = (1 << 10, 1 << 32);
+    let vs = variants(&topo, Collective::Allgather, "auto", &Request::default(), lo, hi).unwrap();
+    let ws = windows(&vs, &topo, lo, hi).unwrap();
+    assert!(ws.len() > 2, "{}", ws.len());
+    let edges: Vec<u64> = ws.iter().map(|w| w.min_bytes).collect();
+    let same = merge_windows(ws.clone(), &vs, &topo, ws.len()).unwrap();
+    assert_eq!(
+        same.iter().map(|w| (w.min_bytes, w.variant)).collect::<Vec<_>>(),
+        ws.iter().map(|w| (w.min_bytes, w.variant)).collect::<Vec<_>>()
+    );
+    let two = merge_windows(ws, &vs, &topo, 2).unwrap();
+    assert_eq!(two.len(), 2);
+    assert_eq!((two[0].min_bytes, two[1].max_bytes), (lo, hi));
+    assert_eq!(two[0].max_bytes + 1, two[1].min_bytes);
+    assert!(edges.contains(&two[1].min_bytes));
+    let mut times = Times::default();
+    for w in &two {
+        let range = (w.min_bytes, w.max_bytes);
+        for v in 0..vs.len() {
+            assert!(w.slowdown <= times.slowdown(&vs, &topo, v, range).unwrap() + 1e-12, "{range:?}");
+        }
+        assert!(w.slowdown >= 1.0);
+    }
+}
