@@ -19,6 +19,8 @@ import collsynth
 from collsynth import BadInput, msccl
 
 CLI = [sys.executable, "-m", "collsynth.cli"]
+NCCL_DATA = Path(__file__).resolve().parent / "data" / "nccl-topo"
+A100_XML = str(NCCL_DATA / "hgx-a100-8gpu-simai.xml")
 
 
 def run(argv, cwd: Path, umask: int | None = None) -> subprocess.CompletedProcess:
@@ -53,6 +55,12 @@ def inputs(tmp_path_factory) -> Path:
     for name, version in [("v2.json", 2), ("vabc.json", "abc")]:
         (d / name).write_text(json.dumps({**topo, "version": version}))
     (d / "afile").write_text("not a directory")
+    # NCCL topology XML: deep nesting, garbage, a huge NVLink count, a NIC speed that is no number
+    a100 = (NCCL_DATA / "hgx-a100-8gpu-simai.xml").read_text()
+    (d / "deep.xml").write_text("<system version='1'>" + "<pci>" * 100000)
+    (d / "garbage.xml").write_bytes(b"\x00\xff<<<>>>")
+    (d / "count.xml").write_text(a100.replace('count="2"', 'count="99999999999999999999"', 1))
+    (d / "speed.xml").write_text(a100.replace('speed="200000"', 'speed="-x"', 1))
     return d
 
 
@@ -203,6 +211,33 @@ BAD = [
     (["topo", "show", "dgx-a100:100000000"], "between"),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", b"\xff\xfe"], "UTF-8"),
     ([b"topo", b"show", b"ring:\xff"], "UTF-8"),
+    (["topo", "import", "{d}/deep.xml", "-o", "x.json"], "nested deeper than 64"),
+    (["topo", "import", "{d}/garbage.xml", "-o", "x.json"], "cannot read file"),
+    (["topo", "import", "{d}/count.xml", "-o", "x.json"], "is not a whole number"),
+    (["topo", "import", "{d}/speed.xml", "-o", "x.json"], "is not a speed"),
+    (["topo", "import", "{d}/missing.xml", "-o", "x.json"], "cannot read file"),
+    (["topo", "import", str(NCCL_DATA / "azure-ndv4-a100-partial.xml"), "-o", "x.json"], "partial topology"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "0"], "boxes"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "99999999999999999999"], "boxes"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "two"], "--boxes"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "2", "--fabric", "mesh"], "unknown fabric"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--fabric", "fat-tree:3"], "K must be an even"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "200", "--fabric", "fat-tree:4"], "host ports"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--boxes", "2", "--fabric-bandwidth", "-5"], "positive"),
+    (
+        ["topo", "import", A100_XML, "-o", "x.json", "--boxes", "2", "--fabric-bandwidth", "x"],
+        "--fabric-bandwidth",
+    ),
+    (
+        ["topo", "import", A100_XML, "-o", "x.json", "--boxes", "2", "--fabric-latency", "-1"],
+        "fabric latency",
+    ),
+    (["topo", "import", A100_XML, "-o", "x.json", "--latency", "nan"], "--latency"),
+    (["topo", "import", A100_XML, "-o", "x.json", "--fabric-bandwidth", "10"], "need --fabric"),
+    (["topo", "import", A100_XML, "-o", "{d}/afile/x.json"], "afile"),
+    (["topo", "show", "nccl:{d}/deep.xml"], "nested deeper than 64"),
+    (["topo", "show", "nccl:{d}/missing.xml*2"], "cannot read"),
+    (["topo", "show", f"nccl:{A100_XML}*2,fabric=fat-tree"], "needs k=K"),
 ]
 
 

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from collsynth import _core
 from collsynth._args import text as _text
+from collsynth._args import whole as _whole
 from collsynth._core import BadInput
 from collsynth.fileio import atomic_write, read_text
 
@@ -77,6 +78,101 @@ class Topology:
         return cls.loads(read_text(path), source=str(path))
 
     @classmethod
+    def from_nccl_xml(
+        cls,
+        text: str,
+        name: str = "nccl",
+        boxes: int = 1,
+        fabric: str | None = None,
+        latency: str | float | None = None,
+        fabric_bandwidth: str | float | None = None,
+        fabric_latency: str | float | None = None,
+        source: str = "<string>",
+    ) -> Topology:
+        """NCCL / RCCL topology XML text (what ``NCCL_TOPO_DUMP_FILE`` writes): one box, or
+        ``boxes`` copies joined by ``fabric`` (``"rails"``, ``"switch"``, ``"fat-tree:K"``).
+        Bandwidths follow NCCL's rules (docs/topology-file.md); ``latency`` (every link in a
+        box), ``fabric_bandwidth`` and ``fabric_latency`` override the defaults; things the
+        reader leaves out give a :class:`TopologyWarning`."""
+        boxes = _whole("boxes", boxes, 1, 1 << 16)
+        opt = [
+            None if v is None else _quantity(n, v)
+            for n, v in (
+                ("latency", latency),
+                ("fabric_bandwidth", fabric_bandwidth),
+                ("fabric_latency", fabric_latency),
+            )
+        ]
+        fabric = None if fabric is None else _text("fabric", fabric)
+
+        def parse(t):
+            return _core.Topology.from_nccl_xml(t, _text("name", name), boxes, fabric, *opt)
+
+        return cls(parse_file_text(parse, _text("text", text), source))
+
+    @classmethod
+    def load_nccl_xml(cls, path: str | os.PathLike, **options) -> Topology:
+        """Read an NCCL / RCCL topology XML file (see :meth:`from_nccl_xml`); named after the file."""
+        options.setdefault("name", Path(path).stem)
+        return cls.from_nccl_xml(read_text(path), source=str(path), **options)
+
+    @classmethod
+    def from_networkx(
+        cls, graph, compute=None, bandwidth="capacity", latency=None, name: str | None = None
+    ) -> Topology:
+        """A topology from a networkx graph. Nodes are named ``str(node)``. The compute nodes
+        (ranks, in the graph's node order) are ``compute`` as a set of nodes, as a node
+        attribute name (truthy = compute), or with None a node attribute ``type`` of
+        ``"compute"`` / ``"switch"`` when present, else every node. ``bandwidth`` and
+        ``latency`` are edge attribute names or one value for every edge (GB/s, us; numbers,
+        Fractions or strings with units). With ``latency=None`` an edge's ``latency``
+        attribute is used where present, else 0. An undirected graph gives links both ways;
+        parallel edges add up. A node attribute ``group`` is kept. The core's JSON reader
+        validates."""
+        return cls.loads(
+            _json_text(_networkx_doc(graph, compute, bandwidth, latency, name)), source="<networkx>"
+        )
+
+    def to_networkx(self):
+        """A ``networkx.DiGraph``: nodes by name with ``type``, ``group`` and ``rank``; one edge
+        per directed link with ``capacity`` (GB/s, exact Fraction) and ``latency`` (us)."""
+        import networkx as nx
+
+        g = nx.DiGraph(name=self.name)
+        for n in self.nodes:
+            g.add_node(n.name, type=n.type, group=n.group, rank=n.rank)
+        for lk in self.links:
+            g.add_edge(lk.src, lk.dst, capacity=lk.bandwidth, latency=lk.latency)
+        return g
+
+    @classmethod
+    def from_matrix(cls, bandwidth, latency=None, name: str = "matrix") -> Topology:
+        """A direct-connect topology of N compute nodes ``n0..`` from an N x N bandwidth matrix
+        (GB/s; entry [i][j] > 0 is a link i -> j, 0 is none, the diagonal must be 0) and an
+        optional latency matrix (us) of the same shape, numpy arrays or nested lists."""
+        import numpy as np
+
+        bw = np.asarray(bandwidth)
+        if bw.ndim != 2 or bw.shape[0] != bw.shape[1] or bw.shape[0] == 0:
+            raise BadInput(f"bandwidth matrix must be square N x N, got shape {bw.shape}")
+        lat = None if latency is None else np.asarray(latency)
+        if lat is not None and lat.shape != bw.shape:
+            raise BadInput(f"latency matrix shape {lat.shape} differs from the bandwidth matrix's {bw.shape}")
+        n = bw.shape[0]
+        nodes = [{"name": f"n{i}", "type": "compute"} for i in range(n)]
+        links = []
+        for i in range(n):
+            for j in range(n):
+                value = _scalar(bw[i, j])
+                if value == 0:
+                    continue
+                link = {"src": f"n{i}", "dst": f"n{j}", "bandwidth": _json_number(value)}
+                if lat is not None:
+                    link["latency"] = _json_number(_scalar(lat[i, j]))
+                links.append(link)
+        return cls.loads(_json_text({"name": name, "nodes": nodes, "links": links}), source="<matrix>")
+
+    @classmethod
     def resolve(cls, arg: str) -> Topology:
         """A CLI topology argument: a JSON file path if it looks like one, else a zoo spec."""
         arg = _text("topology", arg)
@@ -137,3 +233,84 @@ def families() -> list[dict]:
         {"name": n, "args": a, "help": h, "options": ["bw", "lat", *opts]}
         for n, a, h, opts in _core.families()
     ]
+
+
+def _quantity(name: str, value) -> str:
+    """A bandwidth or latency for the core: a string with units, or a number as text."""
+    if isinstance(value, str):
+        return _text(name, value)
+    return str(_json_number(value))
+
+
+def _json_number(value):
+    """A number as the topology JSON reader takes it exactly: ints as they are, Fractions as
+    ``"p/q"``, floats by their shortest repr (``0.1`` is 1/10), anything else (NaN, a
+    non-number) as text the reader rejects with a message naming the link."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _scalar(x):
+    """A numpy element as a Python number (object arrays already hold one)."""
+    return x.item() if hasattr(x, "item") else x
+
+
+def _json_text(doc: dict) -> str:
+    import json
+
+    return json.dumps(doc)
+
+
+def _networkx_doc(graph, compute, bandwidth, latency, name) -> dict:
+    try:
+        node_list = list(graph.nodes(data=True))
+        edges = list(graph.edges(data=True))
+        directed = graph.is_directed()
+    except AttributeError:
+        raise BadInput(f"from_networkx needs a networkx graph, got {type(graph).__name__}") from None
+
+    if compute is not None and not isinstance(compute, str):
+        try:
+            compute = set(compute)
+        except TypeError:
+            raise BadInput(f"compute must be nodes, a node attribute name or None, got {compute!r}") from None
+
+    def is_compute(node, data) -> bool:
+        if compute is None:
+            return data.get("type", "compute") == "compute"
+        if isinstance(compute, str):
+            return bool(data.get(compute))
+        return node in compute
+
+    nodes = []
+    for node, data in node_list:
+        entry = {"name": str(node), "type": "compute" if is_compute(node, data) else "switch"}
+        if data.get("group") is not None:
+            entry["group"] = str(data["group"])
+        nodes.append(entry)
+
+    def value(data, spec, what):
+        if isinstance(spec, str):
+            if spec not in data:
+                raise BadInput(f"edge without the {what} attribute '{spec}'")
+            return _json_number(data[spec])
+        return _json_number(spec)
+
+    links = []
+    for u, v, data in edges:
+        link = {"src": str(u), "dst": str(v), "bandwidth": value(data, bandwidth, "bandwidth")}
+        if latency is not None:
+            link["latency"] = value(data, latency, "latency")
+        elif "latency" in data:  # what to_networkx writes
+            link["latency"] = _json_number(data["latency"])
+        if not directed:
+            link["bidirectional"] = True
+        links.append(link)
+    return {"name": name or str(graph.graph.get("name") or "networkx"), "nodes": nodes, "links": links}

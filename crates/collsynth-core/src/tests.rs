@@ -57,7 +57,8 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("flow", &["error", "rational", "topology"]),
     ("ir", &["error", "rational", "topology"]),
     ("bound", &["error", "rational", "units", "topology", "flow", "ir"]),
-    ("zoo", &["error", "rational", "units", "topology"]),
+    ("import", &["error", "rational", "topology"]),
+    ("zoo", &["error", "rational", "units", "topology", "import"]),
     // Synthesizers measure their own candidates with the cost layer's pure measures of a
     // schedule (never the simulator, the tuner, the verifier or an exporter).
     (

@@ -8,7 +8,7 @@ use collsynth_core::rational::{to_f64, to_fraction_string, Rat};
 use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::json;
 use collsynth_core::units::parse_size;
-use collsynth_core::{verify, zoo, CollsynthError, Topology};
+use collsynth_core::{import, verify, zoo, CollsynthError, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -67,6 +67,39 @@ impl PyTopology {
     #[staticmethod]
     fn from_json(text: &str) -> PyResult<(Self, Vec<String>)> {
         guard(|| json::read(text)).map(|l| (PyTopology { inner: l.topology }, l.warnings))
+    }
+
+    /// Read NCCL / RCCL topology XML (`NCCL_TOPO_DUMP_FILE`) into `boxes` copies joined by
+    /// `fabric` (`rails`, `switch`, `fat-tree:K`, or None for one box); bandwidth and
+    /// latencies are unit strings. Returns (topology, warnings).
+    #[staticmethod]
+    #[pyo3(signature = (text, name, boxes=1, fabric=None, latency=None, fabric_bandwidth=None, fabric_latency=None))]
+    fn from_nccl_xml(
+        text: &str,
+        name: &str,
+        boxes: usize,
+        fabric: Option<&str>,
+        latency: Option<&str>,
+        fabric_bandwidth: Option<&str>,
+        fabric_latency: Option<&str>,
+    ) -> PyResult<(Self, Vec<String>)> {
+        guard(|| {
+            use collsynth_core::units::{parse_bandwidth, parse_latency};
+            let mut spec = import::ClusterSpec::single();
+            spec.boxes = boxes;
+            spec.fabric = fabric.map(import::Fabric::parse).transpose().map_err(|e| e.context("--fabric"))?;
+            if let Some(l) = latency {
+                spec.box_latency = parse_latency(l).map_err(|e| e.context("--latency"))?;
+            }
+            if let Some(b) = fabric_bandwidth {
+                spec.fabric_bandwidth = Some(parse_bandwidth(b).map_err(|e| e.context("--fabric-bandwidth"))?);
+            }
+            if let Some(l) = fabric_latency {
+                spec.fabric_latency = parse_latency(l).map_err(|e| e.context("--fabric-latency"))?;
+            }
+            import::nccl_topology(name, text, &spec)
+        })
+        .map(|i| (PyTopology { inner: i.topology }, i.warnings))
     }
 
     /// Canonical topology JSON text.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
 from collsynth.progress import run_with_progress
@@ -32,6 +34,29 @@ def register(sub) -> None:
     q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
     q.add_argument("-o", "--output", required=True, metavar="FILE.json")
     q.set_defaults(run=run_export)
+
+    q = tsub.add_parser(
+        "import",
+        help="read an NCCL/RCCL topology XML dump (NCCL_TOPO_DUMP_FILE) as one box or a cluster of boxes",
+    )
+    q.add_argument("xml", metavar="NODE.xml", help="the topology XML of one box")
+    q.add_argument("-o", "--output", required=True, metavar="FILE.json", help="topology JSON to write")
+    q.add_argument("--boxes", type=int, default=1, metavar="N", help="number of boxes (default 1)")
+    q.add_argument(
+        "--fabric",
+        default=None,
+        metavar="F",
+        help="how boxes join through their NICs: rails (NIC i on rail switch i; the default for N > 1),"
+        " switch (one non-blocking switch) or fat-tree:K",
+    )
+    q.add_argument(
+        "--fabric-bandwidth", default=None, metavar="BW", help="every fabric link (default: the NIC's speed)"
+    )
+    q.add_argument("--fabric-latency", default=None, metavar="LAT", help="every fabric link (default 1us)")
+    q.add_argument("--latency", default=None, metavar="LAT", help="every link inside a box (default 1us)")
+    q.add_argument("--name", default=None, help="topology name (default: the file's stem)")
+    q.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    q.set_defaults(run=run_import)
 
     q = tsub.add_parser("draw", help="draw a topology (groups as boxes, bandwidths on links)")
     q.add_argument("topo", metavar="TOPO", help=TOPO_HELP)
@@ -95,6 +120,30 @@ def run_export(args) -> int:
     topo = Topology.resolve(args.topo)
     topo.save(args.output)
     console.print(f"wrote {args.output} ({topo.n_ranks} ranks)")
+    return 0
+
+
+def run_import(args) -> int:
+    fabric = args.fabric
+    if fabric is None and args.boxes > 1:
+        fabric = "rails"
+    if fabric is None and (args.fabric_bandwidth is not None or args.fabric_latency is not None):
+        raise BadInput("--fabric-bandwidth and --fabric-latency need --fabric (or --boxes N > 1)")
+    topo = Topology.load_nccl_xml(
+        args.xml,
+        name=args.name if args.name is not None else Path(args.xml).stem,
+        boxes=args.boxes,
+        fabric=fabric,
+        latency=args.latency,
+        fabric_bandwidth=args.fabric_bandwidth,
+        fabric_latency=args.fabric_latency,
+    )
+    topo.save(args.output)
+    m = topo.metrics()
+    if args.json:
+        emit_json(with_version(topo.name, {**m, "output": args.output}))
+        return 0
+    console.print(f"wrote {args.output} ({m['N']} ranks, {m['switches']} switches, {m['links']} links)")
     return 0
 
 

@@ -13,6 +13,7 @@ pub mod transpose_iso;
 mod clusters;
 mod direct_connect;
 mod drg;
+mod imported;
 mod machines;
 mod rings;
 
@@ -39,7 +40,14 @@ pub struct Family {
 /// Every family, in the order `topo list` shows them.
 pub fn families() -> Vec<&'static Family> {
     let mut all: Vec<&'static Family> = Vec::new();
-    for group in [rings::FAMILIES, direct_connect::FAMILIES, drg::FAMILIES, clusters::FAMILIES, machines::FAMILIES] {
+    for group in [
+        rings::FAMILIES,
+        direct_connect::FAMILIES,
+        drg::FAMILIES,
+        clusters::FAMILIES,
+        machines::FAMILIES,
+        imported::FAMILIES,
+    ] {
         all.extend(group);
     }
     all

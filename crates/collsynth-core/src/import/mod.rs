@@ -1,0 +1,62 @@
+//! The machine as the runtime sees it: NCCL / RCCL topology XML (what `NCCL_TOPO_DUMP_FILE`
+//! writes) read into the topology model, one box or a cluster of boxes joined by a fabric.
+//! docs/topology-file.md gives the rules and where in NCCL's and RCCL's source each comes from.
+
+pub mod fabric;
+pub mod nccl;
+pub mod rules;
+pub mod xml;
+
+pub use fabric::{ClusterSpec, Fabric};
+
+use crate::error::{CollsynthError, Result};
+use crate::topology::Topology;
+
+/// Default latency (us) of a link inside a box and of a fabric link: the topology XML has
+/// none, so the zoo's default stands in.
+pub const DEFAULT_LATENCY: f64 = 1.0;
+
+impl ClusterSpec {
+    /// One box, no fabric, default latencies.
+    pub fn single() -> ClusterSpec {
+        ClusterSpec {
+            boxes: 1,
+            fabric: None,
+            box_latency: DEFAULT_LATENCY,
+            fabric_bandwidth: None,
+            fabric_latency: DEFAULT_LATENCY,
+        }
+    }
+}
+
+/// An imported topology and the notes on what the reader left out.
+pub struct Imported {
+    pub topology: Topology,
+    pub warnings: Vec<String>,
+}
+
+/// Read NCCL / RCCL topology XML `text` and build `spec`'s cluster of it, named `name`.
+pub fn nccl_topology(name: &str, text: &str, spec: &ClusterSpec) -> Result<Imported> {
+    let root = xml::parse(text)?;
+    let model = nccl::read_box(&root)?;
+    let topology = fabric::build(name, &model, spec)?;
+    Ok(Imported { topology, warnings: model.warnings })
+}
+
+/// The text of the file at `path`, refused above [`xml::MAX_BYTES`] before it is read.
+pub fn read_file(path: &str) -> Result<String> {
+    let fail = |e: std::io::Error| CollsynthError::bad(format!("{path}: cannot read: {e}"));
+    let meta = std::fs::metadata(path).map_err(fail)?;
+    if meta.len() > xml::MAX_BYTES as u64 {
+        return Err(CollsynthError::bad(format!(
+            "{path}: too large ({} bytes, at most {})",
+            meta.len(),
+            xml::MAX_BYTES
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(fail)?;
+    String::from_utf8(bytes).map_err(|_| CollsynthError::bad(format!("{path}: not UTF-8 text")))
+}
+
+#[cfg(test)]
+mod tests;
