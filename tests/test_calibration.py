@@ -1,6 +1,6 @@
 """The runtime model against the ForestColl paper's measurements on 2x8 A100 (table 3, the
 calibration set of docs/calibration.md): predicted algbw within 50 % of the measured cell at
-1 MB and within 25 % from 16 MB on, for all 21 cells. ForestColl ran its MSCCL XML with the
+1 MB and within 25 % from 16 MB on, for all 28 cells (7 rows x 4 sizes). ForestColl ran its MSCCL XML with the
 Simple protocol; the NCCL cells run under the protocol NCCL 2.12's tuner picks."""
 
 import json

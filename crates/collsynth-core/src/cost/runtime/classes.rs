@@ -65,11 +65,13 @@ pub enum NcclHw {
     Net,
 }
 
-/// One step of NCCL's ring or tree kernel (us) on any GPU fabric, fitted on the NCCL ring
-/// allgather at 1 MB of the ForestColl paper's table 3 (docs/calibration.md): 331 us for its
-/// 15 steps, size-independent up to 16 MB. NCCL 2.12's own model charges 0.47-3.4 us per
-/// NVLink step and 2.7-28 per network step (`hwLat`); the measured runtime pays several times
-/// that on every step, network or not (one table 3 cell cannot separate the classes).
+/// One step of NCCL's ring or tree kernel (us) on any GPU fabric, fitted on one cell of the
+/// ForestColl paper's table 3 (docs/calibration.md): NCCL's ring allreduce at 16 MB, 807 us
+/// for its 30 steps (predicted 20.9 GB/s, measured 20.8). The ring takes 20-22 us a step at
+/// 1 MB and 16 MB, size-independent (the 1 MB ring allgather alone would give 21.6). NCCL
+/// 2.12's own model charges 0.47-3.4 us per NVLink step and 2.7-28 per network step
+/// (`hwLat`); the measured runtime pays several times that on every step, network or not
+/// (table 3 cannot separate the classes, so every GPU fabric class has the same value).
 pub const NCCL_STEP_US: f64 = 22.5;
 
 /// One GPU thread block's copy and reduce throughput (GB/s), fitted on the ForestColl
