@@ -1,4 +1,5 @@
-"""TACOS benchmarks (bench/run.py discovers `BENCHMARKS`): synthesis time at scale, the
+"""TACOS benchmarks (bench/run.py discovers `BENCHMARKS`): issue 20's two whole-command
+targets with their results, synthesis time at scale, the
 switch modes compared, the reference regression values, one mesh's stages, and a scaling series of the
 `--time-only` mode with a log-log plot (bench/results/tacos_scaling.png)."""
 
@@ -197,11 +198,12 @@ def bench_targets() -> list[dict]:
         keep = ["time_us", "optimality", "optimality_exact", "time_optimality", "transfers", "events"]
         out.append(
             {
+                "spec": args[0],
                 "command": " ".join(["collsynth synth", *args, "-a tacos"]),
                 "N": res["N"],
                 "synthesis_seconds": res["synthesis_seconds"],
                 **r,
-                **{k: res[k] for k in keep if k in res},
+                **{k: res.get(k) for k in keep},  # the same keys in every row (the summary table)
                 "target_seconds": target,
             }
         )
