@@ -12,6 +12,7 @@ pub mod find;
 pub mod flow;
 pub mod ir;
 pub mod msccl;
+pub mod mscclpp;
 pub mod parallel;
 pub mod progress;
 pub mod protocol;
