@@ -53,6 +53,18 @@ def inputs(tmp_path_factory) -> Path:
     for name, version in [("v2.json", 2), ("vabc.json", "abc")]:
         (d / name).write_text(json.dumps({**topo, "version": version}))
     (d / "afile").write_text("not a directory")
+    plan = json.loads(collsynth.mscclpp.export(sched)["json"])
+    for name, mutate in [
+        ("plan_huge.json", lambda p: p["gpus"][0].update(input_chunks=10**12)),
+        ("plan_id.json", lambda p: p["gpus"][1].update(id=7)),
+        ("plan_type.json", lambda p: p["gpus"][0].update(input_chunks="4")),
+        ("plan_op.json", lambda p: p["gpus"][0]["threadblocks"][0]["ops"][0].update(name="send")),
+        ("plan_cells.json", lambda p: [g.update(scratch_chunks=2**24) for g in p["gpus"]]),
+        ("plan_chan.json", lambda p: p["gpus"][0]["channels"][0].update(connected_to=[2**40])),
+    ]:
+        bad = json.loads(json.dumps(plan))
+        mutate(bad)
+        (d / name).write_text(json.dumps(bad))
     return d
 
 
@@ -63,6 +75,51 @@ BAD = [
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),
+    (["verify", "{d}/plan_huge.json"], "above the largest value read here"),
+    (["verify", "{d}/plan_id.json"], "GPU rank does not match"),
+    (["verify", "{d}/plan_type.json"], "expected a whole number"),
+    (["verify", "{d}/plan_op.json"], "Invalid operation type: send"),
+    (["verify", "{d}/plan_cells.json"], "cells the interpreter holds"),
+    (["verify", "{d}/plan_chan.json"], "above the largest value read here"),
+    (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
+    (
+        ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--threadblocks", "2"],
+        "--format mscclpp-json only",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "ring",
+            "--format",
+            "mscclpp-json",
+            "--threadblocks",
+            "0",
+        ],
+        "1 to 64",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "ring",
+            "--format",
+            "mscclpp-json",
+            "--threadblocks",
+            "99999999999999999999",
+        ],
+        "1 to 64",
+    ),
+    (
+        ["synth", "ring:4", "-c", "broadcast", "-a", "ring", "--format", "mscclpp-json"],
+        "allgather, reduce-scatter and allreduce",
+    ),
     (["verify", "{d}/s_chunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),

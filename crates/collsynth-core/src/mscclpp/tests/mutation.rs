@@ -103,7 +103,10 @@ fn structural_errors_are_named() {
     let base = ours("ring:4", Collective::Allgather);
     let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
         (Box::new(|v| v["gpus"][1]["id"] = 3.into()), "gpus[1]: GPU rank does not match (id 3)"),
-        (Box::new(|v| v["gpus"][0]["threadblocks"][0]["ops"][0]["name"] = "send".into()), "Invalid operation type: send"),
+        (
+            Box::new(|v| v["gpus"][0]["threadblocks"][0]["ops"][0]["name"] = "send".into()),
+            "Invalid operation type: send",
+        ),
         (Box::new(|v| v["gpus"][0]["output_chunks"] = 5.into()), "Size per chunks inconsistent"),
         (Box::new(|v| v["gpus"][0]["input_chunks"] = "1".into()), "expected a whole number"),
         (Box::new(|v| v["gpus"][0]["input_chunks"] = 1e30.into()), "expected a whole number"),
