@@ -94,6 +94,13 @@ struct Span {
     len: usize,
 }
 
+/// (channel type, signalling rank, waiting rank, j-th channel between them).
+type ChannelKey = (Chan, usize, usize, usize);
+/// Signals not yet waited for, each with the clock it publishes (None: relaxed).
+type Arrivals = VecDeque<Option<Vec<u32>>>;
+/// A barrier: blocks arrived (with their clocks), and blocks released with the joined clock.
+type Barrier = (Vec<(usize, Vec<u32>)>, HashMap<usize, Vec<u32>>);
+
 enum Outcome {
     Done,
     Blocked(String),
@@ -106,9 +113,9 @@ struct Machine<'a> {
     l: usize,
     cells: Vec<[Vec<Cell>; 3]>,
     tbs: Vec<Tb>,
-    channels: HashMap<(Chan, usize, usize, usize), VecDeque<Option<Vec<u32>>>>,
-    sems: Vec<Vec<VecDeque<Option<Vec<u32>>>>>,
-    barriers: HashMap<(usize, usize), (Vec<(usize, Vec<u32>)>, HashMap<usize, Vec<u32>>)>,
+    channels: HashMap<ChannelKey, Arrivals>,
+    sems: Vec<Vec<Arrivals>>,
+    barriers: HashMap<(usize, usize), Barrier>,
     problems: Vec<String>,
     op_seq: u64,
 }
@@ -427,7 +434,7 @@ impl Machine<'_> {
         }
     }
 
-    fn channel_key(&self, t: usize, o: &Op, i: usize, sending: bool) -> (Chan, usize, usize, usize) {
+    fn channel_key(&self, t: usize, o: &Op, i: usize, sending: bool) -> ChannelKey {
         let tb = &self.tbs[t];
         let g = &self.p.gpus[tb.rank];
         let c = g.threadblocks[tb.local].channel_list(o.chan)[o.channel_ids[i]];
@@ -665,7 +672,7 @@ impl Machine<'_> {
             let snap = tb.snapshot(i);
             join(&mut ends[tb.rank], &snap);
         }
-        for r in 0..n {
+        for (r, end) in ends.iter().enumerate() {
             let oc = self.chunks(r, Buf::Output) * self.l;
             let ic = self.chunks(r, Buf::Input) * self.l;
             for u in 0..oc {
@@ -692,7 +699,7 @@ impl Machine<'_> {
                         Val::Undef => String::new(),
                     };
                     self.problem(format!("rank {r} output chunk {chunk} holds {got}, expected {expected}"));
-                } else if let Some(w) = cell.write.filter(|w| ends[r][w.tb] <= w.epoch && self.tbs[w.tb].rank != r) {
+                } else if let Some(w) = cell.write.filter(|w| end[w.tb] <= w.epoch && self.tbs[w.tb].rank != r) {
                     self.problem(format!(
                         "rank {r} can finish before {} writes its output chunk {chunk} (no signal reaches rank {r} after it)",
                         self.who(&w)

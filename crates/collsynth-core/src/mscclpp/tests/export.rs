@@ -60,8 +60,14 @@ fn across_boxes_port_channels_within_memory_channels() {
             .collect()
     };
     // The ring crosses boxes at one rank of each box; others stay on NVSwitch.
-    let crossing = (0..16).filter(|&r| kinds(r).contains(&Chan::Port)).count();
-    assert!(crossing >= 2 && crossing < 16, "{crossing}");
+    let crossing: Vec<usize> = (0..16).filter(|&r| kinds(r).contains(&Chan::Port)).collect();
+    // Exactly the ranks with a transfer to or from the other box (rank r is in box r / 8).
+    let mut expected: Vec<usize> =
+        done.schedule.transfers.iter().filter(|t| t.src / 8 != t.dst / 8).flat_map(|t| [t.src, t.dst]).collect();
+    expected.sort_unstable();
+    expected.dedup();
+    assert_eq!(crossing, expected);
+    assert_eq!(crossing.len(), 4);
     assert!((0..16).all(|r| kinds(r).contains(&Chan::Memory)));
     // Every op of every block fits the executor; data ops carry their slice of 4.
     for g in &e.plan.gpus {

@@ -101,7 +101,8 @@ fn a_reduction_counted_twice_is_caught() {
 #[test]
 fn structural_errors_are_named() {
     let base = ours("ring:4", Collective::Allgather);
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Mutation, &str)> = vec![
         (Box::new(|v| v["gpus"][1]["id"] = 3.into()), "gpus[1]: GPU rank does not match (id 3)"),
         (
             Box::new(|v| v["gpus"][0]["threadblocks"][0]["ops"][0]["name"] = "send".into()),
