@@ -372,6 +372,14 @@ impl Builder<'_> {
                     ops.push(Op { semaphore_ids: vec![sem(si)], ..Op::new(Code::SemRelease) });
                 }
                 chans.retain(|c, l| *c != Chan::None && !l.is_empty());
+                if let Some((kind, l)) = chans.iter().chain(rems.iter()).find(|(_, l)| l.len() > MAX_CHANNEL) {
+                    return Err(CollsynthError::Infeasible(format!(
+                        "rank {r} talks to {} peers over {} channels within {MAX_OPERATION} operations, above the \
+                         {MAX_CHANNEL} channels and remote buffers a thread block holds (MAX_CHANNEL)",
+                        l.len(),
+                        kind.code()
+                    )));
+                }
                 threadblocks.push(ThreadBlock {
                     id: threadblocks.len(),
                     ops,
