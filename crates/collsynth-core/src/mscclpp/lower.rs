@@ -14,7 +14,8 @@
 //!   labels); port channels between boxes. A port put's source is first copied to a
 //!   scratch chunk of its own, so no later write can overwrite data the proxy has not yet
 //!   read (we never emit `flush`).
-//! * The sequence is cut into segments of at most `MAX_OPERATION` ops, one group of thread
+//! * The sequence is cut into segments of at most `MAX_OPERATION` ops and `MAX_CHANNEL`
+//!   peers per channel type, one group of thread
 //!   blocks per segment chained by device semaphores (`sem_release` at the end of one,
 //!   `sem_acquire` at the start of the next). Each group has G thread blocks that run the
 //!   same ops on slice k of every data op (`tbg_info`), each with its own channel per peer,
@@ -125,6 +126,45 @@ pub fn lower(s: &Schedule, topo: &Topology, group: usize) -> Result<Plan> {
         threads_per_block: 1024,
         gpus,
     })
+}
+
+/// The script cut into segments: at most `MAX_OPERATION` - 4 ops each (room for the
+/// chaining ops), and a new segment before an op that would give a thread block more than
+/// `MAX_CHANNEL` peers or remote buffers of one channel type.
+fn segments(script: &[Op]) -> Vec<&[Op]> {
+    let mut out = Vec::new();
+    let (mut start, mut peers, mut buffers) = (0, HashSet::new(), HashSet::new());
+    for (i, o) in script.iter().enumerate() {
+        let new_peers: Vec<(Chan, usize)> = o.channel_ids.iter().map(|&p| (o.chan, p)).collect();
+        let new_buffers: Vec<(Chan, usize)> = o
+            .src
+            .iter()
+            .chain(&o.dst)
+            .filter_map(|r| match r {
+                Ref::Remote { buffer_id, .. } => Some((o.chan, *buffer_id)),
+                _ => None,
+            })
+            .collect();
+        let over = |set: &HashSet<(Chan, usize)>, new: &[(Chan, usize)]| {
+            new.iter().any(|&(kind, _)| {
+                let mut n = set.iter().filter(|(k, _)| *k == kind).count();
+                n += new.iter().filter(|x| x.0 == kind && !set.contains(*x)).count();
+                n > MAX_CHANNEL
+            })
+        };
+        if i > start && (i - start == MAX_OPERATION - 4 || over(&peers, &new_peers) || over(&buffers, &new_buffers)) {
+            out.push(&script[start..i]);
+            start = i;
+            peers.clear();
+            buffers.clear();
+        }
+        peers.extend(new_peers);
+        buffers.extend(new_buffers);
+    }
+    if start < script.len() {
+        out.push(&script[start..]);
+    }
+    out
 }
 
 /// T: (transfer, is the send), by step then topological position, each send right before
@@ -317,8 +357,7 @@ impl Builder<'_> {
             let pos = peers[&kind].iter().position(|&x| x == peer).expect("listed above");
             pos * group + k
         };
-        let body = MAX_OPERATION - 4;
-        let segments: Vec<&[Op]> = if script.is_empty() { vec![] } else { script.chunks(body).collect() };
+        let segments = segments(script);
         if segments.len() * group > MAX_TBS_PER_RANK {
             return Err(CollsynthError::Infeasible(format!(
                 "rank {r} needs {} operations: {} thread blocks of {MAX_OPERATION} operations (the executor's \

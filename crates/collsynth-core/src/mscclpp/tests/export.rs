@@ -122,3 +122,23 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn many_peers_start_a_new_thread_block() {
+    // direct allgather on 24 ranks behind one switch: each rank puts to 23 peers, more
+    // channels than a thread block holds (MAX_CHANNEL 16), so its sends span two blocks.
+    let topo = from_spec("switch:24").unwrap();
+    let done = api::synthesize(&topo, Collective::Allgather, "direct", &Request::default(), rat(1 << 20)).unwrap();
+    let e = export(&done.schedule, &done.topology, Some(1)).unwrap();
+    assert!(validate(&e.json).ok());
+    for g in &e.plan.gpus {
+        assert!(g.threadblocks.len() >= 2);
+        for tb in &g.threadblocks {
+            assert!(tb.channels.iter().chain(&tb.remote_refs).all(|(_, l)| l.len() <= 16));
+        }
+        let mut used: Vec<usize> = g.threadblocks.iter().flat_map(|t| t.channel_list(Chan::Memory).to_vec()).collect();
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(used.len(), 23, "one channel per peer, every one used");
+    }
+}
