@@ -61,6 +61,12 @@ def inputs(tmp_path_factory) -> Path:
         ("plan_op.json", lambda p: p["gpus"][0]["threadblocks"][0]["ops"][0].update(name="send")),
         ("plan_cells.json", lambda p: [g.update(scratch_chunks=2**24) for g in p["gpus"]]),
         ("plan_chan.json", lambda p: p["gpus"][0]["channels"][0].update(connected_to=[2**40])),
+        (
+            "plan_blocks.json",
+            lambda p: p["gpus"][0].update(
+                threadblocks=[{"id": k, "ops": [{"name": "nop"}], "channels": []} for k in range(5000)]
+            ),
+        ),
     ]:
         bad = json.loads(json.dumps(plan))
         mutate(bad)
@@ -81,6 +87,7 @@ BAD = [
     (["verify", "{d}/plan_op.json"], "Invalid operation type: send"),
     (["verify", "{d}/plan_cells.json"], "cells the interpreter holds"),
     (["verify", "{d}/plan_chan.json"], "above the largest value read here"),
+    (["verify", "{d}/plan_blocks.json"], "thread blocks: beyond the 4096"),
     (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
     (
         ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--threadblocks", "2"],

@@ -23,8 +23,10 @@ use super::model::*;
 use num_integer::Integer;
 use std::collections::{HashMap, VecDeque};
 
-/// At most this many sub-chunk cells over all ranks and buffers.
-pub const MAX_CELLS: usize = 1 << 24;
+/// At most this many sub-chunk cells over all ranks and buffers (about 100 bytes each).
+pub const MAX_CELLS: usize = 1 << 22;
+/// At most this many thread blocks over all ranks (each holds a vector clock over all).
+pub const MAX_BLOCKS: usize = 4096;
 /// Problems reported at most (the first ones in execution order).
 const MAX_PROBLEMS: usize = 8;
 
@@ -145,6 +147,10 @@ pub fn check(p: &Plan) -> Vec<String> {
     }
     if let Some(name) = unsupported {
         return vec![format!("op {name}: not modelled by the interpreter, the plan is not judged")];
+    }
+    let blocks: usize = p.gpus.iter().map(|g| g.threadblocks.len()).sum();
+    if blocks > MAX_BLOCKS {
+        return vec![format!("{blocks} thread blocks: beyond the {MAX_BLOCKS} the interpreter follows")];
     }
     let units: usize = p.gpus.iter().map(|g| g.input_chunks + g.output_chunks + g.scratch_chunks).sum();
     if units.saturating_mul(l) > MAX_CELLS {

@@ -113,6 +113,16 @@ pub fn lower(s: &Schedule, topo: &Topology, group: usize) -> Result<Plan> {
     for r in 0..n {
         gpus.push(b.gpu(r, ic, oc, group)?);
     }
+    let blocks: usize = gpus.iter().map(|g| g.threadblocks.len()).sum();
+    let cells: usize = gpus.iter().map(|g| (g.input_chunks + g.output_chunks + g.scratch_chunks) * group).sum();
+    if blocks > super::interp::MAX_BLOCKS || cells > super::interp::MAX_CELLS {
+        return Err(CollsynthError::Infeasible(format!(
+            "the plan has {blocks} thread blocks and {cells} chunk slices, beyond what the judge follows \
+             ({} and {}); export a coarser schedule",
+            super::interp::MAX_BLOCKS,
+            super::interp::MAX_CELLS
+        )));
+    }
     Ok(Plan {
         name: format!("collsynth-{name}-{}", s.provenance.algorithm),
         collective: name.into(),
