@@ -67,6 +67,11 @@ class Schedule:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
         return self._core.alpha_beta(_size(size))
 
+    def link_loads(self, size: int | str = "1GiB") -> list[dict]:
+        """Bytes each link carries over the whole schedule at ``size`` (the core's exact loads),
+        ``{"src", "dst", "bytes"}`` in the topology's link order."""
+        return [{"src": a, "dst": b, "bytes": x} for a, b, x in self._core.link_loads(_size(size))]
+
     def to_msccl_xml(self, **options) -> str:
         """MSCCL XML for the runtimes (options of :func:`collsynth.msccl.export`: ``dialect``,
         ``protocol``, ``channels``, ``unfused``, ``pipeline``, ``size_range``), validated."""
