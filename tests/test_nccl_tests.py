@@ -100,3 +100,12 @@ def test_draw_writes_png_and_deterministic_svg(tmp_path):
     # the loads change the picture: another size of the same schedule scales the colour bar
     run_cli("draw", str(tmp_path / "s.json"), "-o", str(tmp_path / "g.svg"), "--size", "1KiB")
     assert (tmp_path / "g.svg").read_bytes() != first
+
+
+def test_draw_from_the_api(tmp_path):
+    sched = collsynth.synthesize("ring:4", "allgather", "ring")
+    sched.draw(tmp_path / "r.svg", size=4096)
+    assert b"<svg" in (tmp_path / "r.svg").read_bytes()
+    with pytest.raises(collsynth.BadInput, match=".svg or .png"):
+        sched.draw(tmp_path / "r.gif")
+    assert {p.name for p in tmp_path.iterdir()} == {"r.svg"}
