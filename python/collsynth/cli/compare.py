@@ -92,6 +92,8 @@ def run(args) -> int:
         print_nccl_tests(rows, args.collective)
         for name, reason in skipped.items():
             print(f"# {name}: not applicable ({reason})")
+        if args.plot:
+            print(f"# wrote {args.plot}")
         return 0
     cols = [
         ("algorithm", "left"),
