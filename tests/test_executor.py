@@ -416,6 +416,7 @@ def test_executor_under_mpiexec(n, tmp_path):
         assert f"OK {p['name']}: refused: {verify_says(p)}" in proc.stdout, proc.stdout
     assert "OK tampered: wrong result detected: rank " in proc.stdout, proc.stdout
     assert "OK tampered: hang detected: rank " in proc.stdout, proc.stdout
+    assert "OK #wrong: 0, then 3 after corrupting 3 elements" in proc.stdout, proc.stdout
     assert f"ok: {n} ranks" in proc.stdout, proc.stdout
 
 
@@ -436,6 +437,9 @@ def test_run_entry_point(n, tmp_path):
         doc = json.loads(proc.stdout)
         assert doc["ok"] and doc["np"] == 3 and doc["time_us"] > 0 and doc["mpi_time_us"] > 0
         assert doc["collective"] == "allreduce" and doc["size_bytes"] == 3072 and doc["error"] is None
+        # nccl-tests' busbw for allreduce on 3 ranks: algbw * 2(n-1)/n = algbw * 4/3
+        assert doc["wrong_elements"] == 0 and doc["in_place"] is None
+        assert doc["busbw_GBps"] == pytest.approx(doc["algbw_GBps"] * 4 / 3, rel=1e-12)
     elif n == 4:
         wrong = ring_allreduce(4, skip_reduce_on=1)
         path = Path(save(tmp_path, [wrong])[0])

@@ -38,6 +38,7 @@ def inputs(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("inputs")
     sched = collsynth.synthesize("ring:4", "allgather", "ring")
     good = json.loads(sched.to_json())
+    (d / "good.json").write_text(sched.to_json())
     for name, step in [("step_1e12.json", 10**12), ("step_beyond.json", sched.n_transfers + 1)]:
         bad = json.loads(json.dumps(good))
         bad["transfers"][-1]["step"] = step
@@ -262,6 +263,19 @@ BAD = [
     (["find", "--nodes", "-5", "--degree", "2"], "-5"),
     (["find", "--nodes", "99999999999999999999999", "--degree", "2"], "--nodes"),
     (["compare", "ring:4", "-c", "allgather", "--sizes", "abc"], "--sizes"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "0", "-e", "8"], "minbytes must be at least 1"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "8", "-e", "64", "-f", "1"], "at least 2"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "8G", "-e", "8"], "more than maxbytes"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "8X"], "8X"),
+    (["compare", "ring:4", "-c", "allgather", "-e", "99999999999G"], "2^64"),
+    (["compare", "ring:4", "-c", "allgather", "-f", "-2"], "--stepfactor"),
+    (["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB", "-b", "8"], "one or the other"),
+    (["draw", "{d}/missing.json", "-o", "x.png"], "cannot read file"),
+    (["draw", "{d}/step_beyond.json", "-o", "x.png"], "beyond the number of transfers"),
+    (["draw", "{d}/good.json", "-o", "x.jpg"], ".svg or .png"),
+    (["draw", "{d}/good.json", "-o", "x.png", "--size", "4K"], "4KiB"),
+    (["draw", "{d}/good.json", "-o", "{d}/afile/x.svg"], "not a directory"),
+    (["draw", "{d}/good.json"], "--output"),
     (
         ["synth", "ring:8", "-c", "allgather", "-a", "forestcoll", "--max-trees", "1000000000000"],
         "--max-trees",

@@ -317,10 +317,21 @@ def test_run_command_on_a_schedule_and_on_an_xml(cli, tmp_path):
     proc = cli("run", str(out / "schedule.json"), "--np", "4", "--size", "64KiB", "--json")
     r = json.loads(proc.stdout)
     assert r["ok"] and r["np"] == 4 and r["library"].startswith("MPI_Reduce_scatter")
+    # nccl-tests' columns from real data: #wrong counted, busbw = algbw * (n-1)/n, both modes
+    assert r["wrong_elements"] == 0 and r["in_place"]["wrong_elements"] == 0
+    assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * 3 / 4, rel=1e-12)
+    assert r["algbw_GBps"] == pytest.approx(65536 / r["time_us"] / 1e3, rel=1e-12)
     proc = cli(
         "run", str(out / "schedule.xml"), "--np", "4", "--size", "64KiB", "--dtype", "int32", "--inplace"
     )
     assert proc.stdout.startswith("ok:")
+    header, line = proc.stdout.splitlines()[2], proc.stdout.splitlines()[-1]
+    assert header.split()[1:] == "size count type redop root".split() + "time algbw busbw #wrong".split() * 2
+    # 64 KiB of int32 on 4 ranks: 4096 per rank; only in place ran, so out-of-place is N/A
+    cols = line.split()
+    assert (
+        cols[:5] == ["65536", "4096", "int32", "sum", "-1"] and cols[5:9] == ["N/A"] * 4 and cols[-1] == "0"
+    )
     proc = cli("run", str(out / "schedule.xml"), "--np", "3", check_status=2)
     assert "--np 3: the schedule is for 4 ranks" in proc.stderr
     proc = cli("run", str(out / "schedule.xml"), "--np", "4", "--channels", "2", check_status=2)

@@ -1,5 +1,7 @@
 """Drawing a topology with matplotlib: groups (boxes, clusters) as framed regions, switches
-as squares, link bandwidth as colour (with a legend) and, on small graphs, as labels."""
+as squares, link bandwidth as colour (with a legend) and, on small graphs, as labels. A schedule
+is drawn over its topology: every link direction that carries bytes as an arrow whose colour and
+width grow with its load (the core's exact link loads), idle links thin and grey."""
 
 from __future__ import annotations
 
@@ -86,11 +88,74 @@ def _layout(
     return pos, frames
 
 
-def draw_topology(topo, output: str) -> None:
-    """Render ``topo`` to ``output`` (.svg or .png), atomically."""
+def _suffix(output: str) -> str:
     suffix = Path(output).suffix.lower()
     if suffix not in (".svg", ".png"):
         raise BadInput(f"{output}: draw writes .svg or .png files")
+    return suffix
+
+
+def _save(fig, output: str, suffix: str) -> None:
+    """Write the figure atomically; no date and a fixed id salt, so the same input gives the
+    same bytes."""
+    buf = io.BytesIO()
+    metadata = {"Date": None} if suffix == ".svg" else {}
+    with matplotlib.rc_context({"svg.hashsalt": "collsynth"}):
+        fig.savefig(buf, format=suffix[1:], dpi=120, metadata=metadata)
+    plt.close(fig)
+    atomic_write(output, buf.getvalue())
+
+
+def draw_topology(topo, output: str) -> None:
+    """Render ``topo`` to ``output`` (.svg or .png), atomically."""
+    suffix = _suffix(output)
+    fig = _figure(topo, None)
+    _save(fig, output, suffix)
+
+
+def draw_schedule(sched, output: str, size: str = "1GiB") -> None:
+    """Render ``sched`` over its topology to ``output`` (.svg or .png), atomically: link load at
+    ``size`` as colour and width."""
+    suffix = _suffix(output)
+    loads = {(x["src"], x["dst"]): x["bytes"] for x in sched.link_loads(size) if x["bytes"] > 0}
+    fig = _figure(sched.topology, loads)
+    fig.axes[0].set_title(
+        f"{sched.algorithm} {sched.collective} on {sched.topology.name} (N={sched.n_ranks}), "
+        f"{sched.steps} steps: bytes per link at {size}",
+        parse_math=False,
+    )
+    _save(fig, output, suffix)
+
+
+def _load_links(ax, pos, loads: dict) -> None:
+    """Each loaded link direction as a curved arrow (the two directions bend apart), colour and
+    width by its share of the busiest link's load, with a colour bar in MB."""
+    top = max(loads.values())
+    cmap = plt.get_cmap("plasma_r")
+    norm = matplotlib.colors.Normalize(vmin=0, vmax=top / 1e6)
+    for (src, dst), load in sorted(loads.items()):
+        (x1, y1), (x2, y2) = pos[src], pos[dst]
+        ax.annotate(
+            "",
+            xy=(x2, y2),
+            xytext=(x1, y1),
+            arrowprops=dict(
+                arrowstyle="-|>",
+                color=cmap(norm(load / 1e6)),
+                lw=0.8 + 4.0 * load / top,
+                shrinkA=7,
+                shrinkB=7,
+                connectionstyle="arc3,rad=0.18",
+            ),
+            zorder=2,
+        )
+    mappable = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+    bar = plt.colorbar(mappable, ax=ax, location="bottom", shrink=0.5, pad=0.02)
+    bar.set_label("MB over the link (whole collective)")
+
+
+def _figure(topo, loads: dict | None):
+    """The topology drawing; with ``loads`` ((src, dst) -> bytes), links are drawn by load."""
     pos, frames = _layout(topo)
     grid = GRID.match(topo.name) is not None
     nodes = topo.nodes
@@ -106,6 +171,8 @@ def draw_topology(topo, output: str) -> None:
     colour = {bw: cmap(i) for i, bw in enumerate(bws)}
     widths = {bw: 0.8 + 2.2 * i / max(len(bws) - 1, 1) for i, bw in enumerate(bws)}
     label_links = len(links) <= 48
+    if loads:
+        _load_links(ax, pos, loads)
     for lk in links:
         both = (lk.dst, lk.src) in pairs
         if both and lk.src > lk.dst:
@@ -120,15 +187,15 @@ def draw_topology(topo, output: str) -> None:
             xytext=(x1, y1),
             arrowprops=dict(
                 arrowstyle=style,
-                color=colour[lk.bandwidth],
-                lw=widths[lk.bandwidth],
+                color="#c8c8c8" if loads is not None else colour[lk.bandwidth],
+                lw=0.6 if loads is not None else widths[lk.bandwidth],
                 shrinkA=6,
                 shrinkB=6,
                 alpha=0.8,
                 connectionstyle="arc3,rad=0.25" if wrap else "arc3",
             ),
         )
-        if label_links:
+        if label_links and loads is None:
             ax.text(
                 (x1 + x2) / 2,
                 (y1 + y2) / 2,
@@ -156,7 +223,7 @@ def draw_topology(topo, output: str) -> None:
             ax.text(
                 x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4, parse_math=False
             )
-    for bw in bws:
+    for bw in bws if loads is None else []:
         ax.plot([], [], color=colour[bw], lw=widths[bw], label=f"{float(bw):g} GB/s")
     ax.scatter([], [], marker="o", c="#e8743b", label="compute (rank)")
     ax.scatter([], [], marker="s", c="#5b6b8c", label="switch")
@@ -169,7 +236,4 @@ def draw_topology(topo, output: str) -> None:
     ax.set_aspect("equal")
     ax.axis("off")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format=suffix[1:], dpi=120)
-    plt.close(fig)
-    atomic_write(output, buf.getvalue())
+    return fig

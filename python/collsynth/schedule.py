@@ -67,6 +67,18 @@ class Schedule:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
         return self._core.alpha_beta(_size(size))
 
+    def link_loads(self, size: int | str = "1GiB") -> list[dict]:
+        """Bytes each link carries over the whole schedule at ``size`` (the core's exact loads),
+        ``{"src", "dst", "bytes"}`` in the topology's link order."""
+        return [{"src": a, "dst": b, "bytes": x} for a, b, x in self._core.link_loads(_size(size))]
+
+    def draw(self, path: str | os.PathLike, size: int | str = "1GiB") -> None:
+        """Draw the schedule over its topology to ``path`` (.png or .svg), atomically: each link
+        direction's load at ``size`` as colour and width (``collsynth draw``)."""
+        from collsynth.draw import draw_schedule  # matplotlib only when drawing
+
+        draw_schedule(self, str(path), _size(size))
+
     def to_msccl_xml(self, **options) -> str:
         """MSCCL XML for the runtimes (options of :func:`collsynth.msccl.export`: ``dialect``,
         ``protocol``, ``channels``, ``unfused``, ``pipeline``, ``size_range``), validated."""

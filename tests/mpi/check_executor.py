@@ -24,7 +24,7 @@ from mpi_report import finish
 
 from collsynth import BadInput, mpi, msccl
 from collsynth.mpi import MPI
-from collsynth.mpi.executor import compile_on, run_collective, run_plan_collective
+from collsynth.mpi.executor import _Case, compile_on, run_collective, run_plan, run_plan_collective
 
 comm = mpi.comm_world()
 P, RANK = comm.Get_size(), comm.Get_rank()
@@ -55,7 +55,7 @@ def check_good(program: dict | str, seed: int) -> None:
                 nbytes = header(program)["nchunksperloop"] * per_chunk * np.dtype(dtype).itemsize
                 res = run_collective(program, nbytes, dtype, comm, inplace, seed + runs, reps=2)
                 runs += 1
-                if not res["ok"]:
+                if not res["ok"] or res["wrong_elements"] != 0:
                     failures.append(f"{name} inplace={inplace} {dtype} {nbytes} B: {res['error']}")
                 elif per_chunk and not (res["time_us"] > 0 and res["mpi_time_us"] > 0):
                     failures.append(f"{name}: no times in {res}")
@@ -92,6 +92,9 @@ def check_tampered(program: dict) -> None:
         failures.append(f"tampered: the wrong result was not reported properly: {res}")
     else:
         report.append(f"OK tampered: wrong result detected: {err}")
+    if not res["wrong_elements"]:
+        failures.append(f"tampered: #wrong is not counted: {res}")
+    check_wrong_count(plan, nbytes)
     silent = tuple(op._replace(send_to=-1) for op in plan.ops)  # rank 0 sends nothing: all wait
     mute = plan._replace(ops=silent) if RANK == 0 else plan
     res = run_plan_collective(mute, nbytes, "int32", comm, reps=1, timeout=1.0)
@@ -100,6 +103,22 @@ def check_tampered(program: dict) -> None:
         failures.append(f"tampered: the hang was not reported properly: {res}")
     else:
         report.append(f"OK tampered: hang detected: {err}")
+
+
+def check_wrong_count(plan, nbytes: int) -> None:
+    """nccl-tests' #wrong from real data: 0 after a correct run, then exactly the 3 elements
+    rank 0 corrupts in its output (summed over ranks)."""
+    case = _Case(plan, nbytes // 4, np.dtype("float32"), 7)
+    case.reset()
+    run_plan(plan, case.sendbuf, case.recvbuf, comm)
+    before = case.wrong(comm)
+    if RANK == 0:
+        case.span(plan.output)[[0, 2, -1]] += 1
+    after = case.wrong(comm)
+    if (before, after) != (0, 3):
+        failures.append(f"#wrong: {before} after a correct run, {after} after corrupting 3 elements")
+    else:
+        report.append("OK #wrong: 0, then 3 after corrupting 3 elements")
 
 
 def expect_bad(what: str, fn, needle: str = "") -> None:

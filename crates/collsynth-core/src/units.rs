@@ -123,5 +123,52 @@ pub fn parse_size(text: &str) -> Result<Rat> {
     Ok(bytes)
 }
 
+/// A size as nccl-tests reads `-b` and `-e`: a bare `K`, `M` or `G` (either case) is a power
+/// of 1024 there (nccl-tests src/common.cu, `parsesize`); every spelling of [`parse_size`]
+/// reads as before. Whole bytes only (the sweep counts bytes).
+pub fn parse_nccl_tests_size(text: &str) -> Result<u64> {
+    let (num, unit) = split_number(text);
+    let power = match unit {
+        "K" | "k" => Some(1),
+        "M" | "m" => Some(2),
+        "G" | "g" => Some(3),
+        _ => None,
+    };
+    let bytes = match power {
+        Some(p) => {
+            let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
+            if value < Rat::from_integer(0) {
+                return Err(CollsynthError::bad(format!("size '{text}' is negative")));
+            }
+            value * Rat::from_integer(1i128 << (10 * p))
+        }
+        None => parse_size(text)?,
+    };
+    if !bytes.is_integer() || bytes > Rat::from_integer(i128::from(u64::MAX)) {
+        return Err(CollsynthError::bad(format!("size '{text}' is not a whole number of bytes up to 2^64")));
+    }
+    Ok(*bytes.numer() as u64)
+}
+
+/// nccl-tests' size sweep `-b min -e max -f factor`: min, min*factor, ... while at most max
+/// (the loop of `TimeTest` in nccl-tests src/common.cu with stepFactor > 1). A factor below 2
+/// or a zero min would never grow, so they are refused rather than looped on.
+pub fn nccl_tests_sizes(min: u64, max: u64, factor: u64) -> Result<Vec<u64>> {
+    if factor < 2 {
+        return Err(CollsynthError::bad(format!("step factor must be at least 2, got {factor}")));
+    }
+    if min == 0 {
+        return Err(CollsynthError::bad("minbytes must be at least 1 (0 never grows by a factor)"));
+    }
+    if min > max {
+        return Err(CollsynthError::bad(format!("minbytes {min} is more than maxbytes {max}")));
+    }
+    let mut sizes = vec![min];
+    while let Some(next) = sizes[sizes.len() - 1].checked_mul(factor).filter(|&s| s <= max) {
+        sizes.push(next);
+    }
+    Ok(sizes)
+}
+
 #[cfg(test)]
 mod tests;

@@ -343,6 +343,22 @@ impl PySchedule {
         Ok(d)
     }
 
+    /// Bytes each link carries over the whole schedule at `size` (the core's exact link loads),
+    /// as (src, dst, bytes) in the topology's link order.
+    fn link_loads(&self, size: &str) -> PyResult<Vec<(String, String, f64)>> {
+        let m = size_arg(size)?;
+        // alpha_beta checks the schedule's pieces and routes against the topology first
+        guard(|| collsynth_core::cost::alpha_beta(&self.inner, &self.topo, m, 1))?;
+        let loads = collsynth_core::cost::link_loads(&self.inner, &self.topo, m);
+        Ok(self
+            .topo
+            .links
+            .iter()
+            .zip(loads)
+            .map(|(l, b)| (self.topo.nodes[l.src].name.clone(), self.topo.nodes[l.dst].name.clone(), to_f64(&b)))
+            .collect())
+    }
+
     /// The analytic alpha-beta model alone.
     fn alpha_beta<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
@@ -476,6 +492,33 @@ fn size_bytes(size: &str) -> PyResult<String> {
     size_arg(size).map(|r| to_fraction_string(&r))
 }
 
+/// nccl-tests' size sweep `-b minbytes -e maxbytes -f factor` as whole bytes (K, M, G are
+/// powers of 1024 there, as in nccl-tests).
+#[pyfunction]
+fn nccl_tests_sizes(minbytes: &str, maxbytes: &str, factor: u64) -> PyResult<Vec<u64>> {
+    use collsynth_core::units;
+    guard(|| {
+        let min = units::parse_nccl_tests_size(minbytes)?;
+        let max = units::parse_nccl_tests_size(maxbytes)?;
+        units::nccl_tests_sizes(min, max, factor)
+    })
+}
+
+/// nccl-tests' bus-bandwidth factor of `collective` on `n` ranks (busbw = algbw * factor).
+#[pyfunction]
+fn busbw_factor(collective: &str, n: usize) -> PyResult<f64> {
+    if n == 0 {
+        return Err(to_py(collsynth_core::CollsynthError::bad("busbw needs at least 1 rank")));
+    }
+    Ok(collective_arg(collective)?.busbw_factor(n))
+}
+
+/// nccl-tests' (size, count) columns of a requested size in `elt`-byte elements on `n` ranks.
+#[pyfunction]
+fn nccl_tests_count(collective: &str, bytes: u64, elt: u64, n: u64) -> PyResult<(u64, u64)> {
+    Ok(collective_arg(collective)?.nccl_tests_count(bytes, elt, n))
+}
+
 /// Every zoo family: (name, args, help, extra options).
 #[pyfunction]
 fn families() -> Vec<(&'static str, &'static str, &'static str, Vec<&'static str>)> {
@@ -498,6 +541,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(time_only, m)?)?;
     m.add_function(wrap_pyfunction!(progress, m)?)?;
+    m.add_function(wrap_pyfunction!(nccl_tests_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(busbw_factor, m)?)?;
+    m.add_function(wrap_pyfunction!(nccl_tests_count, m)?)?;
     circulant::register(m)?;
     exec_plan::register(m)?;
     find::register(m)?;

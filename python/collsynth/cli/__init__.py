@@ -16,6 +16,7 @@ from collsynth.cli import (
     circulant,
     compare,
     demo,
+    draw,
     export,
     find,
     run,
@@ -28,7 +29,21 @@ from collsynth.cli.common import OneLineParser, fail
 from collsynth.fileio import Terminated, remove_temp_files_on_signals
 
 # One module per command (`bench_mpi` for `bench-mpi`), in the order `collsynth --help` lists them.
-COMMANDS = [topo, bound, synth, verify, simulate, export, run, compare, find, circulant, bench_mpi, demo]
+COMMANDS = [
+    topo,
+    bound,
+    synth,
+    verify,
+    simulate,
+    export,
+    run,
+    compare,
+    draw,
+    find,
+    circulant,
+    bench_mpi,
+    demo,
+]
 
 
 def build_parser() -> OneLineParser:

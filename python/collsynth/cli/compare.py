@@ -1,12 +1,14 @@
-"""`collsynth compare TOPO --collective C [--sizes ...] [--json] [--plot FILE.png]`."""
+"""`collsynth compare TOPO --collective C [--sizes ... | -b MIN -e MAX -f F] [--nccl-tests] [--json]
+[--plot FILE.png]`."""
 
 from __future__ import annotations
 
 from rich.progress import Progress
 
+from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
 from collsynth.cli.common import console, emit_json, table
-from collsynth.cli.options import add_collective, add_pipeline, check_pipeline
+from collsynth.cli.options import add_collective, add_nccl_sweep, add_pipeline, check_pipeline, nccl_sweep
 from collsynth.cli.synth import summary
 from collsynth.schedule import algorithms, synthesize
 from collsynth.topology import Topology
@@ -16,7 +18,13 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="every applicable algorithm against the bound, per size")
     p.add_argument("topo", metavar="TOPO")
     add_collective(p)
-    p.add_argument("--sizes", default="1KiB,1MiB,1GiB", help="comma-separated sizes")
+    p.add_argument("--sizes", default=None, help="comma-separated sizes (default 1KiB,1MiB,1GiB)")
+    add_nccl_sweep(p)
+    p.add_argument(
+        "--nccl-tests",
+        action="store_true",
+        help="print nccl-tests' columns, one block per algorithm (implied by -b/-e/-f)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--plot", metavar="FILE.png", help="time vs size, one curve per algorithm plus the bound")
     add_pipeline(p)
@@ -51,7 +59,14 @@ def compare(
 
 def run(args) -> int:
     check_pipeline(args)
-    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    sweep = nccl_sweep(args)
+    if sweep is not None and args.sizes is not None:
+        raise BadInput("--sizes and -b/-e/-f: give one or the other")
+    if sweep is not None:
+        args.nccl_tests = True
+        sizes = [str(b) for b in sweep]
+    else:
+        sizes = [s.strip() for s in (args.sizes or "1KiB,1MiB,1GiB").split(",") if s.strip()]
     if not sizes:
         raise BadInput("--sizes: give at least one size")
     for size in sizes:  # every size is read before any work starts, errors naming --sizes
@@ -67,8 +82,18 @@ def run(args) -> int:
         from collsynth.plots import plot_compare
 
         plot_compare(rows, args.plot, f"{args.collective} on {topo.name} (N={topo.n_ranks})")
+    for r in rows:  # nccl-tests' count column and the data type the simulator's times stand for
+        r["count_elements"] = nccl_count(args.collective, r["size_bytes"], r["N"])
+        r["dtype"], r["redop"] = "float32", nccl_tests.redop(args.collective)
     if args.json:
         emit_json(rows)
+        return 0
+    if args.nccl_tests:
+        print_nccl_tests(rows, args.collective)
+        for name, reason in skipped.items():
+            print(f"# {name}: not applicable ({reason})")
+        if args.plot:
+            print(f"# wrote {args.plot}")
         return 0
     cols = [
         ("algorithm", "left"),
@@ -103,3 +128,22 @@ def run(args) -> int:
     if args.plot:
         console.print(f"wrote {args.plot}")
     return 0
+
+
+def nccl_count(collective: str, size_bytes: float, n: int) -> int:
+    """nccl-tests' count column (float elements; per rank for allgather and reduce-scatter)."""
+    size = min(int(size_bytes), 2**64 - 1)  # the core counts in u64
+    return _core.nccl_tests_count(collective, size, nccl_tests.TYPES["float32"][1], n)[1]
+
+
+def print_nccl_tests(rows: list[dict], collective: str) -> None:
+    """nccl-tests' layout, one block per algorithm: the simulated time, algbw and busbw (the
+    core's keys). The simulator has one time for out-of-place and in-place; #wrong is N/A, as
+    nothing runs (every schedule passed the verifier)."""
+    print(nccl_tests.HEADER)
+    for alg in dict.fromkeys(r["algorithm"] for r in rows):
+        print(f"# algorithm: {alg}")
+        for r in (r for r in rows if r["algorithm"] == alg):
+            h = nccl_tests.half(r["time_us"], r["algbw_GBps"], r["busbw_GBps"], None)
+            root = r["root"] if collective in ("broadcast", "reduce") else None
+            print(nccl_tests.line(collective, r["N"], int(r["size_bytes"]), "float32", root, h, h))

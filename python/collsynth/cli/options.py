@@ -142,3 +142,33 @@ def msccl_kwargs(args) -> dict:
         "size_range": args.size_range,
         "size": getattr(args, "size", None),
     }
+
+
+def add_nccl_sweep(p) -> None:
+    """nccl-tests' size sweep: -b MIN -e MAX -f FACTOR (K, M, G are powers of 1024 here)."""
+    g = p.add_argument_group("nccl-tests size sweep (K, M, G are powers of 1024, as in nccl-tests)")
+    g.add_argument("-b", "--minbytes", default=None, metavar="MIN", help="smallest size (default 32M)")
+    g.add_argument("-e", "--maxbytes", default=None, metavar="MAX", help="largest size (default 32M)")
+    g.add_argument(
+        "-f",
+        "--stepfactor",
+        type=whole(0),
+        default=None,
+        metavar="F",
+        help="size factor per step (default 2)",
+    )
+
+
+def nccl_sweep(args) -> list[int] | None:
+    """The sizes of -b/-e/-f in bytes, None if none of them was given."""
+    if args.minbytes is None and args.maxbytes is None and args.stepfactor is None:
+        return None
+    from collsynth import nccl_tests
+    from collsynth._core import BadInput
+
+    try:
+        return nccl_tests.sweep(
+            args.minbytes, args.maxbytes, 2 if args.stepfactor is None else args.stepfactor
+        )
+    except BadInput as e:
+        raise BadInput(f"-b/-e/-f: {e}") from None

@@ -32,7 +32,7 @@ import numpy as np
 from mpi4py import MPI
 
 from collsynth import msccl
-from collsynth._core import BadInput, InternalError
+from collsynth._core import BadInput, InternalError, busbw_factor
 from collsynth.mpi.collectives import flat_view
 
 
@@ -321,6 +321,13 @@ def expected_output(plan: Plan, m: int, rank: int, dtype: np.dtype, seed: int) -
     return total
 
 
+def wrong_elements(got: np.ndarray, want: np.ndarray) -> int:
+    """How many elements of `got` differ from `want` byte for byte (nccl-tests' #wrong)."""
+    a = got.reshape(-1).view(np.uint8).reshape(-1, got.itemsize)
+    b = want.reshape(-1).view(np.uint8).reshape(-1, want.itemsize)
+    return int((a != b).any(axis=1).sum())
+
+
 def first_wrong(got: np.ndarray, want: np.ndarray) -> str | None:
     """None if `got` equals `want` byte for byte, else the first differing element and the count."""
     a = got.reshape(-1).view(np.uint8).reshape(-1, got.itemsize)
@@ -360,6 +367,11 @@ class _Case:
             return None
         wrong = first_wrong(self.span(self.plan.output), self.want)
         return None if wrong is None else f"rank {self.rank}: {self.plan.collective}: {wrong}"
+
+    def wrong(self, comm: MPI.Comm) -> int:
+        """#wrong over all ranks: elements of the outputs that differ from the definition's."""
+        mine = 0 if self.want is None else wrong_elements(self.span(self.plan.output), self.want)
+        return comm.allreduce(mine, op=MPI.SUM)
 
     def library(self, comm: MPI.Comm) -> None:
         """The MPI library's own collective on the same buffers."""
@@ -459,16 +471,23 @@ def run_plan_collective(
         "ok": False, "error": None, "time_us": None, "mpi_time_us": None, "np": plan.ngpus,
         "name": plan.name, "collective": plan.collective, "size_bytes": nbytes, "dtype": str(dtype),
         "inplace": plan.inplace, "chunk_elements": m // plan.nchunks, "reps": reps,
-        "library": LIBRARY[plan.collective],
+        "library": LIBRARY[plan.collective], "root": plan.root,
+        "wrong_elements": None, "algbw_GBps": None, "busbw_GBps": None,
     }  # fmt: skip
     case.reset()
-    result["error"] = _agree(comm, _attempt(ours) or case.check())
+    failed = _attempt(ours)
+    result["wrong_elements"] = case.wrong(comm)  # collective: every rank counts, failed or not
+    result["error"] = _agree(comm, failed or case.check())
     if result["error"]:
         return result
     ours_us, error = _timed(comm, case.reset, ours, reps)
+    result["wrong_elements"] = case.wrong(comm)
     result["error"] = _agree(comm, error or case.check())
     if result["error"]:
         return result
+    if ours_us > 0:  # nccl-tests' algbw (the full buffer over the time) and busbw (the core's factor)
+        result["algbw_GBps"] = nbytes / ours_us / 1e3
+        result["busbw_GBps"] = result["algbw_GBps"] * busbw_factor(plan.collective, plan.ngpus)
     lib_us, error = _timed(comm, case.reset, lambda: case.library(comm), reps)
     lib_error = _agree(comm, error)
     result.update(ok=True, time_us=ours_us, mpi_time_us=None if lib_error else lib_us)

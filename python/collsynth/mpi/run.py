@@ -114,7 +114,42 @@ def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
     result = run_plan_collective(
         plan, nbytes, args.dtype, comm, args.seed, reps=args.reps, timeout=args.timeout
     )
+    result["in_place"] = None
+    if not args.inplace and result["ok"]:
+        # nccl-tests runs both modes: in place too, when the program declares that mode
+        try:
+            inplace = compile_on(comm, program, True)
+        except BadInput:
+            inplace = None
+        if inplace is not None:
+            r = run_plan_collective(
+                inplace, nbytes, args.dtype, comm, args.seed, reps=args.reps, timeout=args.timeout
+            )
+            result["in_place"] = {k: r[k] for k in IN_PLACE_KEYS}
+            if not r["ok"]:
+                result.update(ok=False, error=f"in place: {r['error']}")
     return {"collsynth_version": __version__, **result}
+
+
+# the keys of the in-place run kept under "in_place" (an out-of-place run's result)
+IN_PLACE_KEYS = ("ok", "error", "time_us", "mpi_time_us", "algbw_GBps", "busbw_GBps", "wrong_elements")
+
+
+def nccl_tests_lines(result: dict) -> str:
+    """The result in nccl-tests' layout: header, then one line with out-of-place and in-place."""
+    from collsynth import nccl_tests
+
+    def half(r: dict | None) -> str:
+        if r is None:
+            return nccl_tests.half(None, None, None, None)
+        return nccl_tests.half(r["time_us"], r["algbw_GBps"], r["busbw_GBps"], r["wrong_elements"])
+
+    out, inp = (None, result) if result["inplace"] else (result, result.get("in_place"))
+    root = result.get("root") if result["collective"] in ("broadcast", "reduce") else None
+    line = nccl_tests.line(
+        result["collective"], result["np"], result["size_bytes"], result["dtype"], root, half(out), half(inp)
+    )
+    return f"{nccl_tests.HEADER}\n{line}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
         return 2
     if rank == 0:
-        print(json.dumps(result, indent=2) if args.json else summary(result), flush=True)
+        text = json.dumps(result, indent=2) if args.json else f"{summary(result)}\n{nccl_tests_lines(result)}"
+        print(text, flush=True)
     return 0 if result["ok"] else 1
 
 

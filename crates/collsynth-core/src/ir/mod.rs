@@ -87,6 +87,21 @@ impl Collective {
             Collective::Broadcast | Collective::Reduce => 1.0,
         }
     }
+
+    /// nccl-tests' (size, count) columns for a requested size of `bytes` in elements of `elt`
+    /// bytes on `n` ranks: the count is the collective's per-call count (per rank for allgather
+    /// and reduce-scatter, whose buffer rounds down to whole per-rank elements), as
+    /// `*GetCollByteCount` in nccl-tests src/all_gather.cu, reduce_scatter.cu, all_reduce.cu set it.
+    pub fn nccl_tests_count(self, bytes: u64, elt: u64, n: u64) -> (u64, u64) {
+        let count = bytes / elt.max(1);
+        match self {
+            Collective::Allgather | Collective::Allgatherv | Collective::ReduceScatter => {
+                let per_rank = count / n.max(1);
+                (per_rank * n.max(1) * elt, per_rank)
+            }
+            _ => (count * elt, count),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -437,3 +452,6 @@ impl<'a> Router<'a> {
         Ok(route)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -44,3 +44,36 @@ fn size_units() {
         assert!(e.contains(&format!("{ambiguous}iB")) && e.contains(&format!("{ambiguous}B")), "{e}");
     }
 }
+
+#[test]
+fn nccl_tests_sizes_are_powers_of_1024() {
+    assert_eq!(parse_nccl_tests_size("8").unwrap(), 8);
+    assert_eq!(parse_nccl_tests_size("128M").unwrap(), 128 << 20);
+    assert_eq!(parse_nccl_tests_size("1G").unwrap(), 1 << 30);
+    assert_eq!(parse_nccl_tests_size("8g").unwrap(), 8 << 30);
+    assert_eq!(parse_nccl_tests_size("4k").unwrap(), 4096);
+    assert_eq!(parse_nccl_tests_size("0.5K").unwrap(), 512);
+    // the project's own spellings keep their meaning
+    assert_eq!(parse_nccl_tests_size("1MB").unwrap(), 1_000_000);
+    assert_eq!(parse_nccl_tests_size("1MiB").unwrap(), 1 << 20);
+    assert!(parse_nccl_tests_size("0.3K").is_err()); // 307.2 bytes
+    assert!(parse_nccl_tests_size("-1K").is_err());
+    assert!(parse_nccl_tests_size("99999999999G").is_err());
+    assert!(parse_nccl_tests_size("8X").is_err());
+}
+
+#[test]
+fn nccl_tests_sweep() {
+    // -b 8 -e 8G -f 2: 8, 16, ..., 2^33 (31 sizes)
+    let s = nccl_tests_sizes(8, 8 << 30, 2).unwrap();
+    assert_eq!(s.len(), 31);
+    assert_eq!((s[0], s[1], s[30]), (8, 16, 8 << 30));
+    // max need not be on the grid: -b 1K -e 100K -f 4
+    assert_eq!(nccl_tests_sizes(1024, 100 * 1024, 4).unwrap(), vec![1024, 4096, 16384, 65536]);
+    assert_eq!(nccl_tests_sizes(5, 5, 2).unwrap(), vec![5]);
+    // no overflow at the top of u64
+    assert_eq!(nccl_tests_sizes(1 << 63, u64::MAX, 2).unwrap(), vec![1 << 63]);
+    assert!(nccl_tests_sizes(0, 8, 2).is_err());
+    assert!(nccl_tests_sizes(8, 4, 2).is_err());
+    assert!(nccl_tests_sizes(8, 64, 1).is_err());
+}
