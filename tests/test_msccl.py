@@ -386,38 +386,12 @@ def test_old_dialect_windows_are_merged_to_four(tmp_path):
     merged to four, still tiling the range (maxBytes exclusive there), each with its
     slowdown against the fastest variant reported (>= 1, and above the tolerance where the
     merge cost something)."""
-    new = run_json(
-        "synth",
-        "dgx1",
-        "-c",
-        "allreduce",
-        "-a",
-        "auto",
-        "--format",
-        "msccl-xml",
-        "--size-windows",
-        "1KiB-4GiB",
-        "-o",
-        str(tmp_path / "new"),
-    )["msccl_windows"]
+    argv = ["synth", "dgx1", "-c", "allreduce", "-a", "auto", "--format", "msccl-xml"]
+    argv += ["--size-windows", "1KiB-4GiB"]
+    new = run_json(*argv, "-o", str(tmp_path / "new"))["msccl_windows"]
     assert len(new) > 4
     assert all(1.0 <= w["slowdown"] <= 1.0101 for w in new)
-    out = run_json(
-        "synth",
-        "dgx1",
-        "-c",
-        "allreduce",
-        "-a",
-        "auto",
-        "--format",
-        "msccl-xml",
-        "--size-windows",
-        "1KiB-4GiB",
-        "--msccl-dialect",
-        "old",
-        "-o",
-        str(tmp_path / "old"),
-    )
+    out = run_json(*argv, "--msccl-dialect", "old", "-o", str(tmp_path / "old"))
     ws = out["msccl_windows"]
     assert len(ws) == 4 == len(out["files"])
     assert ws[0]["min_bytes"] == 1024 and ws[-1]["max_bytes"] == 4 * 2**30
