@@ -36,6 +36,7 @@ lint: $(DEPS)
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p collsynth-core -p collsynth-py
 	$(VENV)/bin/ruff check python tests bench
 	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/mypy
 
 fmt: $(DEPS)
 	cargo fmt --all
