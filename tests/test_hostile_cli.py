@@ -61,6 +61,24 @@ def inputs(tmp_path_factory) -> Path:
     (d / "garbage.xml").write_bytes(b"\x00\xff<<<>>>")
     (d / "count.xml").write_text(a100.replace('count="2"', 'count="99999999999999999999"', 1))
     (d / "speed.xml").write_text(a100.replace('speed="200000"', 'speed="-x"', 1))
+    plan = json.loads(collsynth.mscclpp.export(sched)["json"])
+    for name, mutate in [
+        ("plan_huge.json", lambda p: p["gpus"][0].update(input_chunks=10**12)),
+        ("plan_id.json", lambda p: p["gpus"][1].update(id=7)),
+        ("plan_type.json", lambda p: p["gpus"][0].update(input_chunks="4")),
+        ("plan_op.json", lambda p: p["gpus"][0]["threadblocks"][0]["ops"][0].update(name="send")),
+        ("plan_cells.json", lambda p: [g.update(scratch_chunks=2**24) for g in p["gpus"]]),
+        ("plan_chan.json", lambda p: p["gpus"][0]["channels"][0].update(connected_to=[2**40])),
+        (
+            "plan_blocks.json",
+            lambda p: p["gpus"][0].update(
+                threadblocks=[{"id": k, "ops": [{"name": "nop"}], "channels": []} for k in range(5000)]
+            ),
+        ),
+    ]:
+        bad = json.loads(json.dumps(plan))
+        mutate(bad)
+        (d / name).write_text(json.dumps(bad))
     return d
 
 
@@ -73,6 +91,52 @@ BAD = [
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),
+    (["verify", "{d}/plan_huge.json"], "above the largest value read here"),
+    (["verify", "{d}/plan_id.json"], "GPU rank does not match"),
+    (["verify", "{d}/plan_type.json"], "expected a whole number"),
+    (["verify", "{d}/plan_op.json"], "Invalid operation type: send"),
+    (["verify", "{d}/plan_cells.json"], "cells the interpreter holds"),
+    (["verify", "{d}/plan_chan.json"], "above the largest value read here"),
+    (["verify", "{d}/plan_blocks.json"], "thread blocks: beyond the 4096"),
+    (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
+    (
+        ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--threadblocks", "2"],
+        "--format mscclpp-json only",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "ring",
+            "--format",
+            "mscclpp-json",
+            "--threadblocks",
+            "0",
+        ],
+        "1 to 64",
+    ),
+    (
+        [
+            "synth",
+            "ring:4",
+            "-c",
+            "allgather",
+            "-a",
+            "ring",
+            "--format",
+            "mscclpp-json",
+            "--threadblocks",
+            "99999999999999999999",
+        ],
+        "1 to 64",
+    ),
+    (
+        ["synth", "ring:4", "-c", "broadcast", "-a", "ring", "--format", "mscclpp-json"],
+        "allgather, reduce-scatter and allreduce",
+    ),
     (["verify", "{d}/s_chunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),

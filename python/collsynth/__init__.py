@@ -4,7 +4,7 @@ The heavy lifting is in the Rust core (``collsynth._core``); this package is the
 the Python API, the ``collsynth`` command line and plots.
 """
 
-from collsynth import msccl
+from collsynth import msccl, mscclpp
 from collsynth._core import BadInput, Infeasible, InternalError, __version__
 from collsynth.schedule import Schedule, algorithms, bound, synthesize, time_only
 from collsynth.topology import Link, Node, Topology, TopologyWarning, families
@@ -23,6 +23,7 @@ __all__ = [
     "bound",
     "families",
     "msccl",
+    "mscclpp",
     "synthesize",
     "time_only",
 ]

@@ -74,6 +74,13 @@ class Schedule:
 
         return msccl.export(self, **options)["xml"]
 
+    def to_mscclpp_json(self, threadblocks: int | None = None) -> str:
+        """An MSCCL++ execution plan (allgather, reduce-scatter, allreduce), judged by the
+        interpreter before it is returned (:func:`collsynth.mscclpp.export`)."""
+        from collsynth import mscclpp
+
+        return mscclpp.export(self, threadblocks)["json"]
+
     collective = property(lambda self: self._core.collective)
     algorithm = property(lambda self: self._core.algorithm)
     n_ranks = property(lambda self: self._core.n_ranks)

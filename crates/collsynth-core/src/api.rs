@@ -92,6 +92,15 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
     fastest_candidate(topo, collective, size, names, req, |name, r| synthesize(topo, collective, name, r, size))
 }
 
+/// `s` as what `auto` and the size windows hand out: a program for MSCCL's interpreter (and
+/// the exporters), whoever the synthesizer said runs it. NCCL's rings are a fine candidate
+/// as an MSCCL program; NCCL's own kernels running them (`ir::Executor::NcclRing`) are the
+/// baseline `auto` is measured against, not something it can return.
+fn as_exported(mut s: Schedule) -> Schedule {
+    s.provenance.executor = crate::ir::Executor::Msccl;
+    s
+}
+
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
 /// forms), over pipeline depths. A candidate that does not apply (`BadInput`: an option it
 /// does not take; `Infeasible`: a topology it cannot handle) is skipped; any other error (a
@@ -114,8 +123,9 @@ fn fastest_candidate<'a>(
                 Ok(done) => {
                     seconds += done.synthesis_seconds;
                     topology = done.topology;
-                    if !made.iter().any(|(s, _)| *s == done.schedule) {
-                        made.push((done.schedule, format!("{name}{suffix}")));
+                    let schedule = as_exported(done.schedule);
+                    if !made.iter().any(|(s, _)| *s == schedule) {
+                        made.push((schedule, format!("{name}{suffix}")));
                     }
                 }
                 Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}

@@ -13,6 +13,7 @@ pub mod flow;
 pub mod import;
 pub mod ir;
 pub mod msccl;
+pub mod mscclpp;
 pub mod parallel;
 pub mod progress;
 pub mod protocol;

@@ -84,6 +84,8 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("verify", &["error", "rational", "topology", "ir"]),
     ("cost", &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir"]),
     ("msccl", &["error", "rational", "units", "protocol", "topology", "ir"]),
+    // MSCCL++ plans share the MSCCL lowering's chunk grid.
+    ("mscclpp", &["error", "topology", "ir", "msccl::lower", "msccl::Buf"]),
 ];
 
 /// The import graph follows the layers: every `crate::X` path outside tests and comments

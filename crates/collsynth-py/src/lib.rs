@@ -20,6 +20,7 @@ mod circulant;
 mod exec_plan;
 mod find;
 mod msccl;
+mod mscclpp;
 mod values;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
@@ -501,5 +502,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     exec_plan::register(m)?;
     find::register(m)?;
     msccl::register(m)?;
+    mscclpp::register(m)?;
     Ok(())
 }

@@ -1,13 +1,14 @@
-"""`collsynth export SCHEDULE.json --format msccl-xml`."""
+"""`collsynth export SCHEDULE.json --format msccl-xml|mscclpp-json`."""
 
 from __future__ import annotations
 
 import sys
 
-from collsynth import msccl
+from collsynth import msccl, mscclpp
+from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json
-from collsynth.cli.options import add_msccl_options, add_pipeline, check_pipeline, msccl_kwargs
-from collsynth.cli.synth import msccl_summary, print_msccl
+from collsynth.cli.options import add_msccl_options, add_pipeline, check_pipeline, msccl_given, msccl_kwargs
+from collsynth.cli.synth import msccl_summary, mscclpp_summary, print_msccl, print_mscclpp
 from collsynth.cli.verify import verified
 from collsynth.fileio import atomic_write
 
@@ -15,16 +16,25 @@ from collsynth.fileio import atomic_write
 def register(sub) -> None:
     p = sub.add_parser("export", help="export a schedule file as MSCCL XML (validated)")
     p.add_argument("schedule", metavar="SCHEDULE.json")
-    p.add_argument("--format", required=True, choices=["msccl-xml"], help="msccl-xml")
+    p.add_argument(
+        "--format", required=True, choices=["msccl-xml", "mscclpp-json"], help="msccl-xml or mscclpp-json"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: print the XML)")
     p.add_argument("--json", action="store_true", help="print a summary as JSON (the XML goes to -o)")
     add_pipeline(p)
     add_msccl_options(p)
+    p.add_argument(
+        "--threadblocks", type=int, metavar="G", help="mscclpp-json: thread blocks per slice group (1-64)"
+    )
     p.set_defaults(run=run_export)
 
 
 def run_export(args) -> int:
     check_pipeline(args)
+    if args.format == "mscclpp-json":
+        return run_export_plan(args)
+    if args.threadblocks is not None:
+        raise BadInput("--threadblocks applies to --format mscclpp-json only")
     exported = msccl.export(verified(args.schedule), **msccl_kwargs(args))
     s = msccl_summary(exported)
     if args.output:
@@ -37,4 +47,26 @@ def run_export(args) -> int:
         console.print(f"wrote {args.output}")
     else:
         sys.stdout.write(exported["xml"])
+    return 0
+
+
+def run_export_plan(args) -> int:
+    """An MSCCL++ execution plan, judged before it is written (docs/mscclpp.md)."""
+    if given := msccl_given(args):
+        raise BadInput(f"{given[0]} applies to --format msccl-xml only")
+    if args.pipeline_given:
+        raise BadInput("--pipeline applies to --format msccl-xml only")
+    plan = mscclpp.export(verified(args.schedule), args.threadblocks)
+    s = mscclpp_summary(plan)
+    files = []
+    if args.output:
+        atomic_write(args.output, plan["json"])
+        files = [args.output]
+    if args.json:
+        emit_json({"schedule": args.schedule, "mscclpp": s, "files": files})
+    elif args.output:
+        print_mscclpp(s)
+        console.print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(plan["json"])
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from collsynth import _core, msccl
+from collsynth import _core, msccl, mscclpp
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
 from collsynth.cli.options import (
@@ -23,7 +23,7 @@ from collsynth.progress import run_with_progress
 from collsynth.schedule import Schedule, synthesize
 from collsynth.topology import Topology
 
-FORMATS = {"json", "msccl-xml"}
+FORMATS = {"json", "msccl-xml", "mscclpp-json"}
 
 
 def register(sub) -> None:
@@ -38,8 +38,15 @@ def register(sub) -> None:
         help=", ".join(a[0] for a in _core.algorithms()) + " or auto",
     )
     p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
-    p.add_argument("-o", "--output", metavar="DIR", help="write DIR/schedule.json and/or DIR/schedule.xml")
-    p.add_argument("--format", default="json", help="comma-separated output formats: json, msccl-xml")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write DIR/schedule.json, DIR/schedule.xml, DIR/schedule.mscclpp.json",
+    )
+    p.add_argument(
+        "--format", default="json", help="comma-separated output formats: json, msccl-xml, mscclpp-json"
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--time-only",
@@ -50,6 +57,12 @@ def register(sub) -> None:
     add_pipeline(p)
     add_algorithm_options(p)
     add_msccl_options(p, sized=True)
+    p.add_argument(
+        "--threadblocks",
+        type=int,
+        metavar="G",
+        help="MSCCL++ plan (--format mscclpp-json): thread blocks per slice group, 1-64 (default: 4, 2 or 1)",
+    )
     p.set_defaults(run=run)
 
 
@@ -78,7 +91,7 @@ def run_time_only(args) -> int:
     algorithms have one is the core registry's to say."""
     if args.output:
         raise BadInput("--time-only writes no schedule: drop -o")
-    if args.format != "json" or msccl_given(args):
+    if args.format != "json" or msccl_given(args) or args.threadblocks is not None:
         raise BadInput("--time-only exports nothing: drop --format and the MSCCL options")
     if args.pipeline_given:
         raise BadInput("--pipeline applies to the simulator, which --time-only does not run")
@@ -180,9 +193,15 @@ def run(args) -> int:
         return run_time_only(args)
     formats = {f.strip() for f in args.format.split(",") if f.strip()}
     if unknown := formats - FORMATS:
-        raise BadInput(f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml)")
+        raise BadInput(
+            f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml, mscclpp-json)"
+        )
     if "msccl-xml" not in formats and (given := msccl_given(args)):
         raise BadInput(f"{given[0]} applies to --format msccl-xml only")
+    if args.threadblocks is not None and "mscclpp-json" not in formats:
+        raise BadInput("--threadblocks applies to --format mscclpp-json only")
+    if args.threadblocks is not None and not 1 <= args.threadblocks <= mscclpp.MAX_GROUP:
+        raise BadInput(f"--threadblocks {args.threadblocks}: 1 to {mscclpp.MAX_GROUP}")
     if args.output:
         check_output_dir(args.output)
     if args.size_windows is not None:
@@ -199,6 +218,12 @@ def run(args) -> int:
     if "msccl-xml" in formats:
         exported = run_with_progress(lambda: msccl.export(sched, **msccl_kwargs(args)), "exporting MSCCL XML")
         s["msccl"] = msccl_summary(exported)
+    plan = None
+    if "mscclpp-json" in formats:
+        plan = run_with_progress(
+            lambda: mscclpp.export(sched, args.threadblocks), "exporting the MSCCL++ plan"
+        )
+        s["mscclpp"] = mscclpp_summary(plan)
     if args.output:
         s["files"] = []
         if "json" in formats:
@@ -209,6 +234,10 @@ def run(args) -> int:
             path = Path(args.output) / "schedule.xml"
             atomic_write(path, exported["xml"])
             s["files"].append(str(path))
+        if plan is not None:
+            path = Path(args.output) / "schedule.mscclpp.json"
+            atomic_write(path, plan["json"])
+            s["files"].append(str(path))
     if args.json:
         emit_json(s)
         return 0
@@ -216,6 +245,8 @@ def run(args) -> int:
     console.print(table(title, [("", "left"), ("", "right")], summary_rows(s, sched.details)))
     if exported is not None:
         print_msccl(s["msccl"])
+    if plan is not None:
+        print_mscclpp(s["mscclpp"])
     for f in s.get("files", []):
         console.print(f"wrote {f}")
     return 0
@@ -310,3 +341,17 @@ def print_msccl(m: dict) -> None:
     )
     if m["fallback"]:
         console.print(f"note: {m['fallback']}")
+
+
+def mscclpp_summary(plan: dict) -> dict:
+    """The `mscclpp` object of `synth --json`: the plan's shape (no text)."""
+    return {k: v for k, v in plan.items() if k != "json"}
+
+
+def print_mscclpp(m: dict) -> None:
+    console.print(
+        f"MSCCL++ plan: {m['ranks']} ranks, up to {m['thread_blocks']} thread blocks per rank "
+        f"(groups of {m['group']}, at most {m['max_ops']} ops each), {m['memory_channels']} memory and "
+        f"{m['port_channels']} port channels, {m['scratch_chunks']} scratch chunks; judged by the "
+        f"interpreter. Message sizes must be a multiple of {m['input_chunks']} x 16 bytes (input)"
+    )

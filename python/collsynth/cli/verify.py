@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from collsynth import msccl
+from collsynth import msccl, mscclpp
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table
 from collsynth.fileio import read_text
@@ -15,7 +15,7 @@ from collsynth.schedule import Schedule
 
 def register(sub) -> None:
     p = sub.add_parser("verify", help="verify a schedule file or an MSCCL XML by symbolic execution")
-    p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml")
+    p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml|PLAN.json")
     p.add_argument("--topology", metavar="TOPO", help="FILE.xml only: report link loads on TOPO")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run_verify)
@@ -39,6 +39,9 @@ def verified(path: str) -> Schedule:
 def run_verify(args) -> int:
     if args.schedule.lower().endswith(".xml"):
         return run_verify_xml(args)
+    text = read_text(args.schedule)
+    if mscclpp.looks_like_plan(text):
+        return run_verify_plan(args, text)
     if args.topology:
         raise BadInput("--topology applies to MSCCL XML files only (a schedule file embeds its topology)")
     sched = load(args.schedule)
@@ -70,6 +73,24 @@ def run_verify_xml(args) -> int:
         print_validation(args.schedule, v)
     if not v["ok"]:
         raise BadInput(f"{args.schedule}: not a valid MSCCL program: {v['refusal']}")
+    return 0
+
+
+def run_verify_plan(args, text: str) -> int:
+    """An MSCCL++ execution plan: the executor's reader and checks, then symbolic execution
+    (postcondition, deadlock, races; docs/mscclpp.md). Exit 2 with the first problem."""
+    if args.topology:
+        raise BadInput("--topology applies to MSCCL XML files only, not to MSCCL++ plans")
+    v = mscclpp.validate(text)
+    if args.json:
+        emit_json({"file": args.schedule, "format": "mscclpp-json", **v})
+    elif v["ok"]:
+        console.print(
+            f"{args.schedule}: valid MSCCL++ {v['collective']} plan ({v['ranks']} ranks, {v['protocol']}, "
+            f"up to {v['thread_blocks']} thread blocks per rank): correct result, no deadlock, no race"
+        )
+    if not v["ok"]:
+        raise BadInput(f"{args.schedule}: not a valid MSCCL++ plan: {v['refusal']}")
     return 0
 
 

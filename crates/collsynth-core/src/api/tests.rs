@@ -94,3 +94,18 @@ fn auto_searches_algorithms_trees_and_depths_together() {
         assert!(s.pieces.len() >= plain.schedule.pieces.len());
     }
 }
+
+/// `auto` returns MSCCL programs: on `dgx1` at 1 GiB it picks NCCL's rings, and what it
+/// returns is those rings as an MSCCL program (no NCCL kernel step), not NCCL running them.
+#[test]
+fn auto_hands_out_msccl_programs_even_of_nccl_rings() {
+    let t = from_spec("dgx1").unwrap();
+    let size = Rat::from_integer(1 << 30);
+    let got = synthesize(&t, Collective::Allreduce, "auto", &Request::default(), size).unwrap().schedule;
+    assert_eq!(got.provenance.details.text("auto_choice").as_deref(), Some("\"nccl-ring\""));
+    assert_eq!(got.provenance.executor, crate::ir::Executor::Msccl);
+    let nccl = synthesize(&t, Collective::Allreduce, "nccl-ring", &Request::default(), size).unwrap().schedule;
+    assert_eq!(nccl.provenance.executor, crate::ir::Executor::NcclRing);
+    let time = |s: &Schedule| crate::cost::runtime::runtime(s, &t, size).unwrap().time_us;
+    assert!(time(&got) < time(&nccl), "{} vs {}", time(&got), time(&nccl));
+}

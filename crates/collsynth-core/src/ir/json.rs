@@ -2,7 +2,7 @@
 //! The topology is embedded, so a schedule file is self-contained; routes are written as
 //! node-index paths, so they do not depend on link numbering.
 
-use super::{Collective, Op, Piece, Provenance, Schedule, Transfer, DATA};
+use super::{Collective, Executor, Op, Piece, Provenance, Schedule, Transfer, DATA};
 use crate::error::{CollsynthError, Result};
 use crate::rational::{parse_exact, to_fraction_string, Rat};
 use crate::topology::{json as topo_json, Topology};
@@ -39,17 +39,19 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         .filter(|(k, _)| !super::is_timing(k))
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
+    let mut provenance = json!({"algorithm": s.provenance.algorithm, "options": options,
+                                "topology_hash": topology_hash(topo), "details": details});
+    // Written only for a runtime's own kernels, so that other files stay byte-identical.
+    if s.provenance.executor != Executor::Msccl {
+        provenance["executor"] = json!(s.provenance.executor.name());
+    }
     let header = [
         ("format", json!(FORMAT)),
         ("collsynth_version", json!(crate::VERSION)),
         ("collective", json!(s.collective.name())),
         ("n_ranks", json!(s.n_ranks)),
         ("root", json!(s.root)),
-        (
-            "provenance",
-            json!({"algorithm": s.provenance.algorithm, "options": options, "topology_hash": topology_hash(topo),
-                   "details": details}),
-        ),
+        ("provenance", provenance),
         ("shards", Value::Array(s.shards.iter().map(|r| json!(to_fraction_string(r))).collect())),
     ];
     for (k, v) in header {
@@ -130,7 +132,12 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
     }
     let root = uint(field(obj, "root", "schedule")?, "root")?;
     let prov = field(obj, "provenance", "schedule")?;
+    let executor = match prov.get("executor") {
+        None => Executor::Msccl,
+        Some(v) => Executor::parse(v.as_str().unwrap_or("")).map_err(|e| e.context("provenance.executor"))?,
+    };
     let provenance = Provenance {
+        executor,
         algorithm: prov.get("algorithm").and_then(Value::as_str).unwrap_or("unknown").to_string(),
         options: prov
             .get("options")

@@ -165,9 +165,46 @@ impl Transfer {
     }
 }
 
+/// The runtime that executes a schedule; the runtime cost model charges what it does per
+/// step (docs/simulator.md). A synthesizer that reproduces a runtime's own kernels says so;
+/// everything else runs as written, under MSCCL's interpreter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Executor {
+    /// MSCCL's interpreter runs the DAG as written (every schedule exports to MSCCL XML).
+    #[default]
+    Msccl,
+    /// NCCL's ring kernel (`runRing`, NCCL_ALGO_RING): every transfer is one step of a
+    /// channel's loop.
+    NcclRing,
+    /// NCCL's tree kernel (`runTreeSplit`, NCCL_ALGO_TREE): every transfer is one level of a
+    /// channel's tree, up or down.
+    NcclTree,
+}
+
+impl Executor {
+    pub const ALL: [Executor; 3] = [Executor::Msccl, Executor::NcclRing, Executor::NcclTree];
+
+    /// The name in the schedule file (`provenance.executor`) and in `--json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Executor::Msccl => "msccl",
+            Executor::NcclRing => "nccl_ring_kernel",
+            Executor::NcclTree => "nccl_tree_kernel",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Executor> {
+        Executor::ALL.into_iter().find(|e| e.name() == text).ok_or_else(|| {
+            CollsynthError::bad(format!("unknown executor '{text}' (msccl, nccl_ring_kernel, nccl_tree_kernel)"))
+        })
+    }
+}
+
 /// Where a schedule came from: algorithm, options and the topology it was made for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Provenance {
+    /// Which runtime executes it (MSCCL's interpreter unless a synthesizer says otherwise).
+    pub executor: Executor,
     pub algorithm: String,
     pub options: Vec<(String, String)>,
     pub topology_hash: String,

@@ -23,7 +23,7 @@
 
 mod assign;
 mod emit;
-mod grid;
+pub mod grid;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::{transform, Collective, Schedule};

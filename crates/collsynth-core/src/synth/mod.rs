@@ -209,6 +209,7 @@ pub fn run(topo: &Topology, collective: Collective, algorithm: &str, req: &Reque
     let mut s = (alg.synthesize)(topo, collective, req)?;
     let details = std::mem::take(&mut s.provenance.details);
     s.provenance = crate::ir::Provenance {
+        executor: s.provenance.executor,
         algorithm: alg.name.to_string(),
         options: req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         topology_hash: crate::ir::json::topology_hash(topo),

@@ -42,12 +42,37 @@ pub struct ClassParams {
     /// Throughput (GB/s) of one connection, [copy, reduce]: a thread block moving (or
     /// reducing) a message through one SM, whatever the link's bandwidth; `None`: no limit.
     pub connection_gbps: Option<[f64; 2]>,
+    /// Cost (us) of one step of NCCL's own ring and tree kernels over this class, paid by every
+    /// transfer of a schedule those kernels run ([`crate::ir::Executor`]) in place of the
+    /// message overhead, whatever the protocol: fitted (docs/calibration.md).
+    pub nccl_step_us: f64,
+    /// The row of NCCL's `hwLat` table this class falls in (the tuner's belief, not the step
+    /// cost above); `None`: no latency (generic).
+    pub nccl_hw: Option<NcclHw>,
     /// Fraction of the raw bandwidth the Simple protocol reaches on this class (exact); the
     /// protocols' own wire factors ([`super::Protocol::wire_factor`]) multiply it.
     pub efficiency: Rat,
     /// Where the values come from (docs/calibration.md has the details).
     pub source: &'static str,
 }
+
+/// The hardware rows of NCCL's tuning tables (src/graph/tuning.cc `NCCL_HW_NVLINK`, `_PCI`,
+/// `_NET`), ordered by latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NcclHw {
+    NvLink,
+    Pci,
+    Net,
+}
+
+/// One step of NCCL's ring or tree kernel (us) on any GPU fabric, fitted on one cell of the
+/// ForestColl paper's table 3 (docs/calibration.md): NCCL's ring allreduce at 16 MB, 807 us
+/// for its 30 steps (predicted 20.9 GB/s, measured 20.8). The ring takes 20-22 us a step at
+/// 1 MB and 16 MB, size-independent (the 1 MB ring allgather alone would give 21.6). NCCL
+/// 2.12's own model charges 0.47-3.4 us per NVLink step and 2.7-28 per network step
+/// (`hwLat`); the measured runtime pays several times that on every step, network or not
+/// (table 3 cannot separate the classes, so every GPU fabric class has the same value).
+pub const NCCL_STEP_US: f64 = 22.5;
 
 /// One GPU thread block's copy and reduce throughput (GB/s), fitted on the ForestColl
 /// paper's table 3 (docs/calibration.md): its reduce-scatter is slower than its allgather at
@@ -72,6 +97,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.0),
             overhead_us: [0.47, 1.9, 3.4],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::NvLink),
             efficiency: ratio(4, 5),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NVLINK][RING]; efficiency: NCCL topo.h SM80_NVLINK_BW 20 of \
                      25 GB/s per link",
@@ -82,6 +109,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.0),
             overhead_us: [0.47, 1.9, 3.4],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::NvLink),
             efficiency: ratio(57, 80),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NVLINK][RING]; efficiency: fitted, ForestColl allgather 1 GB \
                      on 2x8 A100 (247 of 346.67 GB/s)",
@@ -92,6 +121,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.0),
             overhead_us: [1.0, 2.5, 5.7],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::Pci),
             efficiency: ratio(24, 25),
             source: "overhead: NCCL tuning.cc hwLat[PCI][RING]; efficiency: NCCL topo.cc Gen4 x16 = 24 GB/s",
         },
@@ -101,6 +132,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.0),
             overhead_us: [2.7, 4.0, 28.0],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::Net),
             efficiency: ratio(9, 10),
             source: "overhead: NCCL 2.12 tuning.cc hwLat[NET][RING]; efficiency: fitted, NCCL ring allgather 1 GB \
                      on 2x8 A100 (187 of 213.33 GB/s)",
@@ -111,6 +144,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.13),
             overhead_us: [2.7, 4.0, 28.0],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::Net),
             efficiency: ratio(9, 10),
             source: "hop: NVIDIA Quantum HDR switch port-to-port 130 ns; overhead: NCCL 2.12 hwLat[NET][RING]; \
                      efficiency: as nic",
@@ -121,6 +156,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: Some(0.0),
             overhead_us: [0.8, 2.2, 3.6],
             connection_gbps: Some(CONNECTION_GBPS),
+            nccl_step_us: NCCL_STEP_US,
+            nccl_hw: Some(NcclHw::NvLink),
             efficiency: ratio(18, 25),
             source: "overhead: RCCL tuning.cc hwLat[xGMI][RING] (model 0); efficiency: RCCL topo.h \
                      MI200_XGMI_WIDTH 36 of 50 GB/s",
@@ -131,6 +168,8 @@ pub fn params(class: LinkClass) -> ClassParams {
             hop_latency_us: None,
             overhead_us: [0.0; 3],
             connection_gbps: None,
+            nccl_step_us: 0.0,
+            nccl_hw: None,
             efficiency: ratio(1, 1),
             source: "the topology's own latency and bandwidth",
         },

@@ -6,12 +6,17 @@
 //! * [`sim`]: the event simulator (slices, per-message overhead, cut-through, shared links).
 //! * [`bound`]: the time lower bound with the same effective link parameters.
 //!
+//! * [`nccl`]: what NCCL's own ring and tree kernels cost per step, and NCCL's tuner.
+//!
 //! [`runtime_time`] runs one protocol; [`runtime`] picks the protocol as NCCL's tuner does,
 //! by an analytic estimate per protocol (NCCL src/graph/tuning.cc `ncclTopoGetAlgoTime`:
-//! latency + bytes / bandwidth), and simulates it. docs/simulator.md has the whole model.
+//! latency + bytes / bandwidth), and simulates it. A schedule NCCL's kernels run
+//! ([`crate::ir::Executor`]) is estimated with NCCL 2.12's own tables ([`nccl::estimates_us`]).
+//! docs/simulator.md has the whole model.
 
 pub mod bound;
 pub mod classes;
+pub mod nccl;
 pub mod protocol;
 pub mod sim;
 
@@ -22,7 +27,7 @@ pub use protocol::Protocol;
 use crate::cost::loads::link_loads;
 use crate::error::Result;
 use crate::ir::transform::topological_order;
-use crate::ir::Schedule;
+use crate::ir::{Executor, Schedule};
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
 
@@ -43,9 +48,16 @@ pub struct RuntimeEstimate {
 /// Slices per piece under `protocol`: enough that the largest piece's slices fit the
 /// protocol's slice size (MSCCL iterates every chunk the same number of times), capped by
 /// [`MAX_SLICE_TRANSFERS`].
-pub fn slices_for(s: &Schedule, size: Rat, protocol: Protocol) -> usize {
+pub fn slices_for(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> usize {
     let largest = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).max().unwrap_or_default() * size;
-    let per = Rat::from_integer(protocol.slice_bytes() as i128);
+    let per = match s.provenance.executor {
+        // NCCL's tree kernel: its own chunk, a piece being one channel's data.
+        Executor::NcclTree => {
+            let (nodes, ppn) = nccl::nodes_and_ppn(topo);
+            Rat::from_integer(nccl::tree_chunk_bytes(protocol, to_f64(&largest), nodes, ppn).floor().max(1.0) as i128)
+        }
+        Executor::Msccl | Executor::NcclRing => Rat::from_integer(protocol.slice_bytes() as i128),
+    };
     let k = (largest / per).ceil().to_integer().max(1);
     let cap = (MAX_SLICE_TRANSFERS / s.transfers.len().max(1)).max(1);
     usize::try_from(k).unwrap_or(usize::MAX).min(cap)
@@ -53,7 +65,7 @@ pub fn slices_for(s: &Schedule, size: Rat, protocol: Protocol) -> usize {
 
 /// Time (us) of `s` on `topo` for `size` bytes under `protocol`, simulated.
 pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> Result<RuntimeEstimate> {
-    let k = slices_for(s, size, protocol);
+    let k = slices_for(s, topo, size, protocol);
     let makespan = sim::makespan_us(s, topo, size, protocol, k)?;
     let time_us = if s.transfers.is_empty() { 0.0 } else { protocol.base_latency_us() + makespan };
     Ok(RuntimeEstimate { time_us, protocol, slices: k })
@@ -64,17 +76,20 @@ pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol
 /// latencies and one slice on its slowest link or connection + the busiest link's bytes at
 /// effective bandwidth. One pass for the three protocols, in floats (it only ranks them).
 pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
+    if s.provenance.executor != Executor::Msccl {
+        return nccl::estimates_us(s, topo, size);
+    }
     crate::cost::check(s, topo, size, 1)?;
     if s.transfers.is_empty() {
         return Ok([0.0; 3]);
     }
     let classes = classify(topo);
     // Simple's effective bandwidth; protocol p divides the per-byte times by its wire factor.
-    let simple = sim::effective_bandwidths(topo, &classes, Protocol::Simple);
+    let simple = sim::effective_bandwidths(topo, &classes, Protocol::Simple, Rat::from_integer(1));
     let us_per_byte: Vec<f64> = simple.iter().map(|b| 1.0 / (to_f64(b) * 1e3)).collect();
     let lat = sim::hop_latencies(topo, &classes);
     let wire = Protocol::ALL.map(|p| 1.0 / to_f64(&p.wire_factor()));
-    let k = Protocol::ALL.map(|p| slices_for(s, size, p) as f64);
+    let k = Protocol::ALL.map(|p| slices_for(s, topo, size, p) as f64);
     let piece_bytes: Vec<f64> = (0..s.pieces.len()).map(|p| to_f64(&(s.piece_fraction(p) * size))).collect();
     let mut finish = vec![[0.0f64; 3]; s.transfers.len()];
     let mut path = [0.0f64; 3];

@@ -17,11 +17,12 @@
 //!   base latency.
 
 use super::classes::{classify, params, LinkClass};
+use super::nccl;
 use super::protocol::Protocol;
 use crate::cost::check;
 use crate::cost::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
-use crate::ir::{Op, Schedule};
+use crate::ir::{Executor, Op, Schedule};
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -35,9 +36,13 @@ pub struct LinkModel {
 }
 
 /// Effective bandwidth (GB/s, exact) of every link under `protocol`: raw x class efficiency
-/// x wire factor.
-pub fn effective_bandwidths(topo: &Topology, classes: &[LinkClass], protocol: Protocol) -> Vec<Rat> {
-    topo.links.iter().zip(classes).map(|(l, &c)| l.bandwidth * params(c).efficiency * protocol.wire_factor()).collect()
+/// x wire factor x `kernel` (the executing kernel's own factor, [`nccl::bandwidth_factor`]).
+pub fn effective_bandwidths(topo: &Topology, classes: &[LinkClass], protocol: Protocol, kernel: Rat) -> Vec<Rat> {
+    topo.links
+        .iter()
+        .zip(classes)
+        .map(|(l, &c)| l.bandwidth * params(c).efficiency * protocol.wire_factor() * kernel)
+        .collect()
 }
 
 /// Hop latency of every link (us): the class's, or the topology's for a generic link.
@@ -73,7 +78,9 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         return Ok(0.0);
     }
     let classes = classify(topo);
-    let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol)
+    let executor = s.provenance.executor;
+    let kernel = nccl::bandwidth_factor(executor, protocol, size);
+    let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol, kernel)
         .iter()
         .zip(hop_latencies(topo, &classes))
         .map(|(bw, lat)| LinkModel {
@@ -81,8 +88,20 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
             hop_latency_us: lat,
         })
         .collect();
-    let connection: Vec<f64> = s.transfers.iter().map(|t| connection_us_per_byte(&t.route, &classes, t.op)).collect();
-    let overhead: Vec<f64> = s.transfers.iter().map(|t| message_overhead_us(&t.route, &classes, protocol)).collect();
+    // NCCL's kernels: NCCL's own per-channel ceiling.
+    let (nodes, _) = nccl::nodes_and_ppn(topo);
+    let cap = nccl::connection_cap_gbps(executor, protocol, nodes).map_or(0.0, |g| 1.0 / (g * 1e3));
+    let connection: Vec<f64> =
+        s.transfers.iter().map(|t| connection_us_per_byte(&t.route, &classes, t.op).max(cap)).collect();
+    // NCCL's kernels pay one kernel step per transfer, MSCCL's interpreter the message overhead.
+    let overhead: Vec<f64> = s
+        .transfers
+        .iter()
+        .map(|t| match executor {
+            Executor::Msccl => message_overhead_us(&t.route, &classes, protocol),
+            Executor::NcclRing | Executor::NcclTree => nccl::step_us(&t.route, &classes),
+        })
+        .collect();
     let layout = ByteLayout::new(s, size);
     let mut bytes: Vec<f64> = Vec::with_capacity(s.pieces.len() * k);
     for p in &s.pieces {
@@ -120,6 +139,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         k,
         links,
         overhead,
+        one_step_per_contribution: executor == Executor::Msccl,
         connection,
         connection_free: vec![0.0f64; n],
         free_at: vec![0.0f64; topo.links.len()],
@@ -189,6 +209,9 @@ struct Run<'a> {
     k: usize,
     links: Vec<LinkModel>,
     overhead: Vec<f64>,
+    /// MSCCL's interpreter processes received contributions one step each; NCCL's kernels
+    /// take them all in one step.
+    one_step_per_contribution: bool,
     /// Per transfer: us per byte of its connection, and when the connection is free.
     connection: Vec<f64>,
     connection_free: Vec<f64>,
@@ -217,9 +240,14 @@ impl Run<'_> {
 
     /// Slice c's dependency arrived at t. The receiver processes its contributions one at a
     /// time (MSCCL: one step per received chunk, each waiting on its flag), each paying the
-    /// message overhead; the last condition releases the slice.
+    /// message overhead, or (NCCL's kernels) all in one step; the last condition releases
+    /// the slice.
     fn contribution(&mut self, c: usize, t: f64, overhead: f64) {
-        self.earliest[c] = self.earliest[c].max(t) + overhead;
+        self.earliest[c] = if self.one_step_per_contribution {
+            self.earliest[c].max(t) + overhead
+        } else {
+            self.earliest[c].max(t + overhead)
+        };
         self.settle(c);
     }
 

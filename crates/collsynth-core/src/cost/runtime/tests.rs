@@ -218,7 +218,13 @@ fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
     let mut checked = 0;
     for spec in ["ring:5", "torus:3x3", "switch:4", "dgx-a100:1", "dgx1", "mi250:1,gcds=8", "hgx-h100:1"] {
         let topo = zoo::from_spec(spec).unwrap();
-        for (coll, algo) in [(Collective::Allgather, "ring"), (Collective::ReduceScatter, "direct")] {
+        let cases = [
+            (Collective::Allgather, "ring"),
+            (Collective::ReduceScatter, "direct"),
+            (Collective::Allgather, "nccl-ring"),
+            (Collective::Allreduce, "nccl-tree"),
+        ];
+        for (coll, algo) in cases {
             let Ok(x) = crate::api::synthesize(&topo, coll, algo, &Default::default(), Rat::from_integer(MIB)) else {
                 continue;
             };
@@ -233,7 +239,7 @@ fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
             }
         }
     }
-    assert!(checked >= 7 * 4 * 3, "{checked}");
+    assert!(checked >= 7 * 4 * 3 * 3, "{checked}");
 }
 
 #[test]
@@ -246,4 +252,177 @@ fn the_latency_floor_samples_sources_on_large_topologies() {
         close(floor.distance_us, (n - 1) as f64);
         close(latency_floor(&topo, Collective::Broadcast, 7).distance_us, (n - 1) as f64);
     }
+}
+
+/// `n` GPUs on one NVSwitch named `box0.nvsw` (300 GB/s per GPU each way, NVSwitch class).
+fn nvswitch_box(n: usize) -> Topology {
+    let mut b = TopologyBuilder::new("nvswitch-box");
+    let gpus: Vec<usize> = (0..n).map(|i| b.compute(format!("gpu{i}"), Some("box0"))).collect();
+    let sw = b.switch("box0.nvsw", Some("box0"));
+    for &g in &gpus {
+        b.link(g, sw, Rat::from_integer(300), 0.0);
+        b.link(sw, g, Rat::from_integer(300), 0.0);
+    }
+    b.build().unwrap()
+}
+
+/// A ring allgather over ranks 0..n in order, each hop through the switch `sw`, run by
+/// `executor`: at step t rank i forwards the shard it received at step t - 1.
+fn switch_ring_allgather(topo: &Topology, executor: crate::ir::Executor) -> Schedule {
+    let n = topo.n_ranks();
+    let sw = topo.node_index("box0.nvsw").unwrap();
+    let hop = |a: usize, b: usize| {
+        vec![topo.link_between(topo.rank_node(a), sw).unwrap(), topo.link_between(sw, topo.rank_node(b)).unwrap()]
+    };
+    let mut s = Schedule::new(Collective::Allgather, n, 0, "switch-ring");
+    for r in 0..n {
+        s.add_piece(Piece::whole(r));
+    }
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    for t in 0..n - 1 {
+        let mut next = vec![None; n];
+        for i in 0..n {
+            let shard = (i + n - t) % n;
+            let id = s.add(Transfer::new(
+                shard,
+                i,
+                (i + 1) % n,
+                hop(i, (i + 1) % n),
+                Op::Copy,
+                last[i].into_iter().collect(),
+                Some(t as u32),
+            ));
+            next[(i + 1) % n] = Some(id);
+        }
+        last = next;
+    }
+    s.provenance.executor = executor;
+    s
+}
+
+#[test]
+fn nccl_ring_kernel_pays_one_step_per_ring_step_on_a_switch() {
+    // 4 GPUs on an NVSwitch (213.75 GB/s effective, above one thread block's 80 GB/s copy):
+    // each of the 3 ring steps moves M/4 in one slice, cut through the switch at the thread
+    // block's 80 GB/s, after its step cost: MSCCL's interpreter pays NCCL 2.12's NVLink
+    // overhead (3.4 us, Simple), NCCL's ring kernel the fitted kernel step.
+    use crate::ir::Executor;
+    let topo = nvswitch_box(4);
+    let m = 4 * MIB;
+    let step = params(LinkClass::NvSwitch).nccl_step_us;
+    assert_eq!(step, classes::NCCL_STEP_US);
+    for (executor, per_step) in [(Executor::Msccl, 3.4), (Executor::NcclRing, step)] {
+        let s = switch_ring_allgather(&topo, executor);
+        let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+        assert_eq!(r.slices, 1);
+        close(r.time_us, 8.4 + 3.0 * (per_step + m as f64 / 4.0 / 80e3));
+    }
+}
+
+#[test]
+fn nccl_ring_kernel_pays_one_step_per_ring_step_on_a_direct_ring() {
+    // dgx1's direct NVLinks (class NVLink, 4/5 efficiency): a ring of 4 GPUs at 50 GB/s is
+    // 40 GB/s effective, below the thread block's 80: 3 steps of (step + M/4 / 40 GB/s),
+    // with 2 slices per piece pipelining the second step's first slice behind the first.
+    use crate::ir::Executor;
+    let mut b = TopologyBuilder::new("dgx1:ring4");
+    let g: Vec<usize> = (0..4).map(|i| b.compute(format!("gpu{i}"), None)).collect();
+    for i in 0..4 {
+        b.link(g[i], g[(i + 1) % 4], Rat::from_integer(50), 0.0);
+    }
+    let topo = b.build().unwrap();
+    assert!(classify(&topo).iter().all(|&c| c == LinkClass::NvLink));
+    let step = params(LinkClass::NvLink).nccl_step_us;
+    let mut s = ring_allgather(&topo, &[0, 1, 2, 3]);
+    s.provenance.executor = Executor::NcclRing;
+    // One slice: 3 (step + M/4/40e3).
+    let m = 4 * MIB;
+    let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+    assert_eq!(r.slices, 1);
+    close(r.time_us, 8.4 + 3.0 * (step + m as f64 / 4.0 / 40e3));
+    // Two slices of x = M/8/40e3 us each, x > step: every link carries its 3 pieces' 6
+    // slices back to back after the first step, the kernel step hidden behind the previous
+    // slices (a pipeline latency, not an occupancy): base + step + 6 x.
+    let m = 16 * MIB;
+    let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+    assert_eq!(r.slices, 2);
+    let x = m as f64 / 8.0 / 40e3;
+    assert!(x > step);
+    close(r.time_us, 8.4 + step + 6.0 * x);
+}
+
+#[test]
+fn nccl_kernels_take_all_contributions_in_one_step() {
+    // As received_contributions_are_processed_one_at_a_time, run by NCCL's tree kernel: the
+    // forward to rank 3 waits one kernel step after both arrivals, not two.
+    use crate::ir::Executor;
+    let topo = zoo::from_spec("dgx-a100:1").unwrap();
+    let sw = topo.node_index("box0.nvsw").unwrap();
+    let hop = |a: usize, b: usize| {
+        vec![topo.link_between(topo.rank_node(a), sw).unwrap(), topo.link_between(sw, topo.rank_node(b)).unwrap()]
+    };
+    let mut s = Schedule::new(Collective::Broadcast, topo.n_ranks(), 0, "join");
+    let p = s.add_piece(Piece::whole(0));
+    s.add(Transfer::new(p, 1, 0, hop(1, 0), Op::Copy, vec![], None));
+    s.add(Transfer::new(p, 2, 0, hop(2, 0), Op::Copy, vec![], None));
+    s.add(Transfer::new(p, 0, 3, hop(0, 3), Op::Copy, vec![0, 1], None));
+    s.provenance.executor = Executor::NcclTree;
+    let r = runtime_time(&s, &topo, Rat::from_integer(0), Protocol::Simple).unwrap();
+    close(r.time_us, 8.4 + 2.0 * classes::NCCL_STEP_US);
+}
+
+#[test]
+fn nccl_tree_kernel_bandwidth_and_chunks_follow_nccl_2_12() {
+    use crate::ir::Executor;
+    let size = |m: i128| Rat::from_integer(m);
+    // treeCorrectionFactor[Simple] at 1 MiB (index log2(2^14) = 14) is .5, at 128 MiB (21) .9,
+    // beyond 256 MiB 1; the tree kernel reaches .92 of that.
+    assert_eq!(nccl::tree_correction(Protocol::Simple, size(MIB)), Rat::new(1, 2));
+    assert_eq!(nccl::tree_correction(Protocol::Simple, size(128 * MIB)), Rat::new(9, 10));
+    assert_eq!(nccl::tree_correction(Protocol::LL128, size(1 << 30)), Rat::from_integer(1));
+    assert_eq!(nccl::tree_correction(Protocol::LL, size(32)), Rat::from_integer(1));
+    assert_eq!(nccl::bandwidth_factor(Executor::NcclTree, Protocol::Simple, size(1 << 30)), Rat::new(23, 25));
+    assert_eq!(nccl::bandwidth_factor(Executor::NcclRing, Protocol::Simple, size(MIB)), Rat::from_integer(1));
+    assert_eq!(nccl::bandwidth_factor(Executor::Msccl, Protocol::LL, size(MIB)), Rat::from_integer(1));
+    // 2 nodes x 8: depth 8. 1 MiB per channel, Simple: 512K -> 256K -> 128K (floor of the
+    // first rule) -> 64K (2nd: 16 < 32); LL128: 2.8 x 64 / 8 = 22.4 chunks wanted:
+    // 614,400 -> ... -> 76,800 raw = 72,000 payload. 8 MiB per channel keeps 307,200 raw.
+    close(nccl::tree_chunk_bytes(Protocol::Simple, MIB as f64, 2, 8), 65_536.0);
+    close(nccl::tree_chunk_bytes(Protocol::LL128, MIB as f64, 2, 8), 72_000.0);
+    close(nccl::tree_chunk_bytes(Protocol::LL128, 8.0 * MIB as f64, 2, 8), 288_000.0);
+    close(nccl::tree_chunk_bytes(Protocol::Simple, 64.0 * MIB as f64, 2, 8), 524_288.0);
+    assert_eq!(nccl::nodes_and_ppn(&zoo::from_spec("dgx-a100:2").unwrap()), (2, 8));
+    assert_eq!(nccl::nodes_and_ppn(&zoo::from_spec("ring:4").unwrap()), (1, 4));
+    // Per-connection ceilings: LL128 20 GB/s per channel; a tree connection half its channel's.
+    assert_eq!(nccl::connection_cap_gbps(Executor::NcclRing, Protocol::LL128, 2), Some(20.0));
+    assert_eq!(nccl::connection_cap_gbps(Executor::NcclTree, Protocol::LL128, 2), Some(10.0));
+    assert_eq!(nccl::connection_cap_gbps(Executor::NcclTree, Protocol::Simple, 2), Some(11.8));
+    assert_eq!(nccl::connection_cap_gbps(Executor::NcclRing, Protocol::Simple, 2), None);
+    assert_eq!(nccl::connection_cap_gbps(Executor::Msccl, Protocol::LL128, 2), None);
+}
+
+#[test]
+fn nccl_tuner_picks_by_nccl_2_12_tables_on_dgx_a100_2() {
+    // NCCL 2.12's own model for 2 x 8 A100 (8 search channels x 24 GB/s; docs/calibration.md
+    // works it out) picks for the ring allgather LL (Intel CPU; LL128 on AMD) at 1 MiB, LL128
+    // at 16 MiB, Simple from 128 MiB (827 us LL128, 739 Simple: LL128's 20 GB/s per channel
+    // cap, which needs the channel count, is not in ours, so ours keeps LL128 at 128 MiB);
+    // tree allreduce LL128 up to 128 MiB (Simple's tree hwLat is 28 us a level), Simple at 1 GiB.
+    let topo = zoo::from_spec("dgx-a100:2").unwrap();
+    let synth = |coll, algo| {
+        crate::api::synthesize(&topo, coll, algo, &Default::default(), Rat::from_integer(MIB)).unwrap().schedule
+    };
+    let ring = synth(Collective::Allgather, "nccl-ring");
+    let tree = synth(Collective::Allreduce, "nccl-tree");
+    assert_eq!(ring.provenance.executor, crate::ir::Executor::NcclRing);
+    assert_eq!(tree.provenance.executor, crate::ir::Executor::NcclTree);
+    let sizes = [MIB, 16 * MIB, 128 * MIB, 1 << 30];
+    let pick = |s: &Schedule| sizes.map(|m| choose_protocol(s, &topo, Rat::from_integer(m)).unwrap());
+    use Protocol::*;
+    assert_eq!(pick(&ring), [LL, LL128, LL128, Simple]);
+    assert_eq!(pick(&tree), [LL128, LL128, LL128, Simple]);
+    // The same ring as written, under MSCCL: its own estimate (overheads, not NCCL's tables).
+    let mut msccl = ring.clone();
+    msccl.provenance.executor = crate::ir::Executor::Msccl;
+    assert_eq!(choose_protocol(&msccl, &topo, Rat::from_integer(1 << 30)).unwrap(), LL128);
 }

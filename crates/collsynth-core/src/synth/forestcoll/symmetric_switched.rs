@@ -153,7 +153,7 @@ fn rank_orbits(topo: &Topology, elems: &[Vec<u32>]) -> Option<RankOrbits> {
     Some((reps, of_rank))
 }
 
-/// How [`grow`] picks the next edge.
+/// How a tree picks its next edge (`grow`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Shape {
     /// The route type with the most budget left (scarce links last).

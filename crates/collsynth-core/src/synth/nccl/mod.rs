@@ -10,7 +10,7 @@ pub mod trees;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::side_by_side;
-use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
+use crate::ir::{Collective, Executor, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::synth::baselines::common::{allreduce, from_copy_forms, reduction, Paths};
 use crate::synth::baselines::dbt::Tree;
@@ -85,6 +85,7 @@ fn synthesize_ring(topo: &Topology, collective: Collective, req: &Request) -> Re
     }
     let mut s = channels_side_by_side(&per_chain, channels.total)?;
     s.provenance.details = details(&channels, Some(&rings), None);
+    s.provenance.executor = Executor::NcclRing;
     Ok(s)
 }
 
@@ -106,6 +107,7 @@ fn synthesize_tree(topo: &Topology, collective: Collective, _req: &Request) -> R
     }
     let mut s = channels_side_by_side(&per_channel, channels.total)?;
     s.provenance.details = details(&channels, None, Some(&trees));
+    s.provenance.executor = Executor::NcclTree;
     Ok(s)
 }
 

@@ -81,6 +81,8 @@ pub(super) struct Part<'a> {
     pub lists: &'a mut [Vec<u32>],
     pub rngs: &'a mut [Rng],
     pub is_dirty: &'a mut [bool],
+    /// Shared networks (one range): the chunk-major holdings, row c = the ranks holding c.
+    pub holders: &'a mut [u64],
 }
 
 /// What phase A of one range produced.
@@ -144,6 +146,9 @@ impl Part<'_> {
             };
             let w = self.word(ctx, d, c);
             self.has[w] |= 1 << (c & 63);
+            if !self.holders.is_empty() {
+                self.holders[c as usize * n.div_ceil(64) + (d >> 6)] |= 1 << (d & 63);
+            }
             self.missing[d - self.d0] -= 1;
             out.delivered += 1;
             ctx.stamps.set(c as usize * n + d, ctx.t, id);

@@ -96,7 +96,12 @@ struct State<'a> {
     /// Per virtual link: chunks its source got that its destination lacked then (stale
     /// entries are dropped lazily or by a purge), and `missing[dst]` at its last purge.
     lists: Vec<Vec<u32>>,
-    purged: Vec<u32>,
+    purged: Vec<Purged>,
+    /// Shared networks: the chunk-major copy of `has` (row c: the ranks holding chunk c),
+    /// for `pick`'s multiplicity count over a switch's many in-links; empty otherwise.
+    holders: Vec<u64>,
+    #[cfg(test)]
+    reference: bool,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
     /// One random stream per destination (its matching and its chunk replacements), so the
@@ -128,6 +133,10 @@ struct View<'a> {
     has: &'a [u64],
     missing: &'a [u32],
     busy: &'a [f64],
+    holders: &'a [u64],
+    /// Tests: match with [`Matcher::pick_reference`].
+    #[cfg(test)]
+    reference: bool,
 }
 
 impl View<'_> {
@@ -142,7 +151,7 @@ impl View<'_> {
 struct Matcher<'v, 'a> {
     view: &'v View<'a>,
     lists: &'v mut [Vec<u32>],
-    purged: &'v mut [u32],
+    purged: &'v mut [Purged],
     rngs: &'v mut [Rng],
     /// First virtual link and first destination of the range.
     l0: usize,
@@ -160,6 +169,42 @@ struct Scratch {
     /// The free in-links that offer something, and the chunks taken so far.
     f: Vec<u32>,
     taken: Vec<u32>,
+    /// `pick`: where each free link's list ends, the union as a bitset over chunks, the free
+    /// links' sources as a bitset over ranks.
+    ends: Vec<usize>,
+    bits: Vec<u64>,
+    mask: Vec<u64>,
+}
+
+/// Per virtual link: `missing[dst]` when its list was last purged (which decides the next
+/// purge) and when it was last cleaned of stale entries in any way (purge or `pick`'s exact
+/// fallback): while `missing[dst]` still equals `clean`, no entry is stale.
+#[derive(Debug, Clone, Copy)]
+struct Purged {
+    at: u32,
+    clean: u32,
+}
+
+/// The index of the `k`-th set bit (from 0) of `bits`, which has more than `k`.
+pub(super) fn nth_bit(bits: &[u64], mut k: usize) -> u32 {
+    for (i, &w) in bits.iter().enumerate() {
+        let ones = w.count_ones() as usize;
+        if k < ones {
+            let mut w = w;
+            for _ in 0..k {
+                w &= w - 1;
+            }
+            return (i * 64) as u32 + w.trailing_zeros();
+        }
+        k -= ones;
+    }
+    unreachable!("nth_bit: fewer than k + 1 bits set")
+}
+
+/// The set bits of `bits`, increasing.
+#[cfg(any(test, debug_assertions))]
+fn bits_to_chunks(bits: &[u64]) -> Vec<u32> {
+    (0..bits.len() as u32 * 64).filter(|&c| bits[c as usize >> 6] >> (c & 63) & 1 == 1).collect()
 }
 
 impl Matcher<'_, '_> {
@@ -189,9 +234,9 @@ impl Matcher<'_, '_> {
         if len == 0 {
             return false;
         }
-        if len >= PURGE_MIN && (self.purged[i] - view.missing[d]) as usize * PURGE_AT >= len {
+        if len >= PURGE_MIN && (self.purged[i].at - view.missing[d]) as usize * PURGE_AT >= len {
             self.lists[i].retain(|&c| !view.has(d, c));
-            self.purged[i] = view.missing[d];
+            self.purged[i] = Purged { at: view.missing[d], clean: view.missing[d] };
         }
         !self.lists[i].is_empty()
     }
@@ -199,6 +244,91 @@ impl Matcher<'_, '_> {
     /// A chunk uniformly distributed over the union of what the free in-links `f` of `d`
     /// can supply, excluding `taken`; `None` when that union is empty.
     fn pick(&mut self, d: usize) -> Option<u32> {
+        #[cfg(test)]
+        if self.view.reference {
+            return self.pick_reference(d);
+        }
+        let view = self.view;
+        let rng = d - self.d0;
+        let mut misses = 0;
+        // Where each free link's list ends in the concatenation of their lists (a draw is
+        // located by binary search instead of a walk over up to hundreds of switch links).
+        let mut ends = std::mem::take(&mut self.scratch.ends);
+        ends.clear();
+        let mut total = 0;
+        for &l in &self.scratch.f {
+            total += self.lists[l as usize - self.l0].len();
+            ends.push(total);
+        }
+        let by_mask = self.fill_source_mask();
+        while misses < 64 {
+            if total == 0 {
+                break;
+            }
+            let mut r = self.rngs[rng].below(total);
+            let li = ends.partition_point(|&e| e <= r);
+            if li > 0 {
+                r -= ends[li - 1];
+            }
+            let l = self.scratch.f[li];
+            let c = self.list(l)[r];
+            if view.has(d, c) {
+                self.list(l).swap_remove(r);
+                ends[li..].iter_mut().for_each(|e| *e -= 1);
+                total -= 1;
+                continue;
+            }
+            if self.scratch.taken.contains(&c) {
+                misses += 1;
+                continue;
+            }
+            let mult = if by_mask { self.mult_by_mask(c) } else { self.mult_by_links(c) };
+            debug_assert_eq!(mult, self.mult_by_links(c));
+            if mult > 1 && self.rngs[rng].below(mult) != 0 {
+                misses += 1;
+                continue;
+            }
+            self.scratch.ends = ends;
+            return Some(c);
+        }
+        self.scratch.ends = ends;
+        if total == 0 {
+            return None;
+        }
+        // Exact fallback: purge stale entries and draw from the deduplicated union, in
+        // increasing chunk order.
+        let mut entries = 0;
+        for k in 0..self.scratch.f.len() {
+            let i = self.scratch.f[k] as usize - self.l0;
+            // Only chunks d received since the list was last cleaned can be stale in it.
+            if self.purged[i].clean != view.missing[d] {
+                self.lists[i].retain(|&c| !view.has(d, c));
+                self.purged[i].clean = view.missing[d];
+            }
+            entries += self.lists[i].len();
+        }
+        let chosen = if self.scratch.f.len() * view.words < entries {
+            self.union_bits(d);
+            let bits = &self.scratch.bits;
+            let size: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+            (size > 0).then(|| nth_bit(bits, self.rngs[rng].below(size)))
+        } else {
+            let union = self.union_of_lists();
+            (!union.is_empty()).then(|| union[self.rngs[rng].below(union.len())])
+        };
+        #[cfg(debug_assertions)]
+        {
+            self.union_bits(d);
+            debug_assert_eq!(self.union_of_lists(), bits_to_chunks(&self.scratch.bits));
+        }
+        chosen
+    }
+
+    /// [`Matcher::pick`] the plain way, for tests: a walk over the lists to locate a draw, the
+    /// multiplicity link by link, every list purged and the union sorted in the fallback.
+    /// The same random draws and list edits, so the same result.
+    #[cfg(test)]
+    fn pick_reference(&mut self, d: usize) -> Option<u32> {
         let view = self.view;
         let rng = d - self.d0;
         let mut misses = 0;
@@ -224,28 +354,95 @@ impl Matcher<'_, '_> {
                 misses += 1;
                 continue;
             }
-            let mult =
-                self.scratch.f.iter().filter(|&&l2| view.has(view.net.vlinks[l2 as usize].src as usize, c)).count();
+            let mult = self.mult_by_links(c);
             if mult > 1 && self.rngs[rng].below(mult) != 0 {
                 misses += 1;
                 continue;
             }
             return Some(c);
         }
-        // Exact fallback: purge stale entries and draw from the deduplicated union.
-        let mut union = Vec::new();
         for k in 0..self.scratch.f.len() {
             let i = self.scratch.f[k] as usize - self.l0;
             self.lists[i].retain(|&c| !view.has(d, c));
-            union.extend(self.lists[i].iter().copied().filter(|c| !self.scratch.taken.contains(c)));
+        }
+        let union = self.union_of_lists();
+        (!union.is_empty()).then(|| union[self.rngs[rng].below(union.len())])
+    }
+
+    /// The union of the free links' lists without `taken`, sorted and deduplicated (lists
+    /// purged: every entry a chunk d lacks).
+    fn union_of_lists(&self) -> Vec<u32> {
+        let mut union = Vec::new();
+        for &l in &self.scratch.f {
+            let list = &self.lists[l as usize - self.l0];
+            union.extend(list.iter().copied().filter(|c| !self.scratch.taken.contains(c)));
         }
         union.sort_unstable();
         union.dedup();
-        if union.is_empty() {
-            None
-        } else {
-            Some(union[self.rngs[rng].below(union.len())])
+        union
+    }
+
+    /// The same union as a bitset over chunks, from the holdings: a link's list holds (besides
+    /// stale entries) exactly the chunks its source has and d lacks (every chunk a rank gets
+    /// is offered to each out-neighbour that lacks it, entries leave only when stale), so the
+    /// union is (OR of the sources' rows) AND NOT d's row, minus `taken`.
+    fn union_bits(&mut self, d: usize) {
+        let (view, words) = (self.view, self.view.words);
+        let bits = &mut self.scratch.bits;
+        bits.clear();
+        bits.resize(words, 0);
+        for &l in &self.scratch.f {
+            let src = view.net.vlinks[l as usize].src as usize;
+            for (b, h) in bits.iter_mut().zip(&view.has[src * words..(src + 1) * words]) {
+                *b |= h;
+            }
         }
+        for (b, h) in bits.iter_mut().zip(&view.has[d * words..(d + 1) * words]) {
+            *b &= !h;
+        }
+        for &c in &self.scratch.taken {
+            bits[c as usize >> 6] &= !(1 << (c & 63));
+        }
+    }
+
+    /// How many free links' sources hold c, by their holdings rows.
+    fn mult_by_links(&self, c: u32) -> usize {
+        let view = self.view;
+        self.scratch.f.iter().filter(|&&l2| view.has(view.net.vlinks[l2 as usize].src as usize, c)).count()
+    }
+
+    /// The same count from the chunk-major holdings (`View::holders`) and the free links'
+    /// sources as a bitmask: a few words instead of a row per link.
+    fn mult_by_mask(&self, c: u32) -> usize {
+        let rw = self.scratch.mask.len();
+        let row = &self.view.holders[c as usize * rw..(c as usize + 1) * rw];
+        row.iter().zip(&self.scratch.mask).map(|(h, m)| (h & m).count_ones() as usize).sum()
+    }
+
+    /// Set `Scratch::mask` to the free links' sources when counting by mask pays (chunk-major
+    /// holdings kept, more links than mask words) and the sources are distinct (parallel
+    /// links would each count); false when the links are to be counted one by one.
+    fn fill_source_mask(&mut self) -> bool {
+        let view = self.view;
+        if view.holders.is_empty() {
+            return false;
+        }
+        let rw = view.net.n.div_ceil(64);
+        if self.scratch.f.len() <= rw {
+            return false;
+        }
+        let mask = &mut self.scratch.mask;
+        mask.clear();
+        mask.resize(rw, 0);
+        for &l in &self.scratch.f {
+            let src = view.net.vlinks[l as usize].src as usize;
+            let (w, b) = (src >> 6, 1u64 << (src & 63));
+            if mask[w] & b != 0 {
+                return false;
+            }
+            mask[w] |= b;
+        }
+        true
     }
 
     /// Match the destinations `group` (ascending, point-to-point networks) in order,
@@ -412,8 +609,17 @@ impl State<'_> {
     }
 
     /// What matching reads, and the per-link and per-destination state it changes.
-    fn split(&mut self) -> (View<'_>, &mut [Vec<u32>], &mut [u32], &mut [Rng]) {
-        let view = View { net: self.net, words: self.words, has: &self.has, missing: &self.missing, busy: &self.busy };
+    fn split(&mut self) -> (View<'_>, &mut [Vec<u32>], &mut [Purged], &mut [Rng]) {
+        let view = View {
+            net: self.net,
+            words: self.words,
+            has: &self.has,
+            missing: &self.missing,
+            busy: &self.busy,
+            holders: &self.holders,
+            #[cfg(test)]
+            reference: self.reference,
+        };
         (view, &mut self.lists, &mut self.purged, &mut self.rngs)
     }
 
@@ -490,8 +696,10 @@ impl State<'_> {
                 rest = after;
             }
         }
-        let State { ref mut has, ref mut missing, ref mut lists, ref mut rngs, ref mut is_dirty, .. } = *self;
-        let parts = split_parts(net, self.words, &bounds, has, missing, lists, rngs, is_dirty);
+        let State {
+            ref mut has, ref mut missing, ref mut lists, ref mut rngs, ref mut is_dirty, ref mut holders, ..
+        } = *self;
+        let parts = split_parts(net, self.words, &bounds, has, missing, lists, rngs, is_dirty, holders);
         let ctx = Ctx { net, words: self.words, matches: &self.matches, stamps: &self.stamps, bounds: &bounds, t };
         let taken = on_threads(parts.into_iter().zip(groups).collect(), |(mut p, ids)| {
             let d = p.take(&ctx, ids);
@@ -535,6 +743,7 @@ fn split_parts<'a>(
     lists: &'a mut [Vec<u32>],
     rngs: &'a mut [Rng],
     is_dirty: &'a mut [bool],
+    holders: &'a mut [u64],
 ) -> Vec<Part<'a>> {
     let link_bounds: Vec<usize> =
         if net.shared { vec![0, lists.len()] } else { bounds.iter().map(|&d| net.in_start[d] as usize).collect() };
@@ -543,6 +752,8 @@ fn split_parts<'a>(
     let mut lists = split_at_bounds(lists, &link_bounds, 1).into_iter();
     let mut rngs = split_at_bounds(rngs, bounds, 1).into_iter();
     let mut is_dirty = split_at_bounds(is_dirty, bounds, 1).into_iter();
+    // Kept on shared networks only, which have one range.
+    let mut holders = Some(holders);
     (0..bounds.len() - 1)
         .map(|g| Part {
             d0: bounds[g],
@@ -552,6 +763,7 @@ fn split_parts<'a>(
             lists: lists.next().unwrap(),
             rngs: rngs.next().unwrap(),
             is_dirty: is_dirty.next().unwrap(),
+            holders: holders.take().unwrap_or_default(),
         })
         .collect()
 }
@@ -595,6 +807,23 @@ pub fn threads() -> usize {
 
 /// [`run`] matching on `threads` threads; the outcome is the same for any count.
 pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads: usize) -> Result<Outcome> {
+    run_picking(net, sources, seed, materialize, threads, false)
+}
+
+/// [`run_on`] with the reference pick ([`Matcher::pick_reference`]); the outcome must be the same.
+#[cfg(test)]
+pub(super) fn run_reference(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<Outcome> {
+    run_picking(net, sources, seed, materialize, 1, true)
+}
+
+fn run_picking(
+    net: &Net,
+    sources: &[u32],
+    seed: u64,
+    materialize: bool,
+    threads: usize,
+    #[cfg_attr(not(test), allow(unused_variables))] reference: bool,
+) -> Result<Outcome> {
     let n = net.n;
     let c_count = sources.len();
     let words = c_count.div_ceil(64);
@@ -614,7 +843,10 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
         missing: vec![c_count as u32; n],
         busy: vec![0.0; net.n_res],
         lists: vec![Vec::new(); net.vlinks.len()],
-        purged: vec![c_count as u32; net.vlinks.len()],
+        purged: vec![Purged { at: c_count as u32, clean: c_count as u32 }; net.vlinks.len()],
+        holders: if net.shared { vec![0; c_count * n.div_ceil(64)] } else { Vec::new() },
+        #[cfg(test)]
+        reference,
         dirty: Vec::new(),
         is_dirty: vec![false; n],
         rngs: (0..n).map(|d| Rng::new(rng::restart_seed(seed, d + 1))).collect(),
@@ -635,6 +867,13 @@ pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads:
         st.has[s as usize * words + (c >> 6)] |= 1 << (c & 63);
         st.missing[s as usize] -= 1;
         st.remaining -= 1;
+        if net.shared {
+            st.holders[c * n.div_ceil(64) + (s as usize >> 6)] |= 1 << (s & 63);
+        }
+    }
+    // The initial lists hold only chunks their destination lacks.
+    for (p, v) in st.purged.iter_mut().zip(&net.vlinks) {
+        p.clean = st.missing[v.dst as usize];
     }
     // Initial candidate lists: every out-link of a source offers its chunks.
     for (c, &s) in sources.iter().enumerate() {

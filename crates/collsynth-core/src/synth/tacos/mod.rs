@@ -134,15 +134,49 @@ struct Best {
 }
 
 fn best_seed(net: &Net, sources: &[u32], o: &Options) -> Result<Best> {
-    let mut best: Option<Best> = None;
-    for i in 0..o.restarts {
+    let (best, _) = restarts(net, sources, o)?;
+    Ok(best)
+}
+
+/// Run every restart in time-only mode (in ranges on all cores, each run on one thread: the
+/// runs are independent); the first fastest (as one after the other would keep) and the
+/// total number of events.
+fn restarts(net: &Net, sources: &[u32], o: &Options) -> Result<(Best, usize)> {
+    let run = |i: usize| {
         let seed = rng::restart_seed(o.seed, i);
-        let out = engine::run(net, sources, seed, false)?;
-        if best.as_ref().is_none_or(|b| out.time_us < b.time_us) {
-            best = Some(Best { seed, time_us: out.time_us });
+        engine::run(net, sources, seed, false).map(|out| (seed, out.time_us, out.events))
+    };
+    let runs = if o.restarts == 1 {
+        vec![vec![run(0)]] // one run: all cores for its own parallel parts
+    } else {
+        crate::parallel::in_ranges(o.restarts, 1, |range| {
+            crate::parallel::single_threaded(|| range.map(run).collect::<Vec<_>>())
+        })
+    };
+    let mut best: Option<Best> = None;
+    let mut events = 0;
+    for run in runs.into_iter().flatten() {
+        let (seed, time_us, e) = run?;
+        events += e;
+        if best.as_ref().is_none_or(|b| time_us < b.time_us) {
+            best = Some(Best { seed, time_us });
         }
     }
-    Ok(best.expect("restarts >= 1"))
+    Ok((best.expect("restarts >= 1"), events))
+}
+
+/// `a()` and `b()` (two independent parts) on two threads, each running its own parallel
+/// parts on one thread; one after the other where the policy gives one thread. The results
+/// are the same either way.
+fn both<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    if crate::parallel::threads(2) < 2 {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| crate::parallel::single_threaded(a));
+        let second = crate::parallel::single_threaded(b);
+        (first.join().expect("a TACOS part panicked"), second)
+    })
 }
 
 /// Synthesize one copy part on `topo` into IR.
@@ -274,26 +308,35 @@ pub fn synthesize_sized(
     let s = match collective {
         Collective::Allgather => copy_part(&topo, Part::Allgather, &o, &mut details, "")?,
         Collective::Broadcast => copy_part(&topo, Part::Broadcast(root), &o, &mut details, "")?,
-        Collective::ReduceScatter | Collective::Reduce | Collective::Allreduce => {
-            let tt = transpose(&topo);
-            let part = if collective == Collective::Reduce { Part::Broadcast(root) } else { Part::Allgather };
-            let made =
-                copy_part(&tt, part, &o, &mut details, if collective == Collective::Allreduce { "rs_" } else { "" })?;
-            let rs = reverse(&made, &tt, &topo)?;
-            if collective == Collective::Allreduce {
-                let ag = copy_part(&topo, Part::Allgather, &o, &mut details, "ag_")?;
-                let mut ar = compose(&rs, &ag, Collective::Allreduce)?;
-                link_barrier(&mut ar, rs.transfers.len(), topo.links.len());
-                ar
-            } else {
-                rs
-            }
+        Collective::ReduceScatter => reduction_part(&topo, Part::Allgather, &o, &mut details, "")?,
+        Collective::Reduce => reduction_part(&topo, Part::Broadcast(root), &o, &mut details, "")?,
+        Collective::Allreduce => {
+            // The two halves are independent: synthesized side by side.
+            let (mut rs_details, mut ag_details) = (Details::new(), Details::new());
+            let (rs, ag) = both(
+                || reduction_part(&topo, Part::Allgather, &o, &mut rs_details, "rs_"),
+                || copy_part(&topo, Part::Allgather, &o, &mut ag_details, "ag_"),
+            );
+            let (rs, ag) = (rs?, ag?);
+            details.extend(rs_details);
+            details.extend(ag_details);
+            let mut ar = compose(&rs, &ag, Collective::Allreduce)?;
+            link_barrier(&mut ar, rs.transfers.len(), topo.links.len());
+            ar
         }
         c => return Err(CollsynthError::bad(format!("tacos does not support {}", c.name()))),
     };
     let mut s = s;
     s.provenance.details = details;
     Ok((topo, s))
+}
+
+/// The reduction whose reversal is `part` (reduce-scatter for allgather, reduce for
+/// broadcast): `part` synthesized on the transpose, reversed.
+fn reduction_part(topo: &Topology, part: Part, o: &Options, details: &mut Details, tag: &str) -> Result<Schedule> {
+    let tt = transpose(topo);
+    let made = copy_part(&tt, part, o, details, tag)?;
+    reverse(&made, &tt, topo)
 }
 
 /// In a composed allreduce, the first allgather transfer on each link waits for the last
@@ -345,23 +388,24 @@ pub fn time_only(topo: &Topology, collective: Collective, req: &Request, size: O
         }
         c => return Err(CollsynthError::bad(format!("tacos does not support {}", c.name()))),
     }
-    let mut out = TimeOnly { time_us: 0.0, n_ranks: n, parts: Vec::new(), events: 0 };
-    for (name, part, on_transpose) in parts {
+    let run_part = |(part, on_transpose): (Part, bool)| -> Result<(Best, usize)> {
         let t = if on_transpose { transpose(&topo) } else { topo.clone() };
         let net = network::build(&t, part.chunk_bytes(n, o.chunks, o.size), o.mode)?;
-        let sources = part.sources(n, o.chunks);
-        let mut best: Option<(u64, f64)> = None;
-        for i in 0..o.restarts {
-            let seed = rng::restart_seed(o.seed, i);
-            let r = engine::run(&net, &sources, seed, false)?;
-            out.events += r.events;
-            if best.is_none_or(|b| r.time_us < b.1) {
-                best = Some((seed, r.time_us));
-            }
+        restarts(&net, &part.sources(n, o.chunks), &o)
+    };
+    let runs = match parts[..] {
+        [(_, a, ta), (_, b, tb)] => {
+            let (x, y) = both(|| run_part((a, ta)), || run_part((b, tb)));
+            vec![x, y]
         }
-        let (seed, time) = best.expect("restarts >= 1");
-        out.time_us += time;
-        out.parts.push((name.to_string(), seed, time));
+        _ => parts.iter().map(|&(_, p, tr)| run_part((p, tr))).collect(),
+    };
+    let mut out = TimeOnly { time_us: 0.0, n_ranks: n, parts: Vec::new(), events: 0 };
+    for ((name, _, _), run) in parts.into_iter().zip(runs) {
+        let (best, events) = run?;
+        out.events += events;
+        out.time_us += best.time_us;
+        out.parts.push((name.to_string(), best.seed, best.time_us));
     }
     Ok(out)
 }

@@ -310,3 +310,106 @@ fn outcome_does_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// Results pinned before the switch-network speed-ups (issue 20), which must not change any
+/// random outcome: simulated time, TACOS's clock, replacements and transfers at 1 GiB.
+#[test]
+fn switched_networks_keep_their_pinned_results() {
+    type Case<'a> = (&'a str, Collective, &'a [(&'a str, &'a str)], f64, f64, usize, usize);
+    let cases: [Case; 5] = [
+        ("rfs:2,4,8", Collective::Allreduce, &[], 7763.519360000009, 2531.5824000000002, 172, 8064),
+        ("dgx-a100:2", Collective::Allreduce, &[], 32246.254719999994, 13887.165226666672, 21, 480),
+        ("hgx-h100:2", Collective::Allgather, &[], 4337.092207777778, 4787.293384444444, 14, 240),
+        (
+            "rfs:2,4,8",
+            Collective::Allgather,
+            &[("restarts", "4"), ("seed", "3")],
+            3375.4432,
+            2531.5824000000002,
+            193,
+            4032,
+        ),
+        ("rfs:2,4,16", Collective::Allgather, &[], 3055.8988800000025, 2291.92416, 476, 16256),
+    ];
+    for (spec, c, opts, sim_us, tacos_us, replacements, transfers) in cases {
+        let topo = from_spec(spec).unwrap();
+        let (s, sim) = run(&topo, c, &req(opts, 0), mib(1024));
+        let tag = if c == Collective::Allreduce { "ag_" } else { "" };
+        assert!((sim - sim_us).abs() <= 1e-9 * sim_us, "{spec}: simulated {sim}");
+        assert!((detail(&s, &format!("{tag}tacos_time_us")) - tacos_us).abs() <= 1e-9 * tacos_us, "{spec}");
+        assert_eq!(detail(&s, &format!("{tag}replacements")) as usize, replacements, "{spec}");
+        assert_eq!(s.transfers.len(), transfers, "{spec}");
+    }
+}
+
+#[test]
+fn time_only_keeps_its_pinned_results_on_switched_networks() {
+    let topo = from_spec("rfs:2,4,32").unwrap();
+    let t = time_only(&topo, Collective::Allreduce, &req(&[], 0), Some(mib(1024))).unwrap();
+    assert!((t.time_us - 4466.076160000006).abs() <= 1e-9 * t.time_us, "{}", t.time_us);
+    assert_eq!(t.events, 152);
+    // Restarts run side by side: still the first fastest seed, and every run's events.
+    let topo = from_spec("dgx-a100:4").unwrap();
+    let t = time_only(&topo, Collective::Allreduce, &req(&[("restarts", "3")], 0), Some(mib(1024))).unwrap();
+    assert!((t.time_us - 26907.545600000005).abs() <= 1e-9 * t.time_us, "{}", t.time_us);
+    assert_eq!(t.events, 262);
+    assert!(t.parts.iter().all(|p| p.1 == 17760017115828874281), "{:?}", t.parts);
+}
+
+/// Everything a run decides, for comparing two runs: time bits, matches, deliveries, counts.
+type OutcomeKey<'a> = (u64, Vec<(u32, u32, u64, bool)>, &'a [u32], [usize; 3]);
+
+fn outcome_key(o: &engine::Outcome) -> OutcomeKey<'_> {
+    let matches = o.matches.iter().map(|m| (m.vlink, m.chunk, m.start.to_bits(), m.wasted)).collect();
+    (o.time_us.to_bits(), matches, &o.deliver, [o.events, o.replacements, o.discarded])
+}
+
+/// The optimized pick (binary search over the lists, multiplicity by source mask, union as
+/// a bitset, clean lists not purged again) against the plain one on `topo`.
+fn pick_agrees_with_the_reference(topo: &Topology, mode: network::SwitchMode, k: usize, seed: u64) {
+    let n = topo.n_ranks();
+    let net = network::build(topo, 1e6, mode).unwrap();
+    let sources: Vec<u32> = (0..n * k).map(|c| (c % n) as u32).collect();
+    for materialize in [true, false] {
+        let fast = engine::run_on(&net, &sources, seed, materialize, 1);
+        let plain = engine::run_reference(&net, &sources, seed, materialize);
+        match (fast, plain) {
+            (Ok(a), Ok(b)) => assert_eq!(outcome_key(&a), outcome_key(&b), "{}", topo.name),
+            (a, b) => assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
+        }
+    }
+}
+
+#[test]
+fn optimized_pick_agrees_with_the_reference_on_large_switches() {
+    // switch:70 needs two mask words; rfs has 4 direct links besides each switch.
+    for (spec, k) in [("rfs:2,4,8", 2), ("switch:70", 1), ("dgx-a100:2", 3), ("mesh:5x5,bw=100/25", 2)] {
+        let topo = from_spec(spec).unwrap();
+        for seed in 0..3 {
+            pick_agrees_with_the_reference(&topo, network::SwitchMode::Ports, k, seed);
+        }
+    }
+}
+
+#[test]
+fn nth_bit_counts_from_the_lowest() {
+    let bits = [0b1010u64, 0, 1 << 63 | 1];
+    let all: Vec<u32> = (0..4).map(|k| engine::nth_bit(&bits, k)).collect();
+    assert_eq!(all, [1, 3, 128, 191]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Random directed, asymmetric, heterogeneous topologies with and without switches.
+    #[test]
+    fn optimized_pick_agrees_with_the_reference(
+        topo in crate::testing::arb_topology(12),
+        k in 1usize..4,
+        seed in 0u64..1000,
+    ) {
+        pick_agrees_with_the_reference(&topo, network::SwitchMode::Ports, k, seed);
+        if network::build(&topo, 1e6, network::SwitchMode::Unwind(2)).is_ok() {
+            pick_agrees_with_the_reference(&topo, network::SwitchMode::Unwind(2), k, seed);
+        }
+    }
+}

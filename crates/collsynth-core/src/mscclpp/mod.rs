@@ -1,0 +1,98 @@
+//! MSCCL++ execution plans (the JSON the MSCCL++ executor loads): the exporter (schedule ->
+//! plan -> JSON, judged before it is returned) and the judge of any plan (reader, the
+//! executor's structural checks, symbolic execution). Format, choices and sources:
+//! `docs/mscclpp.md`.
+
+pub mod interp;
+pub mod lower;
+pub mod model;
+pub mod parse;
+pub mod rules;
+pub mod write;
+
+pub use model::Plan;
+
+use crate::error::{CollsynthError, Result};
+use crate::ir::Schedule;
+use crate::topology::Topology;
+
+/// An exported plan and its text.
+pub struct Exported {
+    pub plan: Plan,
+    pub json: String,
+    /// Thread blocks per group (slices of every data op).
+    pub group: usize,
+}
+
+/// Lower `s` (verified, on `topo`) and judge the text exactly as `validate` does; a problem
+/// there is a bug (internal error), so no plan the judge refuses leaves this function.
+/// `group`: thread blocks per slice group; None tries 4, 2, 1 and takes the first that fits.
+pub fn export(s: &Schedule, topo: &Topology, group: Option<usize>) -> Result<Exported> {
+    let tries = group.map_or(lower::GROUP_SIZES.to_vec(), |g| vec![g]);
+    let mut last = None;
+    for g in tries {
+        let plan = match lower::lower(s, topo, g) {
+            Ok(p) => p,
+            Err(e @ CollsynthError::Infeasible(_)) => {
+                last = Some(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let json = write::to_json(&plan);
+        let v = validate(&json);
+        if let Some(problem) = v.refusal() {
+            return Err(CollsynthError::internal(format!("exported MSCCL++ plan fails its own check: {problem}")));
+        }
+        if v.plan.as_ref() != Some(&plan) {
+            return Err(CollsynthError::internal("the MSCCL++ plan does not read back as written"));
+        }
+        return Ok(Exported { plan, json, group: g });
+    }
+    Err(last.unwrap_or_else(|| CollsynthError::internal("no thread-block group tried")))
+}
+
+/// The verdict on a plan text.
+pub struct Validation {
+    /// The plan as read, None if the reader refused it (`parse` holds why).
+    pub plan: Option<Plan>,
+    pub parse: Option<String>,
+    /// The executor's structural checks (run when the plan reads).
+    pub structure: Vec<String>,
+    /// Symbolic execution (run when the structure is sound): postcondition, deadlock, races.
+    pub execution: Vec<String>,
+}
+
+impl Validation {
+    pub fn ok(&self) -> bool {
+        self.refusal().is_none()
+    }
+
+    /// The first problem, None if the plan is accepted.
+    pub fn refusal(&self) -> Option<String> {
+        self.parse.clone().or_else(|| self.structure.first().cloned()).or_else(|| self.execution.first().cloned())
+    }
+}
+
+/// Judge a plan text: read, structural checks, then symbolic execution. Never fails.
+pub fn validate(text: &str) -> Validation {
+    match parse::parse(text) {
+        Err(why) => Validation { plan: None, parse: Some(why), structure: vec![], execution: vec![] },
+        Ok(plan) => {
+            let structure = rules::check(&plan);
+            let execution = if structure.is_empty() { interp::check(&plan) } else { vec![] };
+            Validation { plan: Some(plan), parse: None, structure, execution }
+        }
+    }
+}
+
+/// Does `text` look like an MSCCL++ plan (a JSON object with `gpus` and no `transfers`)?
+pub fn looks_like_plan(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.contains_key("gpus") && !o.contains_key("transfers")))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests;

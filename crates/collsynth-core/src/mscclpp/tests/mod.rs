@@ -1,0 +1,3 @@
+mod export;
+mod mutation;
+mod real;
