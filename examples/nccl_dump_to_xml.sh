@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# My cluster, from an NCCL topology dump to a verified MSCCL XML file.
+# My cluster, from an NCCL topology dump to a verified MSCCL XML file and MSCCL++ plan.
 #
 #   examples/nccl_dump_to_xml.sh [NODE.xml] [OUTDIR]
 #
@@ -19,10 +19,14 @@ collsynth topo import "$node" --boxes 2 --fabric rails -o "$out/cluster.json"
 collsynth bound "$out/cluster.json" --collective allgather
 
 # 3. Synthesize, verify (every schedule is verified before it is written) and export:
-#    writes $out/schedule.json and $out/schedule.xml.
-collsynth synth "$out/cluster.json" --collective allgather --algorithm forestcoll --format json,msccl-xml -o "$out"
+#    writes $out/schedule.json, $out/schedule.xml and $out/schedule.mscclpp.json.
+collsynth synth "$out/cluster.json" --collective allgather --algorithm forestcoll \
+    --format json,msccl-xml,mscclpp-json -o "$out"
 
-# 4. Judge the XML as the MSCCL runtime would, with link loads on the cluster.
+# 4. Judge the XML as the MSCCL runtime would, with link loads on the cluster, and the
+#    MSCCL++ plan by the executor's checks and a symbolic run.
 collsynth verify "$out/schedule.xml" --topology "$out/cluster.json"
+collsynth verify "$out/schedule.mscclpp.json"
 
 echo "MSCCL XML ready: $out/schedule.xml (the runtime loads it from MSCCL_ALGO_DIR; docs/msccl.md)"
+echo "MSCCL++ plan ready: $out/schedule.mscclpp.json (docs/mscclpp.md)"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import collsynth
-from collsynth import msccl
+from collsynth import msccl, mscclpp
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -30,7 +30,8 @@ def test_every_example_has_a_test():
 def test_nccl_dump_to_verified_xml(tmp_path):
     out = tmp_path / "out"
     stdout = run_example("bash", str(EXAMPLES / "nccl_dump_to_xml.sh"), "", str(out), cwd=tmp_path)
-    assert sorted(p.name for p in out.iterdir()) == ["cluster.json", "schedule.json", "schedule.xml"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["cluster.json", "schedule.json", "schedule.mscclpp.json", "schedule.xml"]
     # Two HGX A100 boxes on rails: 16 GPUs, each box's 8 GPUs on NVSwitch.
     cluster = collsynth.Topology.load(out / "cluster.json")
     assert cluster.n_ranks == 16
@@ -41,7 +42,11 @@ def test_nccl_dump_to_verified_xml(tmp_path):
     v = msccl.validate((out / "schedule.xml").read_text(), cluster)
     assert v["ok"] and v["dialects"] == {"new": [], "old": []}, v
     assert 'ngpus="16" coll="allgather"' in (out / "schedule.xml").read_text()
+    plan = mscclpp.validate((out / "schedule.mscclpp.json").read_text())
+    assert plan["ok"] and plan["refusal"] is None, plan
+    assert json.loads((out / "schedule.mscclpp.json").read_text())["collective"] == "allgather"
     assert "accepted" in stdout and f"MSCCL XML ready: {out}/schedule.xml" in stdout
+    assert "valid MSCCL++ allgather plan (16 ranks" in stdout
 
 
 def test_the_python_api_end_to_end(tmp_path):
