@@ -34,13 +34,14 @@ lint: $(DEPS)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -q -p collsynth-core -p collsynth-py
-	$(VENV)/bin/ruff check python tests bench
-	$(VENV)/bin/ruff format --check python tests bench
+	$(VENV)/bin/ruff check python tests bench examples
+	$(VENV)/bin/ruff format --check python tests bench examples
+	$(VENV)/bin/mypy
 
 fmt: $(DEPS)
 	cargo fmt --all
-	$(VENV)/bin/ruff format -q python tests bench
-	$(VENV)/bin/ruff check -q --fix python tests bench
+	$(VENV)/bin/ruff format -q python tests bench examples
+	$(VENV)/bin/ruff check -q --fix python tests bench examples
 
 bench: install
 	$(PY) bench/run.py

@@ -1,12 +1,12 @@
-"""collsynth.mpi.executor and ``python -m collsynth.run``: hand-written MSCCL programs (the research
-notes' XML examples, rings, a line with cross-thread-block dependencies, scratch and nop carriers,
+"""collsynth.mpi.executor and ``python -m collsynth.run``: hand-written MSCCL programs (complete
+XML files in the runtime's format, rings, a line with cross-thread-block dependencies, scratch and nop carriers,
 chains, two channels) run under ``mpiexec -n N`` for N = 2, 3, 4: one launch of
 tests/mpi/check_executor.py per N (every program, both modes, three dtypes; programs the core
 refuses; plans tampered with to give a wrong result and to hang, in the same launch) and one of
 collsynth.run per N. Without MPI: the executor accepts exactly what ``collsynth verify`` accepts,
 with the same message, on the cases where the old Python checks disagreed with the core."""
 
-# ruff: noqa: E501 (the research notes' XML examples are kept verbatim, one element per line)
+# ruff: noqa: E501 (the XML examples are kept verbatim, one element per line)
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def dependency_cycle(n):
     return program(f"dependency_cycle_{n}", "allreduce", n, 1, tbs)
 
 
-# The two complete examples of research/msccl-xml.md 3.8, verbatim.
+# A complete MSCCL XML program, kept verbatim: a 3-GPU fused ring allreduce.
 RING_XML = """<algo name="allreduce_ring_1channelsperring" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0">
   <gpu id="0" i_chunks="3" o_chunks="0" s_chunks="0">
     <tb id="0" send="1" recv="2" chan="0">

@@ -48,7 +48,7 @@ def _layout(
         groups[n.group].append(n)
     boxed = [g for g in groups if g is not None]
     pos: dict[str, tuple[float, float]] = {}
-    frames = {}
+    frames: dict[str, tuple[float, float, float, float]] = {}
     if not boxed:
         compute = [n.name for n in nodes if n.type == "compute"]
         switches = [n.name for n in nodes if n.type == "switch"]

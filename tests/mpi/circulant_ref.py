@@ -1,5 +1,5 @@
 """A slow, obviously-correct pure-Python reference of the circulant-schedule functions that
-``collsynth._core`` exposes (Träff 2022, with the errata of ../shared/research/seed-traff.md §13).
+``collsynth._core`` exposes (Träff 2022, with the corrections docs/circulant.md lists).
 
 Test oracle only: the package always calls the Rust functions, and a missing Rust function
 fails the tests (nothing here stands in for the core).

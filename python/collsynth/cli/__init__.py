@@ -9,7 +9,7 @@ import os
 import sys
 import warnings
 
-from collsynth._core import BadInput, InternalError
+from collsynth._core import BadInput, InternalError, __version__
 from collsynth.cli import (
     bench_mpi,
     bound,
@@ -51,6 +51,8 @@ def build_parser() -> OneLineParser:
         prog="collsynth",
         description="Verified, provably fast collective schedules for any cluster network.",
     )
+    # One source of truth: the workspace version in Cargo.toml, compiled into the core.
+    parser.add_argument("--version", action="version", version=f"collsynth {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(sub)

@@ -60,7 +60,7 @@ def batches(ps: Iterable[int]) -> Iterator[list[int]]:
 
 def check(ps: range, extra: list[int], threads: int = 0, show_progress: bool = False) -> dict:
     """Check every p of ps; returns the core's summary plus `seconds`."""
-    total = {
+    total: dict = {
         "ps": 0,
         "max_p": 0,
         "processes": 0,

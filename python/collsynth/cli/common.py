@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 import collsynth
@@ -40,11 +40,15 @@ def with_version(topology_name: str, fields: dict) -> dict:
     return {"collsynth_version": collsynth.__version__, "topology": topology_name, **fields}
 
 
+# rich's column alignments by name (a KeyError names a misspelt one).
+JUSTIFY: dict[str, JustifyMethod] = {j: j for j in ("default", "left", "center", "right", "full")}
+
+
 def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]) -> Table:
     """A rich table; columns are (header, justify)."""
     t = Table(title=title, title_justify="left", header_style="bold")
     for header, justify in columns:
-        t.add_column(header, justify=justify)
+        t.add_column(header, justify=JUSTIFY[justify])
     for row in rows:
         t.add_row(*[str(x) for x in row])
     return t

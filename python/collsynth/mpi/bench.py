@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 
 import numpy as np
 from mpi4py import MPI
@@ -57,15 +58,15 @@ def run(comm: MPI.Comm, sizes: list[int], reps: int, ops: list[str]) -> dict:
             if op == "bcast":
                 buf = np.zeros(size, dtype=np.uint8)
                 nbytes = size
-                ours = lambda b=buf: collectives.bcast(b, 0, comm)  # noqa: E731
-                lib = lambda b=buf: comm.Bcast(b, 0)  # noqa: E731
+                ours = partial(collectives.bcast, buf, 0, comm)
+                lib = partial(comm.Bcast, buf, 0)
             else:
                 counts = irregular_counts(p, size)
                 mine = np.full(counts[rank], rank % 251, dtype=np.uint8)
                 out = np.zeros(size, dtype=np.uint8)
                 nbytes = size
-                ours = lambda m=mine, o=out, c=counts: collectives.allgatherv(m, o, c, comm)  # noqa: E731
-                lib = lambda m=mine, o=out, c=counts: comm.Allgatherv(m, [o, c])  # noqa: E731
+                ours = partial(collectives.allgatherv, mine, out, counts, comm)
+                lib = partial(comm.Allgatherv, mine, [out, counts])
             ours_us = slowest_min(comm, ours, reps, clear=True)
             lib_us = slowest_min(comm, lib, reps, clear=False)
             n = plan.choose_blocks(p, nbytes, ab["alpha_us"], ab["beta_us_per_byte"])

@@ -5,6 +5,7 @@ user's communicator (it goes away with the communicator)."""
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import numpy as np
 from mpi4py import MPI
@@ -32,7 +33,7 @@ def state(comm: MPI.Comm) -> dict:
         raise BadInput(f"comm must be an mpi4py communicator, got {comm!r}")
     if comm.Is_inter():
         raise BadInput("intercommunicators are not supported")
-    st = comm.Get_attr(_keyval())
+    st = cast("dict | None", comm.Get_attr(_keyval()))  # only ever our dict, set below
     if st is None:
         st = {"comm": comm.Dup(), "alpha_us": None, "beta_us_per_byte": None}
         comm.Set_attr(_keyval(), st)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -86,10 +86,14 @@ def compile_program(program: dict | str, inplace: bool = False) -> list[Plan]:
     raw = msccl.exec_plan(program, inplace)
     if tuple(raw["op_fields"]) != Op._fields:
         raise InternalError(f"collsynth._core ops have fields {raw['op_fields']}, the executor {Op._fields}")
-    header = [raw[k] for k in ("name", "collective", "ngpus", "nchunksperloop", "nchannels", "root")]
     return [
         Plan(
-            *header,
+            raw["name"],
+            raw["collective"],
+            raw["ngpus"],
+            raw["nchunksperloop"],
+            raw["nchannels"],
+            raw["root"],
             inplace,
             r["rank"],
             r["sendbuf_chunks"],
@@ -103,12 +107,15 @@ def compile_program(program: dict | str, inplace: bool = False) -> list[Plan]:
     ]
 
 
-def compile_on(comm: MPI.Comm, program: dict | str, inplace: bool = False) -> Plan:
-    """This rank's Plan: rank 0 compiles, the others receive their part. Collective; BadInput
-    (raised on every rank alike) for a refused program or a communicator of the wrong size."""
+def compile_on(comm: MPI.Comm, program: dict | str | None, inplace: bool = False) -> Plan:
+    """This rank's Plan: rank 0 compiles, the others receive their part (only rank 0's
+    `program` is read). Collective; BadInput (raised on every rank alike) for a refused
+    program or a communicator of the wrong size."""
     plans, error = None, None
     if comm.Get_rank() == 0:
         try:
+            if program is None:
+                raise BadInput("rank 0 was given no program")
             plans = compile_program(program, inplace)
         except BadInput as e:
             error = str(e)
@@ -167,10 +174,11 @@ def _next_tag_base(comm: MPI.Comm, channels: int) -> tuple[MPI.Comm, int]:
         raise BadInput(f"comm must be an mpi4py intracommunicator, got {comm!r}")
     if _KEYVAL is None:
         _KEYVAL = MPI.Comm.Create_keyval()
-    st = comm.Get_attr(_KEYVAL)
+    st = cast("dict | None", comm.Get_attr(_KEYVAL))  # only ever our dict, set below
     if st is None:
         dup = comm.Dup()
-        st = {"comm": dup, "next": 0, "top": int(dup.Get_attr(MPI.TAG_UB)) + 1}
+        tag_ub = cast(int, dup.Get_attr(MPI.TAG_UB))  # MPI sets TAG_UB on every communicator
+        st = {"comm": dup, "next": 0, "top": int(tag_ub) + 1}
         comm.Set_attr(_KEYVAL, st)
     base = st["next"] if st["next"] + channels <= st["top"] else 0
     st["next"] = base + channels
@@ -199,7 +207,9 @@ class _Run:
             self.recvs.append((self.comm.Irecv([buf, MPI.BYTE], op.recv_from, self.tag + op.chan), buf))
 
     def received(self, k: int, op: Op) -> np.ndarray:
-        req, buf = self.recvs[k]
+        posted = self.recvs[k]
+        assert posted is not None, "received() is called only for ops that receive"
+        req, buf = posted
         since = time.perf_counter()
         while not req.Test():
             self.pause(
@@ -356,6 +366,7 @@ class _Case:
     def span(self, where: tuple[int, int, int]) -> np.ndarray:
         region, first, chunks = where
         buf = self.sendbuf if region == 0 else self.recvbuf
+        assert buf is not None, "region 0 is named only by out-of-place plans"
         return buf[first * self.c : (first + chunks) * self.c]
 
     def reset(self) -> None:

@@ -1,5 +1,5 @@
 //! Sized MSCCL exports: one XML file set that covers a range of sizes with the fastest
-//! variant per size window (issue 19, "sized schedules").
+//! variant per size window (docs/msccl.md, "Size windows").
 //!
 //! The runtime picks the file by size: the MSCCL scheduler (Azure/msccl-scheduler,
 //! `nccl/scheduler.cc`, `mscclSchedulerSelectAlgo`) takes the first loaded algorithm whose
