@@ -36,18 +36,7 @@ def run_export(args) -> int:
     if args.threadblocks is not None:
         raise BadInput("--threadblocks applies to --format mscclpp-json only")
     exported = msccl.export(verified(args.schedule), **msccl_kwargs(args))
-    s = msccl_summary(exported)
-    if args.output:
-        atomic_write(args.output, exported["xml"])
-        s["files"] = [args.output]
-    if args.json:
-        emit_json({"schedule": args.schedule, "msccl": s, "files": s.pop("files", [])})
-    elif args.output:
-        print_msccl(s)
-        console.print(f"wrote {args.output}")
-    else:
-        sys.stdout.write(exported["xml"])
-    return 0
+    return emit(args, exported["xml"], "msccl", msccl_summary(exported), print_msccl)
 
 
 def run_export_plan(args) -> int:
@@ -57,16 +46,20 @@ def run_export_plan(args) -> int:
     if args.pipeline_given:
         raise BadInput("--pipeline applies to --format msccl-xml only")
     plan = mscclpp.export(verified(args.schedule), args.threadblocks)
-    s = mscclpp_summary(plan)
+    return emit(args, plan["json"], "mscclpp", mscclpp_summary(plan), print_mscclpp)
+
+
+def emit(args, text: str, key: str, summary: dict, show) -> int:
+    """The exported text to -o (atomically) or stdout, and its summary as JSON or a table."""
     files = []
     if args.output:
-        atomic_write(args.output, plan["json"])
+        atomic_write(args.output, text)
         files = [args.output]
     if args.json:
-        emit_json({"schedule": args.schedule, "mscclpp": s, "files": files})
+        emit_json({"schedule": args.schedule, key: summary, "files": files})
     elif args.output:
-        print_mscclpp(s)
+        show(summary)
         console.print(f"wrote {args.output}")
     else:
-        sys.stdout.write(plan["json"])
+        sys.stdout.write(text)
     return 0

@@ -194,10 +194,9 @@ fn a_connection_is_capped_by_its_thread_block() {
     assert_eq!(classes::CONNECTION_GBPS, [80.0, 48.0]);
 }
 
-#[test]
-fn received_contributions_are_processed_one_at_a_time() {
-    // Ranks 1 and 2 each send a tiny piece to 0 (one overhead each, concurrently); 0 then
-    // forwards to 3 after processing both: two more overheads, not one.
+/// On `dgx-a100:1`: ranks 1 and 2 each send a tiny piece to 0 through the NVSwitch, then 0
+/// forwards to 3 after both arrived.
+fn join_at_rank_0() -> (Topology, Schedule) {
     let topo = zoo::from_spec("dgx-a100:1").unwrap();
     let sw = topo.node_index("box0.nvsw").unwrap();
     let hop = |a: usize, b: usize| {
@@ -208,6 +207,14 @@ fn received_contributions_are_processed_one_at_a_time() {
     s.add(Transfer::new(p, 1, 0, hop(1, 0), Op::Copy, vec![], None));
     s.add(Transfer::new(p, 2, 0, hop(2, 0), Op::Copy, vec![], None));
     s.add(Transfer::new(p, 0, 3, hop(0, 3), Op::Copy, vec![0, 1], None));
+    (topo, s)
+}
+
+#[test]
+fn received_contributions_are_processed_one_at_a_time() {
+    // Ranks 1 and 2 each send a tiny piece to 0 (one overhead each, concurrently); 0 then
+    // forwards to 3 after processing both: two more overheads, not one.
+    let (topo, s) = join_at_rank_0();
     let r = runtime_time(&s, &topo, Rat::from_integer(0), Protocol::Simple).unwrap();
     close(r.time_us, 8.4 + 3.4 + 2.0 * 3.4);
 }
@@ -356,16 +363,7 @@ fn nccl_kernels_take_all_contributions_in_one_step() {
     // As received_contributions_are_processed_one_at_a_time, run by NCCL's tree kernel: the
     // forward to rank 3 waits one kernel step after both arrivals, not two.
     use crate::ir::Executor;
-    let topo = zoo::from_spec("dgx-a100:1").unwrap();
-    let sw = topo.node_index("box0.nvsw").unwrap();
-    let hop = |a: usize, b: usize| {
-        vec![topo.link_between(topo.rank_node(a), sw).unwrap(), topo.link_between(sw, topo.rank_node(b)).unwrap()]
-    };
-    let mut s = Schedule::new(Collective::Broadcast, topo.n_ranks(), 0, "join");
-    let p = s.add_piece(Piece::whole(0));
-    s.add(Transfer::new(p, 1, 0, hop(1, 0), Op::Copy, vec![], None));
-    s.add(Transfer::new(p, 2, 0, hop(2, 0), Op::Copy, vec![], None));
-    s.add(Transfer::new(p, 0, 3, hop(0, 3), Op::Copy, vec![0, 1], None));
+    let (topo, mut s) = join_at_rank_0();
     s.provenance.executor = Executor::NcclTree;
     let r = runtime_time(&s, &topo, Rat::from_integer(0), Protocol::Simple).unwrap();
     close(r.time_us, 8.4 + 2.0 * classes::NCCL_STEP_US);
