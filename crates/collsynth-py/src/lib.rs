@@ -375,7 +375,8 @@ impl PySchedule {
             .into_iter()
             .map(|t| {
                 let op = if t.op == ir::Op::Copy { "copy" } else { "reduce" };
-                let hops = t.route.iter().map(|&l| (name(self.topo.links[l].src), name(self.topo.links[l].dst))).collect();
+                let hops =
+                    t.route.iter().map(|&l| (name(self.topo.links[l].src), name(self.topo.links[l].dst))).collect();
                 (t.transfer, t.piece, t.shard, t.src, t.dst, op, t.step, t.level, to_f64(&t.bytes), hops)
             })
             .collect())
