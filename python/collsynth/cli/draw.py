@@ -15,18 +15,13 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE.png|svg")
     p.add_argument("--size", default="1GiB", help="nccl-tests size the loads are shown at (default 1GiB)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument(
-        "--shard",
-        type=whole(),
-        metavar="K",
-        help="also draw shard K's transfers (its trees) along their routes",
-    )
-    which.add_argument(
-        "--step",
-        type=whole(),
-        metavar="K",
-        help="also draw step K's transfers (a step schedule's step, else the level in the DAG)",
-    )
+    for name, what in [
+        ("shard", "shard K's transfers (its trees)"),
+        ("step", "step K's transfers (a step schedule's step, else the level in the DAG)"),
+    ]:
+        which.add_argument(
+            f"--{name}", type=whole(), metavar="K", help=f"also draw {what} along their routes"
+        )
     p.set_defaults(run=run_draw)
 
 
