@@ -135,12 +135,13 @@ def draw_schedule(sched, output: str, size: str = "1GiB", selection: tuple[str, 
     if selection is not None:
         _draw(axes[1], topo, {})
         _selected_transfers(axes[1], _layout(topo)[0], picked, by=selection[0])
-        axes[1].set_title(_selection_title(sched, selection, picked), parse_math=False)
+        axes[1].set_title(_selection_title(selection, picked), parse_math=False)
     fig.tight_layout()
     _save(fig, output, suffix)
 
 
-def _selection_title(sched, selection: tuple[str, int], picked: list[dict]) -> str:
+def _selection_title(selection: tuple[str, int], picked: list[dict]) -> str:
+    """What the selection panel shows, in one line."""
     kind, k = selection
     hops = sum(len(t["hops"]) for t in picked)
     levels = sorted({t["level"] for t in picked})
