@@ -3,7 +3,7 @@
 (solving every (node, step) problem and building every transfer); the exact solve alone is
 about the `time-only` record (the plans without their deliveries). The `time-only`
 records are `collsynth synth TOPO -a bfb --time-only` (the plans alone, no IR: the paper's
-comparison), best of 3 runs, against the issue's target of 0.5 s. Run by `make bench`;
+comparison), best of 3 runs, against the target of 0.5 s. Run by `make bench`;
 `python bench/run.py bfb` alone."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import collsynth
 from collsynth import _core
 
 CASES = ["hypercube:10", "torus:50x50", "kautz:4:1024", "line^3(circulant:16:3,4)"]
-# The paper's two Gurobi runs (52.7 s, 61.1 s) and the issue's target for --time-only.
+# The paper's two Gurobi runs (52.7 s, 61.1 s) and our target for --time-only.
 TIME_ONLY_CASES = ["hypercube:10", "torus:50x50"]
 TIME_ONLY_TARGET_S = 0.5
 

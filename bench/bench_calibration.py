@@ -16,7 +16,7 @@ from collsynth.fileio import atomic_write
 
 ROOT = Path(__file__).parent.parent
 SIZES = {"1M": 1 << 20, "16M": 16 << 20, "128M": 128 << 20, "1G": 1 << 30}
-# Tolerance on |predicted / measured - 1|: 50 % at 1M, 25 % from 16M on (issue 19).
+# Tolerance on |predicted / measured - 1|: 50 % at 1M, 25 % from 16M on (the calibration target).
 TOLERANCE = {"1M": 0.5, "16M": 0.25, "128M": 0.25, "1G": 0.25}
 
 # algbw GB/s at 1M, 16M, 128M, 1G (ForestColl paper, section 5).

@@ -1,4 +1,4 @@
-"""ForestColl synthesis time (issue 4's targets), with the per-stage split and counters the
+"""ForestColl synthesis time against its targets, with the per-stage split and counters the
 core reports in the schedule details. `python bench/run.py forestcoll`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 from collsynth import Topology, synthesize
 
-# spec -> target synthesis_seconds from issue 4 (2 cores).
+# spec -> target synthesis_seconds on 2 cores.
 TARGETS = {
     "dgx-a100:2": 0.1,
     "dgx-a100:8": 0.5,

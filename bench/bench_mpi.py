@@ -1,4 +1,4 @@
-"""`make bench` part of issue 7: collsynth.mpi's circulant bcast / allgatherv against the MPI
+"""MPI runtime benchmark (`make bench`): collsynth.mpi's circulant bcast / allgatherv against the MPI
 library's (the `mpich` wheel), 4 processes on this machine, small sizes, min of 35 runs of the
 slowest rank, schedule computation included. Same harness as `collsynth bench-mpi`."""
 

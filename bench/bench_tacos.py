@@ -1,4 +1,4 @@
-"""TACOS benchmarks (bench/run.py discovers `BENCHMARKS`): issue 20's two whole-command
+"""TACOS benchmarks (bench/run.py discovers `BENCHMARKS`): the two whole-command
 targets with their results, synthesis time at scale, the
 switch modes compared, the reference regression values, one mesh's stages, and a scaling series of the
 `--time-only` mode with a log-log plot (bench/results/tacos_scaling.png)."""
@@ -160,7 +160,7 @@ def bench_stages(spec: str = "mesh:48x48") -> list[dict]:
     ]
 
 
-# Issue 20's TACOS rows: whole command, 2 cores (`/usr/bin/time -v`), with the exact result.
+# The TACOS target rows: whole command, 2 cores (`/usr/bin/time -v`), with the exact result.
 TARGETS = [
     (["rfs:2,4,128", "-c", "allreduce", "--json"], 15.0),
     (["mesh:200x200", "-c", "allgather", "--time-only", "--json"], 120.0),

@@ -1,7 +1,7 @@
-"""Issue 19's time targets, measured: `auto`'s pick against the time bound and against NCCL's
-own algorithms, by the calibrated runtime model (docs/simulator.md), on the issue's machines,
+"""The time targets, measured: `auto`'s pick against the time bound and against NCCL's
+own algorithms, by the calibrated runtime model (docs/simulator.md), on the target machines,
 collectives and sizes. `python bench/run.py time`; writes bench/results/time.json and
-bench/results/time_table.md (the README's table). Targets (issue 19): `auto` within 1.15x
+bench/results/time_table.md (the README's table). Targets: `auto` within 1.15x
 of the bound at 64 MiB and above, within 2x at 1 MiB, never slower than nccl-ring/nccl-tree.
 `auto` chooses by the store-and-forward simulator today; this bench judges its pick by the
 runtime model, as a user running the XML would."""
@@ -21,7 +21,7 @@ SIZES = {"1KiB": 1 << 10, "1MiB": 1 << 20, "64MiB": 64 << 20, "1GiB": 1 << 30, "
 
 
 def _target(size: int) -> float | None:
-    """The issue's bound ratio at `size`: 1.15 from 64 MiB, 2 at 1 MiB, none below."""
+    """The target bound ratio at `size`: 1.15 from 64 MiB, 2 at 1 MiB, none below."""
     if size >= 64 << 20:
         return 1.15
     if size >= 1 << 20:

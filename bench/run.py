@@ -59,7 +59,7 @@ def bench_topology() -> list[dict]:
 
 
 def bench_bounds_and_simulation() -> list[dict]:
-    """Issue 3's benchmark: the exact allgather bound, then a ring allreduce synthesized,
+    """The bounds-and-simulation benchmark: the exact allgather bound, then a ring allreduce synthesized,
     verified and simulated with 64 pipeline chunks per piece, on torus:32x32 and dgx-a100:64."""
     records = []
     for spec in ["torus:32x32", "dgx-a100:64"]:

@@ -276,6 +276,13 @@ BAD = [
     (["draw", "{d}/good.json", "-o", "x.png", "--size", "4K"], "4KiB"),
     (["draw", "{d}/good.json", "-o", "{d}/afile/x.svg"], "not a directory"),
     (["draw", "{d}/good.json"], "--output"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "4"], "shard 4: the schedule has 4 shards (0..3)"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--step", "3"], "step 3: the schedule has 3 steps (0..2)"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--step", "99999999999999999999"], "--step"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "-1"], "--shard"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "one"], "--shard"),
+    (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "0", "--step", "0"], "not allowed with"),
+    (["draw", "{d}/good.json", "-o", "x.gif", "--shard", "0"], ".svg or .png"),
     (
         ["synth", "ring:8", "-c", "allgather", "-a", "forestcoll", "--max-trees", "1000000000000"],
         "--max-trees",
@@ -523,6 +530,13 @@ def test_api_raises_bad_input_not_overflow():
         lambda: collsynth.Topology.resolve("x" * 5000),
         lambda: collsynth.Topology.from_spec("ring:\udcff"),
         lambda: collsynth.Topology.loads(json.dumps({"version": 2, "nodes": []})),
+        lambda: s.transfers(shard=-1),
+        lambda: s.transfers(step=2**64),
+        lambda: s.transfers(shard=1.0),
+        lambda: s.transfers(shard=0, step=0),
+        lambda: s.transfers(),
+        lambda: s.transfers(shard=4),
+        lambda: s.draw("x.svg", step=3),
     ]
     for i, call in enumerate(calls):
         with pytest.raises(BadInput):

@@ -1,7 +1,10 @@
 """Drawing a topology with matplotlib: groups (boxes, clusters) as framed regions, switches
 as squares, link bandwidth as colour (with a legend) and, on small graphs, as labels. A schedule
 is drawn over its topology: every link direction that carries bytes as an arrow whose colour and
-width grow with its load (the core's exact link loads), idle links thin and grey."""
+width grow with its load (the core's exact link loads), idle links thin and grey; with a shard
+or a step chosen, a second panel draws the transfers the core selects for it as arrows along
+their routes (through switches), one colour per piece (a shard's trees) or per shard (a step),
+reductions dashed, each transfer labelled with its level in the DAG."""
 
 from __future__ import annotations
 
@@ -113,18 +116,91 @@ def draw_topology(topo, output: str) -> None:
     _save(fig, output, suffix)
 
 
-def draw_schedule(sched, output: str, size: str = "1GiB") -> None:
+def draw_schedule(sched, output: str, size: str = "1GiB", selection: tuple[str, int] | None = None) -> None:
     """Render ``sched`` over its topology to ``output`` (.svg or .png), atomically: link load at
-    ``size`` as colour and width."""
+    ``size`` as colour and width; with ``selection`` (("shard" | "step", K)), a second panel
+    with the transfers of that shard or step."""
     suffix = _suffix(output)
+    # the core checks K before anything is drawn
+    picked = [] if selection is None else sched.transfers(**{selection[0]: selection[1]}, size=size)
     loads = {(x["src"], x["dst"]): x["bytes"] for x in sched.link_loads(size) if x["bytes"] > 0}
-    fig = _figure(sched.topology, loads)
-    fig.axes[0].set_title(
-        f"{sched.algorithm} {sched.collective} on {sched.topology.name} (N={sched.n_ranks}), "
+    topo = sched.topology
+    fig, axes = _axes(topo, 1 if selection is None else 2)
+    _draw(axes[0], topo, loads)
+    axes[0].set_title(
+        f"{sched.algorithm} {sched.collective} on {topo.name} (N={sched.n_ranks}), "
         f"{sched.steps} steps: bytes per link at {size}",
         parse_math=False,
     )
+    if selection is not None:
+        _draw(axes[1], topo, {})
+        _selected_transfers(axes[1], _layout(topo)[0], picked, by=selection[0])
+        axes[1].set_title(_selection_title(selection, picked), parse_math=False)
+    fig.tight_layout()
     _save(fig, output, suffix)
+
+
+def _selection_title(selection: tuple[str, int], picked: list[dict]) -> str:
+    """What the selection panel shows, in one line."""
+    kind, k = selection
+    hops = sum(len(t["hops"]) for t in picked)
+    levels = sorted({t["level"] for t in picked})
+    span = f"levels {levels[0]}..{levels[-1]}" if levels else "no transfer"
+    colour = "piece" if kind == "shard" else "shard"
+    return (
+        f"{kind} {k}: {len(picked)} transfers, {hops} link hops, {span} (colour per {colour}, reduce dashed)"
+    )
+
+
+def _selected_transfers(ax, pos, picked: list[dict], by: str) -> None:
+    """Each hop of each picked transfer as an arrow (SVG id ``transfer-T-hop-H``): colour per
+    piece (a shard's trees) or per shard (a step), width by bytes, reductions dashed, the
+    transfer's level written on its last hop; repeated uses of one link bend further apart."""
+    if not picked:
+        return
+    key = "piece" if by == "shard" else "shard"
+    groups = sorted({t[key] for t in picked})
+    cmap = plt.get_cmap("tab10")
+    colour = {g: cmap(i % 10) for i, g in enumerate(groups)}
+    top = max(t["bytes"] for t in picked) or 1.0
+    uses: dict[tuple[str, str], int] = defaultdict(int)
+    label = len(picked) <= 64
+    for t in picked:
+        for h, (src, dst) in enumerate(t["hops"]):
+            j = uses[(src, dst)]
+            uses[(src, dst)] += 1
+            (x1, y1), (x2, y2) = pos[src], pos[dst]
+            arrow = ax.annotate(
+                "",
+                xy=(x2, y2),
+                xytext=(x1, y1),
+                arrowprops=dict(
+                    arrowstyle="-|>",
+                    color=colour[t[key]],
+                    lw=1.0 + 2.5 * t["bytes"] / top,
+                    linestyle="--" if t["op"] == "reduce" else "-",
+                    shrinkA=7,
+                    shrinkB=7,
+                    connectionstyle=f"arc3,rad={0.12 + 0.1 * j:.2f}",
+                ),
+                zorder=2,
+            )
+            arrow.arrow_patch.set_gid(f"transfer-{t['transfer']}-hop-{h}")
+            if label and h == len(t["hops"]) - 1:
+                ax.text(
+                    x1 + 0.62 * (x2 - x1),
+                    y1 + 0.62 * (y2 - y1),
+                    str(t["level"]),
+                    fontsize=7,
+                    ha="center",
+                    va="center",
+                    color=colour[t[key]],
+                    bbox=dict(fc="white", ec="none", alpha=0.8, pad=0.4),
+                    zorder=5,
+                )
+    for g in groups[:10]:
+        ax.plot([], [], color=colour[g], lw=2, label=f"{key} {g}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, framealpha=0.9)
 
 
 def _load_links(ax, pos, loads: dict) -> None:
@@ -155,12 +231,27 @@ def _load_links(ax, pos, loads: dict) -> None:
 
 
 def _figure(topo, loads: dict | None):
-    """The topology drawing; with ``loads`` ((src, dst) -> bytes), links are drawn by load."""
+    """The topology drawing alone; with ``loads`` ((src, dst) -> bytes), links drawn by load."""
+    fig, (ax,) = _axes(topo, 1)
+    _draw(ax, topo, loads)
+    fig.tight_layout()
+    return fig
+
+
+def _axes(topo, panels: int):
+    """A figure of ``panels`` drawings side by side."""
+    w, h = (10, 8) if len(topo.nodes) <= 150 else (14, 12)
+    fig, axes = plt.subplots(1, panels, figsize=(w * panels, h), squeeze=False)
+    return fig, list(axes[0])
+
+
+def _draw(ax, topo, loads: dict | None) -> None:
+    """The topology drawing on ``ax``; with ``loads`` ((src, dst) -> bytes), links are drawn by
+    load (idle ones thin and grey; ``{}``: every link thin and grey)."""
     pos, frames = _layout(topo)
     grid = GRID.match(topo.name) is not None
     nodes = topo.nodes
     big = len(nodes) > 150
-    fig, ax = plt.subplots(figsize=(10, 8) if not big else (14, 12))
     for g, (x, y, w, h) in frames.items():
         ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.1", fc="#f4f6fb", ec="#9aa6c0"))
         ax.text(x + 0.1, y + h - 0.1, g, fontsize=9, va="top", color="#44506a", parse_math=False)
@@ -235,5 +326,3 @@ def _figure(topo, loads: dict | None):
     ax.margins(0.12)
     ax.set_aspect("equal")
     ax.axis("off")
-    fig.tight_layout()
-    return fig

@@ -5,12 +5,24 @@ from __future__ import annotations
 import os
 
 from collsynth import _args, _core
+from collsynth._core import BadInput
 from collsynth.fileio import atomic_write, read_text
 from collsynth.topology import Topology, parse_file_text
 
 
 def _size(size: int | str) -> str:
     return _args.text("size", size)
+
+
+def _selection(shard: int | None, step: int | None) -> tuple[str | None, int]:
+    """("shard", K), ("step", K) or (None, 0); both given is BadInput."""
+    if shard is not None and step is not None:
+        raise BadInput("give shard or step, not both")
+    if shard is not None:
+        return "shard", _args.whole("shard", shard)
+    if step is not None:
+        return "step", _args.whole("step", step)
+    return None, 0
 
 
 def as_topology(topo: Topology | str) -> Topology:
@@ -72,12 +84,37 @@ class Schedule:
         ``{"src", "dst", "bytes"}`` in the topology's link order."""
         return [{"src": a, "dst": b, "bytes": x} for a, b, x in self._core.link_loads(_size(size))]
 
-    def draw(self, path: str | os.PathLike, size: int | str = "1GiB") -> None:
+    def transfers(
+        self, *, shard: int | None = None, step: int | None = None, size: int | str = "1GiB"
+    ) -> list[dict]:
+        """The transfers of shard ``shard`` or of step ``step`` (give one), as the core selects
+        them, in schedule order: ``transfer`` (index), ``piece``, ``shard``, ``src`` and ``dst``
+        (ranks), ``op`` (``copy`` / ``reduce``), ``step`` (a step schedule's step, else the
+        level), ``level`` (depth in the DAG, 0 with no dependency), ``bytes`` at ``size`` and
+        ``hops``, the (src, dst) node names of each link of its route (through switches)."""
+        kind, k = _selection(shard, step)
+        if kind is None:
+            raise BadInput("transfers: give shard= or step=")
+        rows = self._core.select(kind, k, _size(size))
+        keys = ("transfer", "piece", "shard", "src", "dst", "op", "step", "level", "bytes", "hops")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def draw(
+        self,
+        path: str | os.PathLike,
+        size: int | str = "1GiB",
+        *,
+        shard: int | None = None,
+        step: int | None = None,
+    ) -> None:
         """Draw the schedule over its topology to ``path`` (.png or .svg), atomically: each link
-        direction's load at ``size`` as colour and width (``collsynth draw``)."""
+        direction's load at ``size`` as colour and width (``collsynth draw``). With ``shard`` or
+        ``step``, a second panel draws that shard's transfers (its trees) or that step's as
+        arrows along their routes (``--shard`` / ``--step``)."""
         from collsynth.draw import draw_schedule  # matplotlib only when drawing
 
-        draw_schedule(self, str(path), _size(size))
+        kind, k = _selection(shard, step)
+        draw_schedule(self, str(path), _size(size), None if kind is None else (kind, k))
 
     def to_msccl_xml(self, **options) -> str:
         """MSCCL XML for the runtimes (options of :func:`collsynth.msccl.export`: ``dialect``,

@@ -359,6 +359,29 @@ impl PySchedule {
             .collect())
     }
 
+    /// The transfers of shard `k` (`kind` "shard") or step `k` (`kind` "step") at `size`, in
+    /// schedule order, as chosen by the core (`ir::select`): (transfer, piece, shard, src rank,
+    /// dst rank, op, step, level, bytes, hops as (src node, dst node) names).
+    fn select(&self, kind: &str, k: usize, size: &str) -> PyResult<Vec<SelectedRow>> {
+        let m = size_arg(size)?;
+        let sel = match kind {
+            "shard" => ir::select::Selection::Shard(k),
+            "step" => ir::select::Selection::Step(k),
+            _ => return Err(BadInput::new_err(format!("select: kind must be shard or step, got '{kind}'"))),
+        };
+        let picked = guard(|| ir::select::select(&self.inner, &self.topo, sel, m))?;
+        let name = |n: usize| self.topo.nodes[n].name.clone();
+        Ok(picked
+            .into_iter()
+            .map(|t| {
+                let op = if t.op == ir::Op::Copy { "copy" } else { "reduce" };
+                let hops =
+                    t.route.iter().map(|&l| (name(self.topo.links[l].src), name(self.topo.links[l].dst))).collect();
+                (t.transfer, t.piece, t.shard, t.src, t.dst, op, t.step, t.level, to_f64(&t.bytes), hops)
+            })
+            .collect())
+    }
+
     /// The analytic alpha-beta model alone.
     fn alpha_beta<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
@@ -466,6 +489,8 @@ fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize
 
 /// One registered algorithm: (name, help, collectives, options, has a time-only path, its
 /// schedule depends on the size).
+/// One transfer of `Schedule.select` (see there).
+type SelectedRow = (usize, usize, usize, usize, usize, &'static str, usize, usize, f64, Vec<(String, String)>);
 type AlgorithmRow = (&'static str, &'static str, Vec<&'static str>, Vec<&'static str>, bool, bool);
 
 /// Registered algorithms, in the registry's order.

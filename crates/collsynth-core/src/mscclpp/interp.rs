@@ -5,8 +5,9 @@
 //!   owner's shard; reduce-scatter and allreduce: the sum of every rank's contribution, each
 //!   exactly once), at the granularity of tbg slices;
 //! * **deadlock**: every `wait`, `sem_acquire`, `barrier` and LL packet read is eventually
-//!   satisfied (signals and waits pair per channel: the j-th channel of rank a to rank b with
-//!   the j-th channel of b to a);
+//!   satisfied (signals and waits pair per channel: the j-th channel of one type of rank a to
+//!   rank b with the j-th of that type of b to a, as the executor's per-peer connection tags
+//!   pair them, docs/mscclpp.md);
 //! * **races**: every read and write of a cell is ordered after the last write and every
 //!   read since by happens-before, built from vector clocks over thread blocks: within a
 //!   block only `nop` / `barrier` (`__syncthreads`) order different ops (threads differ),

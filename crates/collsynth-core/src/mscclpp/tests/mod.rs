@@ -1,3 +1,4 @@
 mod export;
 mod mutation;
+mod pairing;
 mod real;

@@ -9,7 +9,7 @@ use crate::synth::Request;
 use crate::zoo::from_spec;
 use serde_json::Value;
 
-fn ours(spec: &str, c: Collective) -> Value {
+pub(super) fn ours(spec: &str, c: Collective) -> Value {
     let topo = from_spec(spec).unwrap();
     let done = api::synthesize(&topo, c, "ring", &Request::default(), rat(1 << 20)).unwrap();
     let e = export(&done.schedule, &done.topology, Some(1)).unwrap();
