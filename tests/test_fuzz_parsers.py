@@ -1,4 +1,4 @@
-"""Fuzz of every parser through the Python API (issue 18): topology JSON, zoo specs and
+"""Fuzz of every parser through the Python API: topology JSON, zoo specs and
 expressions, size / bandwidth / latency strings, schedule JSON and MSCCL XML. Whatever the
 input, the answer is a result or BadInput, never another exception (OverflowError, a panic
 surfacing as InternalError, MemoryError). Derandomized with a fixed budget, so CI runs the

@@ -1,4 +1,4 @@
-"""The hostile-input campaign of issue 18, kept: every input below is a real `collsynth`
+"""The hostile-input campaign, kept: every input below is a real `collsynth`
 subprocess that must exit 2 with exactly one line on stderr and leave no file behind (or, for
 the valid odd inputs, exit 0). The subprocesses are cheap and run a few at a time."""
 

@@ -1,4 +1,4 @@
-"""The README's "What is here" table matches the tree (issue 22): it names every top-level
+"""The README's "What is here" table matches the tree: it names every top-level
 entry of the repository and of the core's `src/`, and every path it names exists."""
 
 import re
@@ -56,7 +56,7 @@ def test_core_row_names_every_module_and_only_real_ones():
 
 def test_no_algorithm_is_named_outside_its_folder():
     """Adding an algorithm touches its folder and one registry line: the API, the binding and
-    the CLI loop over the registry and never name one (issue 22). Exempt: the demo (it tells
+    the CLI loop over the registry and never name one. Exempt: the demo (it tells
     ForestColl's story), the `circulant` command and the MPI runtime (Träff's tools, which
     run the circulant schedules themselves)."""
     from collsynth import algorithms

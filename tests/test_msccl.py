@@ -367,7 +367,7 @@ def test_python_m_collsynth_run_takes_schedules_and_xml(cli, tmp_path):
 
 
 def test_size_windows_write_one_disjoint_file_per_window(tmp_path):
-    """Sized export (issue 19): the windows tile 1KiB-4GiB without overlap (the runtime's
+    """Sized export: the windows tile 1KiB-4GiB without overlap (the runtime's
     scheduler takes the first file whose window holds the size), each file is valid XML whose
     minBytes / maxBytes are its window's, and the JSON names each window's variant."""
     out = run_json(

@@ -1,4 +1,4 @@
-"""nccl-tests' conventions (issue 21): the -b/-e/-f size sweep with K, M, G as powers of 1024,
+"""nccl-tests' conventions: the -b/-e/-f size sweep with K, M, G as powers of 1024,
 nccl-tests' busbw factors and count column, `compare` in nccl-tests' layout, and `collsynth
 draw` (a schedule over its topology, link load from the core)."""
 

@@ -128,7 +128,7 @@ def test_algorithm_option_help_comes_from_the_core_registry():
 
 def test_compare_synthesizes_sized_algorithms_per_size():
     """Circulant's block count follows the size (one block at 1 KiB, many at 1 GiB): compare
-    must synthesize it for each size, not time the 1 GiB schedule at 1 KiB (issue 19)."""
+    must synthesize it for each size, not time the 1 GiB schedule at 1 KiB."""
     rows = run_json("compare", "traff:16", "-c", "broadcast", "--sizes", "1KiB,1GiB")
     circ = {r["size_bytes"]: r for r in rows if r["algorithm"] == "circulant"}
     assert circ[1024.0]["blocks"] == 1 and circ[2.0**30]["blocks"] > 1

@@ -80,7 +80,7 @@ def test_bad_switch_mode_is_bad_input():
 @pytest.mark.parametrize("collective", ["allgather", "allreduce"])
 @pytest.mark.parametrize("spec", ["mesh:4x4,bw=100/25,lat=0.5/2", "mesh:3x5,bw=50/200,lat=1/0.25"])
 def test_time_only_equals_simulated_on_heterogeneous_meshes(spec, collective):
-    """Issue 6: the schedule must be synthesized for the size it is simulated at (the link
+    """The schedule must be synthesized for the size it is simulated at (the link
     costs of a heterogeneous mesh order differently at other sizes); M / (N k) whole bytes."""
     topo = Topology.resolve(spec)
     size = str(topo.n_ranks * 3 * 2**18)

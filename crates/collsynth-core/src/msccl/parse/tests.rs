@@ -433,7 +433,7 @@ fn bad_enum_values_are_reported() {
 }
 
 /// Counts and ids that would size memory are refused by the parser, one problem each, before
-/// anything is allocated (issue 18: ngpus="1000000000" and friends aborted `verify`).
+/// anything is allocated (ngpus="1000000000" and friends aborted `verify`).
 #[test]
 fn counts_beyond_the_file_are_refused_before_allocation() {
     let cases = [

@@ -235,7 +235,7 @@ fn reference_mesh_7x12() {
     reference(&format!("mesh:7x12,bw={},lat=1", 100.0 * GIB), 3, 4096, 19966.27);
 }
 
-/// Issue 6, item 1: on heterogeneous meshes the schedule depends on the size (the link
+/// On heterogeneous meshes the schedule depends on the size (the link
 /// costs `latency + bytes / bandwidth` order differently), so the schedule must be made
 /// for the size it is simulated at. `mesh:4x4,bw=100/25,lat=0.5/2` allreduce, seed 2,
 /// 3 restarts, 3 chunks: made for 1 GiB (the old default when `--size` did not reach the
@@ -311,7 +311,7 @@ fn outcome_does_not_depend_on_the_thread_count() {
     }
 }
 
-/// Results pinned before the switch-network speed-ups (issue 20), which must not change any
+/// Results pinned before the switch-network speed-ups, which must not change any
 /// random outcome: simulated time, TACOS's clock, replacements and transfers at 1 GiB.
 #[test]
 fn switched_networks_keep_their_pinned_results() {

@@ -1,4 +1,4 @@
-//! Connection buffers counted in runtime calls: the hand-built cycle of issue 18 (a fused
+//! Connection buffers counted in runtime calls: the hand-built cycle (a fused
 //! `rrcs cnt=12` whose peer's receive waits on a flag that only a step blocked on the return
 //! connection would set) and the choice of maxAllowedCount values.
 
