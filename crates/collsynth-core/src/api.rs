@@ -122,8 +122,8 @@ fn fastest_candidate<'a>(
             match candidate(name, &r) {
                 Ok(done) => {
                     seconds += done.synthesis_seconds;
+                    let schedule = as_exported(crate::ir::orbit::flat(&done.schedule, &done.topology)?.into_owned());
                     topology = done.topology;
-                    let schedule = as_exported(done.schedule);
                     if !made.iter().any(|(s, _)| *s == schedule) {
                         made.push((schedule, format!("{name}{suffix}")));
                     }
@@ -311,7 +311,12 @@ pub fn time_bound(
 }
 
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
+///
+/// A compact schedule (`ir::orbit`) is costed on its quotient by the group, which gives the
+/// flat schedule's answers exactly ([`cost_view`]).
 pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &Bounds) -> Result<Evaluation> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    let s = q.as_ref();
     let sim = cost::simulate(s, topo, size, pipeline)?;
     let ab = cost::alpha_beta(s, topo, size, pipeline)?;
     let sched_bw = cost::bandwidth_term_us(s, topo, size);
@@ -322,7 +327,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
     // prints for size 0, never an infinity that JSON cannot hold.
     let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
-    let runtime = cost::runtime::runtime(s, topo, size)?;
+    let runtime = cost::runtime::runtime_copies(s, topo, size, copies)?;
     let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
     let time_optimality = if runtime.time_us > 0.0 { time_bound_us / runtime.time_us } else { 1.0 };
     Ok(Evaluation {
@@ -339,6 +344,24 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         time_bound_us,
         time_optimality,
     })
+}
+
+/// What the cost models read for `s` at `size` bytes: `s` itself (1 copy), or for a compact
+/// schedule its quotient by the group (`ir::orbit::quotient`: one queue per link orbit) and
+/// |G|, the flat transfers each quotient transfer stands for. The models take the quotient
+/// as a schedule on the same topology, so no cost rule is written twice. When the whole
+/// bytes of the pieces do not move with the group (`ir::orbit::bytes_move_with_group`: a
+/// size that does not split into whole-byte shards), the flat form, so that every answer is
+/// the flat schedule's exactly.
+pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
+    use crate::ir::orbit;
+    match &s.symmetry {
+        None => Ok((std::borrow::Cow::Borrowed(s), 1)),
+        Some(g) if orbit::bytes_move_with_group(s, size) => {
+            Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
+        }
+        Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s, topo)?), 1)),
+    }
 }
 
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,
@@ -360,6 +383,8 @@ pub fn export_msccl(
     o: &crate::msccl::lower::Options,
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
+    let flat = crate::ir::orbit::flat(s, topo)?;
+    let s = flat.as_ref();
     let why = match crate::msccl::export(s, o, auto_pipeline) {
         Ok(exported) => {
             let fallback = exported.unfused_because.clone();

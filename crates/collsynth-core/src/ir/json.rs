@@ -163,7 +163,7 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
     let pieces = read_pieces(field(obj, "pieces", "schedule")?)?;
     let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo)?;
     check_steps(&transfers)?;
-    let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance };
+    let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance, symmetry: None };
     Ok((s, topo, loaded.warnings))
 }
 

@@ -8,6 +8,7 @@
 //! Pipelining is not stored: [`transform::pipelined`] applies it when costing or simulating.
 
 pub mod json;
+pub mod orbit;
 pub mod transform;
 
 use crate::error::{CollsynthError, Result};
@@ -334,6 +335,11 @@ pub struct Schedule {
     pub pieces: Vec<Piece>,
     pub transfers: Vec<Transfer>,
     pub provenance: Provenance,
+    /// `None` for a flat schedule. `Some(G)`: the schedule is stated per orbit of G
+    /// ([`orbit`]): `transfers[a]` is orbit a's representative, the flat transfer `a |G| + g`
+    /// is its image under g, and `after` holds flat indices. Consumers that need every
+    /// transfer call [`orbit::flat`].
+    pub symmetry: Option<std::sync::Arc<orbit::Group>>,
 }
 
 impl Schedule {
@@ -352,6 +358,7 @@ impl Schedule {
             pieces: Vec::new(),
             transfers: Vec::new(),
             provenance: Provenance { algorithm: algorithm.to_string(), ..Default::default() },
+            symmetry: None,
         }
     }
 
@@ -385,6 +392,20 @@ impl Schedule {
 
     /// Depth of the DAG: the longest chain of transfers (a tree schedule's deepest tree).
     pub fn depth(&self) -> usize {
+        if let Some(g) = &self.symmetry {
+            // The flat DAG's depth is its quotient's: g t is as deep as t.
+            let order = g.order();
+            let view = Schedule {
+                transfers: self
+                    .transfers
+                    .iter()
+                    .map(|t| Transfer { after: t.after.iter().map(|&x| x / order).collect(), ..t.clone() })
+                    .collect(),
+                symmetry: None,
+                ..self.clone()
+            };
+            return view.depth();
+        }
         let mut depth = vec![0usize; self.transfers.len()];
         for i in transform::topological_order(self).unwrap_or_default() {
             depth[i] = 1 + self.transfers[i].after.iter().map(|&a| depth[a]).max().unwrap_or(0);

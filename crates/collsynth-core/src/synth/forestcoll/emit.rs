@@ -11,9 +11,11 @@ use super::packing::Batch;
 use super::switch_removal::{Logical, Routes};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
+use crate::ir::orbit::Group;
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::topology::Topology;
+use std::sync::Arc;
 
 /// `count` identical trees rooted at rank `root`: edges `(x, y, route)` between ranks,
 /// parents first.
@@ -54,6 +56,31 @@ pub fn map_back(topo: &Topology, batches: &[Batch], g: &mut Logical) -> Result<V
         }
     }
     Ok(trees)
+}
+
+/// The allgather schedule of rank 0's `trees` and their images under `group` (element g takes
+/// rank 0 to rank g), stated per orbit (`ir::orbit`): the pieces of every shard (the same
+/// intervals as shard 0's, in the order [`allgather`] makes them) and rank 0's transfers.
+pub fn allgather_compact(topo: &Topology, trees: &[Tree], k: Cap, group: Arc<Group>) -> Schedule {
+    let n = topo.n_ranks();
+    let order = group.order();
+    let mut s = Schedule::new(Collective::Allgather, n, 0, "forestcoll");
+    for v in 0..n {
+        let mut a = 0;
+        for t in trees {
+            s.add_piece(Piece { shard: v, start: Rat::new(a, k), end: Rat::new(a + t.count, k) });
+            a += t.count;
+        }
+    }
+    let mut into = vec![usize::MAX; n];
+    for (piece, t) in trees.iter().enumerate() {
+        for (x, y, route) in &t.edges {
+            let after = if *x == t.root { Vec::new() } else { vec![into[*x] * order] };
+            into[*y] = s.add(Transfer::new(piece, *x, *y, route.clone(), Op::Copy, after, None));
+        }
+    }
+    s.symmetry = Some(group);
+    s
 }
 
 /// The allgather schedule of `trees` (k units per root).

@@ -95,9 +95,32 @@ pub struct Forest {
     /// The symmetry whose fast path built the forest (`Z_32 x Z_32`, `|G| = 16, 1 rank
     /// orbit`, `8 boxes x 16 ranks, one switch`), if any.
     pub symmetry: Option<String>,
+    /// With a translation group (the Cayley fast path): `trees` holds rank 0's trees only,
+    /// the forest being their images under the group ([`Forest::all_trees`]).
+    pub orbit: Option<std::sync::Arc<crate::ir::orbit::Group>>,
 }
 
 impl Forest {
+    /// Every tree of the forest: `trees`, or with `orbit` their images under every element,
+    /// rank by rank (element g is the one taking rank 0 to rank g).
+    pub fn all_trees(&self, topo: &Topology) -> std::borrow::Cow<'_, [Tree]> {
+        let Some(g) = &self.orbit else { return std::borrow::Cow::Borrowed(&self.trees) };
+        let mut out = Vec::with_capacity(self.trees.len() * g.order());
+        for e in 0..g.order() {
+            for t in &self.trees {
+                let edges = t
+                    .edges
+                    .iter()
+                    .map(|(x, y, r)| {
+                        (g.rank(topo, e, *x), g.rank(topo, e, *y), r.iter().map(|&l| g.link(e, l)).collect())
+                    })
+                    .collect();
+                out.push(Tree { root: g.rank(topo, e, t.root), count: t.count, edges });
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
     /// The forest's allgather algbw `N k / U` (GB/s, exact).
     pub fn algbw(&self, n: usize) -> Rat {
         Rat::from_integer(n as i128 * self.k) / self.u
@@ -144,7 +167,7 @@ pub(crate) fn forest_with(
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
     let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape) } else { None };
     lap("symmetric");
-    if let Some((group, trees, packing_stats)) = sym {
+    if let Some((group, trees, packing_stats, orbit)) = sym {
         PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
         let split_stats = Default::default();
         let batches = trees.len();
@@ -161,6 +184,7 @@ pub(crate) fn forest_with(
             packing_stats,
             seconds,
             symmetry,
+            orbit,
         });
     }
     let mut g = switch_removal::Logical::from_links(topo, &caps);
@@ -180,30 +204,41 @@ pub(crate) fn forest_with(
     let trees = emit::map_back(topo, &batches, &mut g)?;
     lap("map_back");
     let batches = batches.len();
-    Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry: None })
+    Ok(Forest {
+        optimum,
+        k,
+        u,
+        caps,
+        trees,
+        batches,
+        k_scan,
+        split_stats,
+        packing_stats,
+        seconds,
+        symmetry: None,
+        orbit: None,
+    })
 }
 
 /// The symmetric fast paths (translations of a switch-free topology, then a group acting
 /// freely on a switched one, then identical boxes on one switch): the symmetry's
-/// description, the trees and the packing counters (flows of a box packing), or None.
-fn symmetric_forest(
-    topo: &Topology,
-    k: Cap,
-    caps: &[Cap],
-    shape: Shape,
-) -> Option<(String, Vec<Tree>, packing::Stats)> {
+/// description, the trees and the packing counters (flows of a box packing), and with a
+/// translation group the group (the trees are then rank 0's only), or None.
+type Symmetric = (String, Vec<Tree>, packing::Stats, Option<std::sync::Arc<crate::ir::orbit::Group>>);
+fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap], shape: Shape) -> Option<Symmetric> {
     let none = packing::Stats::default();
     if let Some(c) = symmetric::Cayley::detect(topo) {
-        return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none));
+        let trees = symmetric::rank0_trees(topo, &c, k, caps)?;
+        return Some((c.describe(), trees, none, Some(std::sync::Arc::new(c.group(topo)))));
     }
     if let Some(g) = symmetric_switched::Group::detect(topo) {
         if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps, shape) {
-            return Some((g.describe(), trees, none));
+            return Some((g.describe(), trees, none, None));
         }
     }
     let b = boxes::Boxes::detect(topo, caps)?;
     let (trees, stats) = boxes::trees(topo, &b, k, caps)?;
-    Some((b.describe(), trees, stats))
+    Some((b.describe(), trees, stats, None))
 }
 
 /// Largest `--max-trees`: the option scans every k in 1..=K (one tree-capacity test each).
@@ -242,13 +277,14 @@ fn lp_mode(req: &Request) -> Result<lp::LpMode> {
     }
 }
 
-/// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
+/// The allgather schedule of `topo` with its details (`k`, `trees`, ...), flat.
 pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> {
-    allgather_shaped(topo, max_trees, Shape::Budget)
+    allgather_shaped(topo, max_trees, Shape::Budget, false)
 }
 
-/// [`allgather`] with the fast path's tree shape.
-fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Result<Schedule> {
+/// [`allgather`] with the fast path's tree shape; `compact`: stated per orbit when a
+/// translation group built the forest (`ir::orbit`).
+fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape, compact: bool) -> Result<Schedule> {
     let n = topo.n_ranks();
     if n == 1 {
         let mut s = Schedule::new(Collective::Allgather, 1, 0, "forestcoll");
@@ -257,7 +293,10 @@ fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> 
         return Ok(s);
     }
     let f = forest_with(topo, max_trees, true, shape)?;
-    let mut s = emit::allgather(topo, &f.trees, f.k);
+    let mut s = match &f.orbit {
+        Some(g) if compact => emit::allgather_compact(topo, &f.trees, f.k, g.clone()),
+        _ => emit::allgather(topo, &f.all_trees(topo), f.k),
+    };
     let mut d = Details::new()
         .with("k", whole_value(f.k))
         .with("trees", whole_value(n as i128 * f.k))
@@ -308,7 +347,7 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     let mode = lp_mode(req)?;
     let shape = tree_shape(req)?;
     match collective {
-        Collective::Allgather => allgather_shaped(topo, max_k, shape),
+        Collective::Allgather => allgather_shaped(topo, max_k, shape, true),
         Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k)?.0),
         Collective::Allreduce => allreduce(topo, max_k, mode, shape),
         Collective::Broadcast => rooted_broadcast(topo, req.root),
@@ -331,7 +370,7 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Sha
     let (rs, ag) = reduce_scatter(topo, max_k)?;
     let ag = match ag.filter(|_| shape == Shape::Budget) {
         Some(ag) => ag,
-        None => allgather_shaped(topo, max_k, shape)?,
+        None => allgather_shaped(topo, max_k, shape, false)?,
     };
     let mut s = compose(&rs, &ag, Collective::Allreduce)?;
     s.root = 0;
