@@ -96,9 +96,11 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 /// the exporters), whoever the synthesizer said runs it. NCCL's rings are a fine candidate
 /// as an MSCCL program; NCCL's own kernels running them (`ir::Executor::NcclRing`) are the
 /// baseline `auto` is measured against, not something it can return.
-fn as_exported(mut s: Schedule) -> Schedule {
+/// Flat: the exporters write every rank's program (and candidates compare as schedules).
+fn as_exported(s: Schedule) -> Result<Schedule> {
+    let mut s = if s.is_compact() { crate::ir::orbit::expand(&s)? } else { s };
     s.provenance.executor = crate::ir::Executor::Msccl;
-    s
+    Ok(s)
 }
 
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
@@ -122,7 +124,7 @@ fn fastest_candidate<'a>(
             match candidate(name, &r) {
                 Ok(done) => {
                     seconds += done.synthesis_seconds;
-                    let schedule = as_exported(crate::ir::orbit::flat(&done.schedule, &done.topology)?.into_owned());
+                    let schedule = as_exported(done.schedule)?;
                     topology = done.topology;
                     if !made.iter().any(|(s, _)| *s == schedule) {
                         made.push((schedule, format!("{name}{suffix}")));
@@ -360,7 +362,7 @@ pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std
         Some(g) if orbit::bytes_move_with_group(s, size) => {
             Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
         }
-        Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s, topo)?), 1)),
+        Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),
     }
 }
 
@@ -383,7 +385,7 @@ pub fn export_msccl(
     o: &crate::msccl::lower::Options,
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
-    let flat = crate::ir::orbit::flat(s, topo)?;
+    let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
     let why = match crate::msccl::export(s, o, auto_pipeline) {
         Ok(exported) => {

@@ -30,6 +30,8 @@ pub struct Generator {
     pub order: usize,
     pub nodes: Vec<usize>,
     pub links: Vec<usize>,
+    /// The permutation of the ranks (a schedule expands without its topology).
+    pub ranks: Vec<usize>,
 }
 
 impl Generator {
@@ -57,6 +59,16 @@ impl Generator {
                 })
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let ranks = (0..topo.n_ranks())
+            .map(|r| {
+                topo.rank_of(nodes[topo.rank_node(r)]).ok_or_else(|| {
+                    format!(
+                        "a generator maps rank {r} to {}, which is no rank",
+                        topo.nodes[nodes[topo.rank_node(r)]].name
+                    )
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let mut order = 1usize;
         let mut done = vec![false; n];
         for v in 0..n {
@@ -71,7 +83,7 @@ impl Generator {
                 order = lcm(order, len).ok_or("a generator's order overflows")?;
             }
         }
-        Ok(Generator { order, nodes, links })
+        Ok(Generator { order, nodes, links, ranks })
     }
 }
 
@@ -163,9 +175,9 @@ impl Group {
         self.apply(g, l, |gen| &gen.links)
     }
 
-    /// Rank `r` moved by `g` (a checked group maps ranks to ranks).
-    pub fn rank(&self, topo: &Topology, g: usize, r: usize) -> usize {
-        topo.rank_of(self.node(g, topo.rank_node(r))).expect("automorphisms map ranks to ranks")
+    /// Rank `r` moved by `g`.
+    pub fn rank(&self, g: usize, r: usize) -> usize {
+        self.apply(g, r, |gen| &gen.ranks)
     }
 
     /// Proves what the compact form relies on: every generator is an automorphism of `topo`
@@ -237,7 +249,7 @@ impl RankOrbits {
             let mut size = 1usize;
             while let Some(r) = stack.pop() {
                 for (i, gen) in group.gens.iter().enumerate() {
-                    let w = topo.rank_of(gen.nodes[topo.rank_node(r)]).ok_or("a generator maps a rank to a switch")?;
+                    let w = gen.ranks[r];
                     let e = group.compose(from_rep[r], group.unit(i));
                     if orbit[w] == usize::MAX {
                         (orbit[w], from_rep[w]) = (o, e);
@@ -276,10 +288,11 @@ impl PieceIndex {
 }
 
 /// Piece `p` moved by `g` (its shard moves like a rank), if the schedule has the image.
-pub fn move_piece(s: &Schedule, topo: &Topology, index: &PieceIndex, g: usize, p: usize) -> Option<usize> {
+pub fn move_piece(s: &Schedule, index: &PieceIndex, g: usize, p: usize) -> Option<usize> {
     let group = s.symmetry.as_deref()?;
-    let piece = &s.pieces[p];
-    index.find(group.rank(topo, g, piece.shard), piece)
+    let piece = s.pieces.get(p)?;
+    let ranks = &group.gens.first()?.ranks;
+    (piece.shard < ranks.len()).then(|| index.find(group.rank(g, piece.shard), piece))?
 }
 
 impl Schedule {
@@ -295,19 +308,28 @@ impl Schedule {
 }
 
 /// The flat form of `s` (itself when it is flat).
-pub fn flat<'a>(s: &'a Schedule, topo: &Topology) -> Result<Cow<'a, Schedule>> {
+pub fn flat(s: &Schedule) -> Result<Cow<'_, Schedule>> {
     if s.symmetry.is_none() {
         return Ok(Cow::Borrowed(s));
     }
-    expand(s, topo).map(Cow::Owned)
+    expand(s).map(Cow::Owned)
 }
 
-/// The flat schedule a compact `s` stands for, orbit-major (module docs). Fails on a group or
-/// piece set that does not fit the topology (a file's: the verifier says why in detail).
-pub fn expand(s: &Schedule, topo: &Topology) -> Result<Schedule> {
+/// The flat schedule a compact `s` stands for, orbit-major (module docs). Whether the group
+/// is made of automorphisms is the verifier's question; this fails only on indices out of
+/// range (a piece without an image, a rank or link beyond the generators').
+pub fn expand(s: &Schedule) -> Result<Schedule> {
     let Some(group) = s.symmetry.as_deref() else { return Ok(s.clone()) };
     let bad = |why: String| CollsynthError::bad(format!("compact schedule: {why}"));
-    group.check(topo).map_err(bad)?;
+    let (n_ranks, n_links) = group.gens.first().map_or((0, 0), |g| (g.ranks.len(), g.links.len()));
+    if let Some((a, _)) = s.transfers.iter().enumerate().find(|(_, t)| {
+        t.src >= n_ranks
+            || t.dst >= n_ranks
+            || t.route.iter().any(|&l| l >= n_links)
+            || t.after.iter().any(|&x| x >= s.transfers.len() * group.order())
+    }) {
+        return Err(bad(format!("representative {a} names a rank, link or transfer out of range")));
+    }
     let order = group.order();
     let index = PieceIndex::new(&s.pieces);
     let total = s.transfers.len().checked_mul(order).filter(|&t| t < u32::MAX as usize);
@@ -315,13 +337,13 @@ pub fn expand(s: &Schedule, topo: &Topology) -> Result<Schedule> {
     let mut out = Schedule { transfers: Vec::with_capacity(total), symmetry: None, ..s.clone() };
     for t in &s.transfers {
         for g in 0..order {
-            let piece = move_piece(s, topo, &index, g, t.piece)
+            let piece = move_piece(s, &index, g, t.piece)
                 .ok_or_else(|| bad(format!("piece {} has no image under element {g}", t.piece)))?;
             let after = t.after.iter().map(|&x| (x / order) * order + group.compose(g, x % order)).collect();
             out.transfers.push(Transfer {
                 piece,
-                src: group.rank(topo, g, t.src),
-                dst: group.rank(topo, g, t.dst),
+                src: group.rank(g, t.src),
+                dst: group.rank(g, t.dst),
                 route: t.route.iter().map(|&l| group.link(g, l)).collect(),
                 after,
                 ..t.clone()

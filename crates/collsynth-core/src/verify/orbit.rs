@@ -29,7 +29,7 @@ pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> 
     let group = s.symmetry.as_deref().expect("a compact schedule");
     let orbits = group.check(topo).map_err(|e| plain(format!("symmetry {}: {e}", group.name)))?;
     if !matches!(s.collective, Collective::Allgather | Collective::Allgatherv) || s.uses_scratch() {
-        let flat = orbit::expand(s, topo).map_err(|e| plain(e.to_string()))?;
+        let flat = orbit::expand(s).map_err(|e| plain(e.to_string()))?;
         return verify(&flat, topo);
     }
     let order = group.order();
@@ -54,7 +54,7 @@ pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> 
     let index = PieceIndex::new(&s.pieces);
     for (i, gen) in group.gens.iter().enumerate() {
         for r in 0..s.n_ranks {
-            let image = topo.rank_of(gen.nodes[topo.rank_node(r)]).expect("checked");
+            let image = gen.ranks[r];
             if s.shards[image] != s.shards[r] {
                 return Err(plain(format!(
                     "generator {i} maps rank {r} to rank {image}, whose shard has another size"
@@ -62,31 +62,25 @@ pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> 
             }
         }
         let unit = group.unit(i);
-        if let Some(p) = (0..s.pieces.len()).find(|&p| move_piece(s, topo, &index, unit, p).is_none()) {
+        if let Some(p) = (0..s.pieces.len()).find(|&p| move_piece(s, &index, unit, p).is_none()) {
             return Err(plain(format!("generator {i} maps {} to no piece of the schedule", cx.piece(p))));
         }
     }
-    copy(&cx, s, topo, &orbits, &index)?;
+    copy(&cx, s, &orbits, &index)?;
     Ok(Report { transfers: s.n_transfers(), pieces: s.pieces.len(), depth: dag.depth })
 }
 
 /// The copy check of `exec` on one (rank, piece) per orbit (module docs): every pair is
 /// delivered at most once and not when held from the start, every sender holds its piece by
 /// a transfer it waits for, every rank ends with every piece.
-fn copy(
-    cx: &Cx,
-    s: &Schedule,
-    topo: &Topology,
-    orbits: &orbit::RankOrbits,
-    index: &PieceIndex,
-) -> Result<(), Violation> {
+fn copy(cx: &Cx, s: &Schedule, orbits: &orbit::RankOrbits, index: &PieceIndex) -> Result<(), Violation> {
     let group = s.symmetry.as_deref().expect("compact");
     let (order, np) = (group.order(), s.pieces.len());
     let initially = |r: usize, p: usize| s.pieces[p].shard == r;
     // The representative pair (orbit of r, piece) that g^-1 moves (r, p) to, and g^-1.
     let pair = |r: usize, p: usize| -> Result<(usize, usize, usize), Violation> {
         let back = group.inverse(orbits.from_rep[r]);
-        let p0 = move_piece(s, topo, index, back, p).ok_or_else(|| plain(format!("{} has no image", cx.piece(p))))?;
+        let p0 = move_piece(s, index, back, p).ok_or_else(|| plain(format!("{} has no image", cx.piece(p))))?;
         Ok((orbits.orbit[r], p0, back))
     };
     let mut delivered = vec![NONE; orbits.reps.len() * np];

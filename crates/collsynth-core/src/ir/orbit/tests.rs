@@ -24,7 +24,7 @@ fn verdict(s: &Schedule, topo: &Topology) -> bool {
 }
 
 fn flat_verdict(s: &Schedule, topo: &Topology) -> bool {
-    expand(s, topo).is_ok_and(|f| verify(&f, topo).is_ok())
+    expand(s).is_ok_and(|f| verify(&f, topo).is_ok())
 }
 
 #[test]
@@ -32,7 +32,7 @@ fn compact_and_flat_verify_alike() {
     for spec in SYMMETRIC {
         let (topo, s) = compact(spec);
         let group = s.symmetry.clone().unwrap();
-        let flat = expand(&s, &topo).unwrap();
+        let flat = expand(&s).unwrap();
         assert_eq!(flat.transfers.len(), s.n_transfers());
         assert_eq!(flat.transfers.len(), s.transfers.len() * group.order());
         assert_eq!(group.order(), topo.n_ranks(), "{spec}: a translation group is regular");
@@ -133,7 +133,7 @@ fn quotient_costs_equal_flat_costs() {
     let size = crate::rational::Rat::from_integer(315 << 20);
     for spec in SYMMETRIC {
         let (topo, s) = compact(spec);
-        let flat = expand(&s, &topo).unwrap();
+        let flat = expand(&s).unwrap();
         let q = quotient(&s, &topo).unwrap();
         let order = s.symmetry.as_ref().unwrap().order();
         for k in [1, 3] {
@@ -175,7 +175,7 @@ fn the_slice_cap_counts_flat_transfers() {
     let order = s.symmetry.as_ref().unwrap().order();
     let q = quotient(&s, &topo).unwrap();
     let size = crate::rational::Rat::from_integer(1 << 40);
-    let flat = expand(&s, &topo).unwrap();
+    let flat = expand(&s).unwrap();
     let right = cost::runtime::runtime_copies(&q, &topo, size, order).unwrap();
     assert_eq!(right, cost::runtime::runtime(&flat, &topo, size).unwrap());
     assert_ne!(right.slices, cost::runtime::runtime(&q, &topo, size).unwrap().slices);
@@ -185,7 +185,7 @@ fn the_slice_cap_counts_flat_transfers() {
 fn sizes_that_split_shards_mid_byte_are_costed_flat() {
     let (topo, s) = compact("torus:3x5");
     let b = api::bounds(&topo, s.collective, 0).unwrap();
-    let flat = expand(&s, &topo).unwrap();
+    let flat = expand(&s).unwrap();
     for bytes in [1 << 20, 15 << 20] {
         let size = crate::rational::Rat::from_integer(bytes);
         assert_eq!(bytes_move_with_group(&s, size), bytes % 15 == 0);

@@ -58,29 +58,41 @@ pub fn map_back(topo: &Topology, batches: &[Batch], g: &mut Logical) -> Result<V
     Ok(trees)
 }
 
-/// The allgather schedule of rank 0's `trees` and their images under `group` (element g takes
-/// rank 0 to rank g), stated per orbit (`ir::orbit`): the pieces of every shard (the same
-/// intervals as shard 0's, in the order [`allgather`] makes them) and rank 0's transfers.
-pub fn allgather_compact(topo: &Topology, trees: &[Tree], k: Cap, group: Arc<Group>) -> Schedule {
+/// The allgather schedule of the representatives' `trees` (rooted at the smallest rank of
+/// each rank orbit of `group`) and their images, stated per orbit (`ir::orbit`): every shard's
+/// pieces (those of its orbit's representative, moved; in the order [`allgather`] makes them
+/// for a regular group) and the representatives' transfers.
+pub fn allgather_compact(topo: &Topology, trees: &[Tree], k: Cap, group: Arc<Group>) -> Result<Schedule> {
     let n = topo.n_ranks();
     let order = group.order();
+    let orbits = group.check(topo).map_err(CollsynthError::internal)?;
     let mut s = Schedule::new(Collective::Allgather, n, 0, "forestcoll");
+    // The representative's tree intervals, and the index of each tree's piece of its own shard.
+    let mut intervals: Vec<Vec<(Cap, Cap)>> = vec![Vec::new(); n];
+    let mut nth = Vec::with_capacity(trees.len());
+    for t in trees {
+        let list = &mut intervals[t.root];
+        let a = list.last().map_or(0, |x| x.1);
+        nth.push(list.len());
+        list.push((a, a + t.count));
+    }
+    let mut first = vec![0usize; n];
     for v in 0..n {
-        let mut a = 0;
-        for t in trees {
-            s.add_piece(Piece { shard: v, start: Rat::new(a, k), end: Rat::new(a + t.count, k) });
-            a += t.count;
+        first[v] = s.pieces.len();
+        for &(a, b) in &intervals[orbits.reps[orbits.orbit[v]]] {
+            s.add_piece(Piece { shard: v, start: Rat::new(a, k), end: Rat::new(b, k) });
         }
     }
     let mut into = vec![usize::MAX; n];
-    for (piece, t) in trees.iter().enumerate() {
+    for (t, j) in trees.iter().zip(nth) {
+        let piece = first[t.root] + j;
         for (x, y, route) in &t.edges {
             let after = if *x == t.root { Vec::new() } else { vec![into[*x] * order] };
             into[*y] = s.add(Transfer::new(piece, *x, *y, route.clone(), Op::Copy, after, None));
         }
     }
     s.symmetry = Some(group);
-    s
+    Ok(s)
 }
 
 /// The allgather schedule of `trees` (k units per root).

@@ -102,8 +102,8 @@ pub struct Forest {
 
 impl Forest {
     /// Every tree of the forest: `trees`, or with `orbit` their images under every element,
-    /// rank by rank (element g is the one taking rank 0 to rank g).
-    pub fn all_trees(&self, topo: &Topology) -> std::borrow::Cow<'_, [Tree]> {
+    /// element by element.
+    pub fn all_trees(&self) -> std::borrow::Cow<'_, [Tree]> {
         let Some(g) = &self.orbit else { return std::borrow::Cow::Borrowed(&self.trees) };
         let mut out = Vec::with_capacity(self.trees.len() * g.order());
         for e in 0..g.order() {
@@ -111,11 +111,9 @@ impl Forest {
                 let edges = t
                     .edges
                     .iter()
-                    .map(|(x, y, r)| {
-                        (g.rank(topo, e, *x), g.rank(topo, e, *y), r.iter().map(|&l| g.link(e, l)).collect())
-                    })
+                    .map(|(x, y, r)| (g.rank(e, *x), g.rank(e, *y), r.iter().map(|&l| g.link(e, l)).collect()))
                     .collect();
-                out.push(Tree { root: g.rank(topo, e, t.root), count: t.count, edges });
+                out.push(Tree { root: g.rank(e, t.root), count: t.count, edges });
             }
         }
         std::borrow::Cow::Owned(out)
@@ -141,6 +139,18 @@ pub(crate) fn forest_with(
     try_symmetric: bool,
     shape: Shape,
 ) -> Result<Forest> {
+    forest_stated(topo, max_trees, try_symmetric, shape, false)
+}
+
+/// [`forest_with`]; with `per_orbit`, a symmetric fast path whose group is known as
+/// generators keeps the representatives' trees only and says so in [`Forest::orbit`].
+fn forest_stated(
+    topo: &Topology,
+    max_trees: Option<usize>,
+    try_symmetric: bool,
+    shape: Shape,
+    per_orbit: bool,
+) -> Result<Forest> {
     let mut clock = std::time::Instant::now();
     let mut seconds = Vec::new();
     let mut lap = |name: &'static str| {
@@ -165,7 +175,7 @@ pub(crate) fn forest_with(
     PROGRESS.start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
-    let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape) } else { None };
+    let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape, per_orbit) } else { None };
     lap("symmetric");
     if let Some((group, trees, packing_stats, orbit)) = sym {
         PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
@@ -225,15 +235,23 @@ pub(crate) fn forest_with(
 /// description, the trees and the packing counters (flows of a box packing), and with a
 /// translation group the group (the trees are then rank 0's only), or None.
 type Symmetric = (String, Vec<Tree>, packing::Stats, Option<std::sync::Arc<crate::ir::orbit::Group>>);
-fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap], shape: Shape) -> Option<Symmetric> {
+fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap], shape: Shape, per_orbit: bool) -> Option<Symmetric> {
     let none = packing::Stats::default();
     if let Some(c) = symmetric::Cayley::detect(topo) {
+        if !per_orbit {
+            return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none, None));
+        }
         let trees = symmetric::rank0_trees(topo, &c, k, caps)?;
         return Some((c.describe(), trees, none, Some(std::sync::Arc::new(c.group(topo)))));
     }
     if let Some(g) = symmetric_switched::Group::detect(topo) {
-        if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps, shape) {
-            return Some((g.describe(), trees, none, None));
+        let orbit = if per_orbit { symmetric_switched::Group::orbit_group(topo) } else { None };
+        let trees = match orbit {
+            Some(_) => symmetric_switched::rep_trees(topo, &g, k, caps, shape),
+            None => symmetric_switched::trees(topo, &g, k, caps, shape),
+        };
+        if let Some(trees) = trees {
+            return Some((g.describe(), trees, none, orbit.map(std::sync::Arc::new)));
         }
     }
     let b = boxes::Boxes::detect(topo, caps)?;
@@ -292,10 +310,10 @@ fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape, com
         s.provenance.details = Details::new().with("k", 1).with("trees", 1);
         return Ok(s);
     }
-    let f = forest_with(topo, max_trees, true, shape)?;
+    let f = forest_stated(topo, max_trees, true, shape, compact)?;
     let mut s = match &f.orbit {
-        Some(g) if compact => emit::allgather_compact(topo, &f.trees, f.k, g.clone()),
-        _ => emit::allgather(topo, &f.all_trees(topo), f.k),
+        Some(g) if compact => emit::allgather_compact(topo, &f.trees, f.k, g.clone())?,
+        _ => emit::allgather(topo, &f.all_trees(), f.k),
     };
     let mut d = Details::new()
         .with("k", whole_value(f.k))
