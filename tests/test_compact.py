@@ -27,7 +27,11 @@ def test_synth_json_reports_the_group_and_counts_flat_transfers(tmp_path):
 
 def test_compact_and_flat_files_evaluate_alike(tmp_path):
     sched = collsynth.synthesize("hypercube:3", "allgather", "forestcoll")
-    assert sched.compact == {"group": "Z_2 x Z_2 x Z_2", "order": 8, "representatives": sched.n_transfers // 8}
+    assert sched.compact == {
+        "group": "Z_2 x Z_2 x Z_2",
+        "order": 8,
+        "representatives": sched.n_transfers // 8,
+    }
     sched.save(tmp_path / "c.json")
     back = collsynth.Schedule.load(tmp_path / "c.json")
     assert back.to_json() == sched.to_json()

