@@ -129,7 +129,7 @@ impl Group {
         })
     }
 
-    fn from_digits(&self, digits: impl Iterator<Item = usize>) -> usize {
+    fn element_of(&self, digits: impl Iterator<Item = usize>) -> usize {
         let (mut g, mut stride) = (0, 1);
         for (d, gen) in digits.zip(&self.gens) {
             g += (d % gen.order) * stride;
@@ -141,12 +141,12 @@ impl Group {
     /// The product `g h`.
     pub fn compose(&self, g: usize, h: usize) -> usize {
         let hs: Vec<usize> = self.digits(h).collect();
-        self.from_digits(self.digits(g).zip(hs).map(|(a, b)| a + b))
+        self.element_of(self.digits(g).zip(hs).map(|(a, b)| a + b))
     }
 
     /// The inverse of `g`.
     pub fn inverse(&self, g: usize) -> usize {
-        self.from_digits(self.digits(g).zip(&self.gens).map(|(d, gen)| (gen.order - d) % gen.order))
+        self.element_of(self.digits(g).zip(&self.gens).map(|(d, gen)| (gen.order - d) % gen.order))
     }
 
     /// The element with exponent 1 on generator `i` and 0 elsewhere.
