@@ -353,17 +353,25 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
 /// |G|, the flat transfers each quotient transfer stands for. The models take the quotient
 /// as a schedule on the same topology, so no cost rule is written twice. When the whole
 /// bytes of the pieces do not move with the group (`ir::orbit::bytes_move_with_group`: a
-/// size that does not split into whole-byte shards), the flat form, so that every answer is
-/// the flat schedule's exactly.
+/// size that does not split into whole-byte shards) or the group mixes link classes of the
+/// runtime model (which reads node names: a file's group may map an NVSwitch port onto a
+/// generic link of the same bandwidth), the flat form, so that every answer is the flat
+/// schedule's exactly.
 pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
     use crate::ir::orbit;
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),
-        Some(g) if orbit::bytes_move_with_group(s, size) => {
+        Some(g) if orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
             Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
         }
         Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),
     }
+}
+
+/// Every generator maps each link onto a link of the same runtime-model class.
+fn classes_move_with_group(g: &crate::ir::orbit::Group, topo: &Topology) -> bool {
+    let classes = cost::runtime::classify(topo);
+    g.gens.iter().all(|gen| gen.links.iter().enumerate().all(|(l, &m)| classes.get(m) == Some(&classes[l])))
 }
 
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,

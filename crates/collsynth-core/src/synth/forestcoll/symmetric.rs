@@ -129,7 +129,7 @@ pub fn trees(topo: &Topology, c: &Cayley, k: Cap, caps: &[Cap]) -> Option<Vec<Tr
     Some(translated(c, topo.n_ranks(), &root_trees(topo, c, k, caps)?))
 }
 
-/// Rank 0's trees only (the forest is their translates, [`translated`]), or None.
+/// Rank 0's trees only (the forest is their translates), or None.
 pub fn rank0_trees(topo: &Topology, c: &Cayley, k: Cap, caps: &[Cap]) -> Option<Vec<Tree>> {
     Some(translated(c, 1, &root_trees(topo, c, k, caps)?))
 }
