@@ -368,6 +368,21 @@ pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std
     }
 }
 
+/// The event simulator on `s` (flat or compact, [`cost_view`]): the flat schedule's time,
+/// chunk transfers and busiest link (the quotient's busiest link is the smallest of its orbit,
+/// which is the flat answer: every link of an orbit is equally busy).
+pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<cost::SimResult> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    let r = cost::simulate(&q, topo, size, pipeline)?;
+    Ok(cost::SimResult { transfers: r.transfers * copies, ..r })
+}
+
+/// The runtime model's time of `s` (flat or compact, [`cost::runtime::runtime`]).
+pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime::RuntimeEstimate> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    cost::runtime::runtime_copies(&q, topo, size, copies)
+}
+
 /// Every generator maps each link onto a link of the same runtime-model class.
 fn classes_move_with_group(g: &crate::ir::orbit::Group, topo: &Topology) -> bool {
     let classes = cost::runtime::classify(topo);

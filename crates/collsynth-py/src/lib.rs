@@ -331,15 +331,15 @@ impl PySchedule {
     fn runtime<'py>(&self, py: Python<'py>, size: &str, protocol: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
         use collsynth_core::cost::runtime::{self, Protocol};
         let m = size_arg(size)?;
-        let flat = self.flat()?;
-        let r = guard(|| match protocol {
-            None => runtime::runtime(flat, &self.topo, m),
-            Some(name) => {
+        let flat = if protocol.is_some() { Some(self.flat()?) } else { None };
+        let r = guard(|| match (protocol, flat) {
+            (Some(name), Some(flat)) => {
                 let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
                     collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
                 })?;
                 runtime::runtime_time(flat, &self.topo, m, p)
             }
+            _ => api::runtime(&self.inner, &self.topo, m),
         })?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
@@ -354,8 +354,7 @@ impl PySchedule {
     #[pyo3(signature = (size, pipeline=1))]
     fn simulate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
-        let flat = self.flat()?;
-        let r = guard(|| collsynth_core::cost::simulate(flat, &self.topo, m, pipeline))?;
+        let r = guard(|| api::simulate(&self.inner, &self.topo, m, pipeline))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;

@@ -172,6 +172,8 @@ fn quotient_costs_equal_flat_costs() {
         assert_eq!((e.optimality, e.steps, e.direct), (f.optimality, f.steps, f.direct), "{spec}");
         assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{spec}");
         assert_eq!(s.depth(), flat.depth());
+        assert_eq!(api::simulate(&s, &topo, size, 2).unwrap(), cost::simulate(&flat, &topo, size, 2).unwrap());
+        assert_eq!(api::runtime(&s, &topo, size).unwrap(), cost::runtime::runtime(&flat, &topo, size).unwrap());
     }
 }
 
