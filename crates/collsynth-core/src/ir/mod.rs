@@ -392,19 +392,9 @@ impl Schedule {
 
     /// Depth of the DAG: the longest chain of transfers (a tree schedule's deepest tree).
     pub fn depth(&self) -> usize {
-        if let Some(g) = &self.symmetry {
+        if self.symmetry.is_some() {
             // The flat DAG's depth is its quotient's: g t is as deep as t.
-            let order = g.order();
-            let view = Schedule {
-                transfers: self
-                    .transfers
-                    .iter()
-                    .map(|t| Transfer { after: t.after.iter().map(|&x| x / order).collect(), ..t.clone() })
-                    .collect(),
-                symmetry: None,
-                ..self.clone()
-            };
-            return view.depth();
+            return orbit::representatives(self).depth();
         }
         let mut depth = vec![0usize; self.transfers.len()];
         for i in transform::topological_order(self).unwrap_or_default() {

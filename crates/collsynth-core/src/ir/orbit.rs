@@ -353,6 +353,22 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
     Ok(out)
 }
 
+/// The representatives as a flat schedule of their own, each dependency replaced by its
+/// orbit's representative (routes unchanged): the quotient of the dependency graph, whose
+/// depth and cycles are the flat graph's (`verify` and [`Schedule::depth`] read it).
+pub fn representatives(s: &Schedule) -> Schedule {
+    let order = s.symmetry.as_ref().map_or(1, |g| g.order());
+    Schedule {
+        transfers: s
+            .transfers
+            .iter()
+            .map(|t| Transfer { after: t.after.iter().map(|&x| x / order).collect(), ..t.clone() })
+            .collect(),
+        symmetry: None,
+        ..s.clone()
+    }
+}
+
 /// Whether the whole-byte layout of `s` at `size` bytes moves with the group: every shard
 /// starts at a whole byte (`size` times the fractions before it is an integer). Then a piece
 /// and its images have the same bytes, sub-chunk by sub-chunk (`cost::ByteLayout` floors

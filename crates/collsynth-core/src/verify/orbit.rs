@@ -19,7 +19,7 @@
 
 use super::{order, plain, structure, verify, Cx, Report, Violation};
 use crate::ir::orbit::{self, move_piece, PieceIndex};
-use crate::ir::{Collective, Schedule, Transfer};
+use crate::ir::{Collective, Schedule};
 use crate::topology::Topology;
 use std::collections::HashSet;
 
@@ -38,15 +38,7 @@ pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> 
         return Err(plain(format!("representative {a} depends on a transfer beyond the {total} of the flat schedule")));
     }
     // The quotient: representatives, dependencies on their orbits' representatives.
-    let view = Schedule {
-        transfers: s
-            .transfers
-            .iter()
-            .map(|t| Transfer { after: t.after.iter().map(|&x| x / order).collect(), ..t.clone() })
-            .collect(),
-        symmetry: None,
-        ..s.clone()
-    };
+    let view = orbit::representatives(s);
     let cx = Cx { s: &view, topo };
     structure::check(&cx)?;
     let dag = order::Dag::build(&cx)?;

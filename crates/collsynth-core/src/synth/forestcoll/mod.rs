@@ -177,57 +177,33 @@ fn forest_stated(
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
     let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape, per_orbit) } else { None };
     lap("symmetric");
-    if let Some((group, trees, packing_stats, orbit)) = sym {
-        PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
-        let split_stats = Default::default();
-        let batches = trees.len();
-        let symmetry = Some(group);
-        return Ok(Forest {
-            optimum,
-            k,
-            u,
-            caps,
-            trees,
-            batches,
-            k_scan,
-            split_stats,
-            packing_stats,
-            seconds,
-            symmetry,
-            orbit,
-        });
-    }
-    let mut g = switch_removal::Logical::from_links(topo, &caps);
-    let split_stats = switch_removal::remove_switches(topo, &mut g, k)?;
-    lap("split");
-    // Logical capacities between ranks.
-    let mut m = vec![vec![0 as Cap; n]; n];
-    for (&(a, b), e) in &g.edges {
-        let (ra, rb) = (topo.rank_of(a), topo.rank_of(b));
-        match (ra, rb) {
-            (Some(ra), Some(rb)) => m[ra][rb] = e.cap,
-            _ => return Err(CollsynthError::internal("a switch survived switch removal")),
+    let (trees, batches, split_stats, packing_stats, symmetry, orbit) = match sym {
+        Some((group, trees, packing_stats, orbit)) => {
+            PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
+            let batches = trees.len();
+            (trees, batches, Default::default(), packing_stats, Some(group), orbit)
         }
-    }
-    let (batches, packing_stats) = packing::pack(n, &mut m, k)?;
-    lap("packing");
-    let trees = emit::map_back(topo, &batches, &mut g)?;
-    lap("map_back");
-    let batches = batches.len();
-    Ok(Forest {
-        optimum,
-        k,
-        u,
-        caps,
-        trees,
-        batches,
-        k_scan,
-        split_stats,
-        packing_stats,
-        seconds,
-        symmetry: None,
-        orbit: None,
-    })
+        None => {
+            let mut g = switch_removal::Logical::from_links(topo, &caps);
+            let split_stats = switch_removal::remove_switches(topo, &mut g, k)?;
+            lap("split");
+            // Logical capacities between ranks.
+            let mut m = vec![vec![0 as Cap; n]; n];
+            for (&(a, b), e) in &g.edges {
+                let (ra, rb) = (topo.rank_of(a), topo.rank_of(b));
+                match (ra, rb) {
+                    (Some(ra), Some(rb)) => m[ra][rb] = e.cap,
+                    _ => return Err(CollsynthError::internal("a switch survived switch removal")),
+                }
+            }
+            let (batches, packing_stats) = packing::pack(n, &mut m, k)?;
+            lap("packing");
+            let trees = emit::map_back(topo, &batches, &mut g)?;
+            lap("map_back");
+            (trees, batches.len(), split_stats, packing_stats, None, None)
+        }
+    };
+    Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry, orbit })
 }
 
 /// The symmetric fast paths (translations of a switch-free topology, then a group acting
