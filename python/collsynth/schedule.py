@@ -52,7 +52,8 @@ class Schedule:
         return cls.loads(read_text(path), source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the schedule file (format collsynth-schedule/1), atomically."""
+        """Write the schedule file, atomically: format collsynth-schedule/1 for a flat schedule,
+        collsynth-schedule/2 for one stated per orbit (:attr:`compact`)."""
         atomic_write(path, self.to_json())
 
     def to_json(self) -> str:
@@ -138,6 +139,14 @@ class Schedule:
     n_transfers = property(lambda self: self._core.n_transfers)
     n_pieces = property(lambda self: self._core.n_pieces)
     options = property(lambda self: dict(self._core.options))
+
+    @property
+    def compact(self) -> dict | None:
+        """A schedule stated per orbit of a symmetry group (docs/schedule-format.md):
+        ``{"group", "order", "representatives"}`` (``n_transfers`` counts the flat transfers);
+        None for a flat schedule."""
+        c = self._core.compact
+        return None if c is None else {"group": c[0], "order": c[1], "representatives": c[2]}
 
     @property
     def details(self) -> dict:

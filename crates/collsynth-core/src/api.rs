@@ -96,9 +96,11 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 /// the exporters), whoever the synthesizer said runs it. NCCL's rings are a fine candidate
 /// as an MSCCL program; NCCL's own kernels running them (`ir::Executor::NcclRing`) are the
 /// baseline `auto` is measured against, not something it can return.
-fn as_exported(mut s: Schedule) -> Schedule {
+/// Flat: the exporters write every rank's program (and candidates compare as schedules).
+fn as_exported(s: Schedule) -> Result<Schedule> {
+    let mut s = if s.is_compact() { crate::ir::orbit::expand(&s)? } else { s };
     s.provenance.executor = crate::ir::Executor::Msccl;
-    s
+    Ok(s)
 }
 
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
@@ -122,8 +124,8 @@ fn fastest_candidate<'a>(
             match candidate(name, &r) {
                 Ok(done) => {
                     seconds += done.synthesis_seconds;
+                    let schedule = as_exported(done.schedule)?;
                     topology = done.topology;
-                    let schedule = as_exported(done.schedule);
                     if !made.iter().any(|(s, _)| *s == schedule) {
                         made.push((schedule, format!("{name}{suffix}")));
                     }
@@ -311,7 +313,12 @@ pub fn time_bound(
 }
 
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
+///
+/// A compact schedule (`ir::orbit`) is costed on its quotient by the group, which gives the
+/// flat schedule's answers exactly ([`cost_view`]).
 pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &Bounds) -> Result<Evaluation> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    let s = q.as_ref();
     let sim = cost::simulate(s, topo, size, pipeline)?;
     let ab = cost::alpha_beta(s, topo, size, pipeline)?;
     let sched_bw = cost::bandwidth_term_us(s, topo, size);
@@ -322,7 +329,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
     // prints for size 0, never an infinity that JSON cannot hold.
     let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
-    let runtime = cost::runtime::runtime(s, topo, size)?;
+    let runtime = cost::runtime::runtime_copies(s, topo, size, copies)?;
     let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
     let time_optimality = if runtime.time_us > 0.0 { time_bound_us / runtime.time_us } else { 1.0 };
     Ok(Evaluation {
@@ -339,6 +346,47 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         time_bound_us,
         time_optimality,
     })
+}
+
+/// What the cost models read for `s` at `size` bytes: `s` itself (1 copy), or for a compact
+/// schedule its quotient by the group (`ir::orbit::quotient`: one queue per link orbit) and
+/// |G|, the flat transfers each quotient transfer stands for. The models take the quotient
+/// as a schedule on the same topology, so no cost rule is written twice. When the whole
+/// bytes of the pieces do not move with the group (`ir::orbit::bytes_move_with_group`: a
+/// size that does not split into whole-byte shards) or the group mixes link classes of the
+/// runtime model (which reads node names: a file's group may map an NVSwitch port onto a
+/// generic link of the same bandwidth), the flat form, so that every answer is the flat
+/// schedule's exactly.
+pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
+    use crate::ir::orbit;
+    match &s.symmetry {
+        None => Ok((std::borrow::Cow::Borrowed(s), 1)),
+        Some(g) if orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
+            Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
+        }
+        Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),
+    }
+}
+
+/// The event simulator on `s` (flat or compact, [`cost_view`]): the flat schedule's time,
+/// chunk transfers and busiest link (the quotient's busiest link is the smallest of its orbit,
+/// which is the flat answer: every link of an orbit is equally busy).
+pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<cost::SimResult> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    let r = cost::simulate(&q, topo, size, pipeline)?;
+    Ok(cost::SimResult { transfers: r.transfers * copies, ..r })
+}
+
+/// The runtime model's time of `s` (flat or compact, [`cost::runtime::runtime`]).
+pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime::RuntimeEstimate> {
+    let (q, copies) = cost_view(s, topo, size)?;
+    cost::runtime::runtime_copies(&q, topo, size, copies)
+}
+
+/// Every generator maps each link onto a link of the same runtime-model class.
+fn classes_move_with_group(g: &crate::ir::orbit::Group, topo: &Topology) -> bool {
+    let classes = cost::runtime::classify(topo);
+    g.gens.iter().all(|gen| gen.links.iter().enumerate().all(|(l, &m)| classes.get(m) == Some(&classes[l])))
 }
 
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,
@@ -360,6 +408,8 @@ pub fn export_msccl(
     o: &crate::msccl::lower::Options,
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     let why = match crate::msccl::export(s, o, auto_pipeline) {
         Ok(exported) => {
             let fallback = exported.unfused_because.clone();

@@ -189,8 +189,30 @@ pub(crate) fn size_arg(size: &str) -> PyResult<Rat> {
 /// A verified schedule together with the topology it runs on.
 #[pyclass(name = "Schedule", module = "collsynth._core", frozen)]
 pub(crate) struct PySchedule {
+    /// Flat, or compact (stated per orbit, `ir::orbit`): verify, evaluate, to_json and the
+    /// summary getters read it as it is; everything that needs every transfer reads [`Self::flat`].
     pub(crate) inner: Schedule,
     pub(crate) topo: Topology,
+    /// The expansion of a compact `inner`, made on first use.
+    flat: std::sync::OnceLock<Schedule>,
+}
+
+impl PySchedule {
+    pub(crate) fn new(inner: Schedule, topo: Topology) -> PySchedule {
+        PySchedule { inner, topo, flat: std::sync::OnceLock::new() }
+    }
+
+    /// The flat schedule (the schedule itself unless it is compact).
+    pub(crate) fn flat(&self) -> PyResult<&Schedule> {
+        if !self.inner.is_compact() {
+            return Ok(&self.inner);
+        }
+        if let Some(f) = self.flat.get() {
+            return Ok(f);
+        }
+        let f = guard(|| ir::orbit::expand(&self.inner))?;
+        Ok(self.flat.get_or_init(|| f))
+    }
 }
 
 #[pymethods]
@@ -199,7 +221,7 @@ impl PySchedule {
     /// Structure only: call `verify()` to check it.
     #[staticmethod]
     fn from_json(text: &str) -> PyResult<(Self, Vec<String>)> {
-        guard(|| ir::json::read(text)).map(|(inner, topo, w)| (PySchedule { inner, topo }, w))
+        guard(|| ir::json::read(text)).map(|(inner, topo, w)| (PySchedule::new(inner, topo), w))
     }
 
     fn to_json(&self) -> String {
@@ -224,7 +246,12 @@ impl PySchedule {
     }
     #[getter]
     fn n_transfers(&self) -> usize {
-        self.inner.transfers.len()
+        self.inner.n_transfers()
+    }
+    /// A compact schedule's symmetry: (group, |G|, representative transfers); None when flat.
+    #[getter]
+    fn compact(&self) -> Option<(String, usize, usize)> {
+        self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), self.inner.transfers.len()))
     }
     #[getter]
     fn n_pieces(&self) -> usize {
@@ -304,14 +331,15 @@ impl PySchedule {
     fn runtime<'py>(&self, py: Python<'py>, size: &str, protocol: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
         use collsynth_core::cost::runtime::{self, Protocol};
         let m = size_arg(size)?;
-        let r = guard(|| match protocol {
-            None => runtime::runtime(&self.inner, &self.topo, m),
-            Some(name) => {
+        let flat = if protocol.is_some() { Some(self.flat()?) } else { None };
+        let r = guard(|| match (protocol, flat) {
+            (Some(name), Some(flat)) => {
                 let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
                     collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
                 })?;
-                runtime::runtime_time(&self.inner, &self.topo, m, p)
+                runtime::runtime_time(flat, &self.topo, m, p)
             }
+            _ => api::runtime(&self.inner, &self.topo, m),
         })?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
@@ -326,7 +354,7 @@ impl PySchedule {
     #[pyo3(signature = (size, pipeline=1))]
     fn simulate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
-        let r = guard(|| collsynth_core::cost::simulate(&self.inner, &self.topo, m, pipeline))?;
+        let r = guard(|| api::simulate(&self.inner, &self.topo, m, pipeline))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
@@ -348,8 +376,9 @@ impl PySchedule {
     fn link_loads(&self, size: &str) -> PyResult<Vec<(String, String, f64)>> {
         let m = size_arg(size)?;
         // alpha_beta checks the schedule's pieces and routes against the topology first
-        guard(|| collsynth_core::cost::alpha_beta(&self.inner, &self.topo, m, 1))?;
-        let loads = collsynth_core::cost::link_loads(&self.inner, &self.topo, m);
+        let flat = self.flat()?;
+        guard(|| collsynth_core::cost::alpha_beta(flat, &self.topo, m, 1))?;
+        let loads = collsynth_core::cost::link_loads(flat, &self.topo, m);
         Ok(self
             .topo
             .links
@@ -369,7 +398,9 @@ impl PySchedule {
             "step" => ir::select::Selection::Step(k),
             _ => return Err(BadInput::new_err(format!("select: kind must be shard or step, got '{kind}'"))),
         };
-        let picked = guard(|| ir::select::select(&self.inner, &self.topo, sel, m))?;
+        // Drawing names every transfer, so a compact schedule is expanded first.
+        let flat = self.flat()?;
+        let picked = guard(|| ir::select::select(flat, &self.topo, sel, m))?;
         let name = |n: usize| self.topo.nodes[n].name.clone();
         Ok(picked
             .into_iter()
@@ -385,7 +416,8 @@ impl PySchedule {
     /// The analytic alpha-beta model alone.
     fn alpha_beta<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
-        let e = guard(|| collsynth_core::cost::alpha_beta(&self.inner, &self.topo, m, 1))?;
+        let flat = self.flat()?;
+        let e = guard(|| collsynth_core::cost::alpha_beta(flat, &self.topo, m, 1))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("alpha_beta_us", e.total_us)?;
@@ -470,7 +502,7 @@ pub(crate) fn synthesize(
     let req = Request { root, options, size: None };
     // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
     let done = py.detach(|| guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m)))?;
-    Ok((PySchedule { inner: done.schedule, topo: done.topology }, done.synthesis_seconds))
+    Ok((PySchedule::new(done.schedule, done.topology), done.synthesis_seconds))
 }
 
 /// Exact bounds of a collective as a dict with the `bound --json` keys.

@@ -63,7 +63,7 @@ fn msccl_export<'py>(
             }
             (None, None) => (1 << 30, 1 << 30),
         };
-        let s = collsynth_core::ir::transform::pipelined(&schedule.inner, pipeline.unwrap_or(1));
+        let s = collsynth_core::ir::transform::pipelined(schedule.flat()?, pipeline.unwrap_or(1));
         chosen = guard(|| api::windows::protocol_for(&s, &schedule.topo, range))?;
         chosen.name()
     } else {
@@ -84,7 +84,7 @@ fn msccl_export<'py>(
     d.set_item("min_bytes", p.min_bytes)?;
     d.set_item("max_bytes", p.max_bytes)?;
     d.set_item("fallback", done.fallback)?;
-    d.set_item("schedule", PySchedule { inner: done.schedule, topo: schedule.topo.clone() })?;
+    d.set_item("schedule", PySchedule::new(done.schedule, schedule.topo.clone()))?;
     Ok(d)
 }
 

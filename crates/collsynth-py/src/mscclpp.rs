@@ -38,7 +38,8 @@ fn shape(d: &Bound<'_, PyDict>, p: &Plan) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (schedule, group=None))]
 fn mscclpp_export<'py>(py: Python<'py>, schedule: &PySchedule, group: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
-    let e = py.detach(|| guard(|| mscclpp::export(&schedule.inner, &schedule.topo, group)))?;
+    let flat = schedule.flat()?;
+    let e = py.detach(|| guard(|| mscclpp::export(flat, &schedule.topo, group)))?;
     let d = PyDict::new(py);
     d.set_item("json", &e.json)?;
     d.set_item("group", e.group)?;

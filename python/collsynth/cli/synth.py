@@ -140,10 +140,21 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
             "root": sched.root,
             "synthesis_seconds": sched.synthesis_seconds,
             "transfers": sched.n_transfers,
+            **compact_keys(sched),
             **e,
             **sched.details,
         },
     )
+
+
+def compact_keys(sched: Schedule) -> dict:
+    """The symmetry of a schedule stated per orbit (all None for a flat one)."""
+    c = sched.compact or {}
+    return {
+        "compact_group": c.get("group"),
+        "compact_order": c.get("order"),
+        "compact_transfers": c.get("representatives"),
+    }
 
 
 def summary_rows(s: dict, details: dict | None = None) -> list[list]:

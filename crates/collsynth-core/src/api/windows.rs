@@ -104,7 +104,7 @@ pub fn variants(
         for (r, suffix) in &requests(name, req) {
             for &size in &sizes {
                 let made = match synthesize(topo, collective, name, r, Rat::from_integer(size as i128)) {
-                    Ok(Synthesized { schedule, .. }) => super::as_exported(schedule),
+                    Ok(Synthesized { schedule, .. }) => super::as_exported(schedule)?,
                     // with `auto`, an algorithm that does not apply is skipped, as `auto` does
                     Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) if algorithm == "auto" => continue,
                     Err(e) => return Err(e),

@@ -92,6 +92,7 @@ fn affine_floors(a: Rat, d: Rat, k: usize) -> Option<Vec<u64>> {
 /// Pipelining does not change it. Panics on a piece or link index out of range (a schedule
 /// from a file: [`super::alpha_beta()`] and [`super::simulate()`] check them and say so).
 pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
+    assert!(s.symmetry.is_none(), "link loads of a schedule stated per orbit: take its quotient (api::cost_view)");
     // Sum fractions of M per link (one piece fraction reused many times), scale once.
     let fraction: Vec<Rat> = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).collect();
     let mut load = vec![Rat::zero(); topo.links.len()];

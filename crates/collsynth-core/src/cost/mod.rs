@@ -86,7 +86,10 @@ impl Model {
 
 /// Time in microseconds of schedule `s` on `topo` for `size` bytes with `pipeline`
 /// sub-chunks per piece, by `model`.
+/// A schedule stated per orbit is expanded first (`api::cost_view` costs it on its quotient).
 pub fn time_us(model: Model, s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<f64> {
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     match model {
         Model::AlphaBeta => alpha_beta(s, topo, size, pipeline).map(|e| e.total_us),
         Model::Simulator => simulate(s, topo, size, pipeline).map(|r| r.time_us),
@@ -104,6 +107,12 @@ pub const MAX_CHUNK_TRANSFERS: usize = 1 << 28;
 /// clear error, never a panic: size >= 0, pipeline >= 1, every index in range. Route
 /// continuity and data semantics are the verifier's job.
 pub(crate) fn check(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<()> {
+    if s.symmetry.is_some() {
+        // The models read flat schedules; `api::cost_view` gives them a compact one's quotient.
+        return Err(CollsynthError::internal(
+            "a schedule stated per orbit reaches a cost model: cost it through api::cost_view or ir::orbit::flat",
+        ));
+    }
     if size < Rat::from_integer(0) {
         return Err(CollsynthError::bad(format!("size must be >= 0 bytes, got {size}")));
     }

@@ -1,4 +1,5 @@
-//! Schedule JSON, format `collsynth-schedule/1` (documented in docs/schedule-format.md).
+//! Schedule JSON, formats `collsynth-schedule/1` (flat) and `/2` (either form; written for a
+//! schedule stated per orbit, `ir::orbit`), documented in docs/schedule-format.md.
 //! The topology is embedded, so a schedule file is self-contained; routes are written as
 //! node-index paths, so they do not depend on link numbering.
 
@@ -9,6 +10,9 @@ use crate::topology::{json as topo_json, Topology};
 use serde_json::{json, Map, Value};
 
 pub const FORMAT: &str = "collsynth-schedule/1";
+/// The format of a compact schedule (a flat one is still written as [`FORMAT`], so that its
+/// file is byte-identical to before).
+pub const FORMAT_2: &str = "collsynth-schedule/2";
 
 /// FNV-1a 64-bit hash of the canonical topology JSON: identifies the topology a schedule
 /// was made for (not cryptographic; a dependency for a 64-bit fingerprint is not worth it).
@@ -45,8 +49,9 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
     if s.provenance.executor != Executor::Msccl {
         provenance["executor"] = json!(s.provenance.executor.name());
     }
+    let format = if s.symmetry.is_some() { FORMAT_2 } else { FORMAT };
     let header = [
-        ("format", json!(FORMAT)),
+        ("format", json!(format)),
         ("collsynth_version", json!(crate::VERSION)),
         ("collective", json!(s.collective.name())),
         ("n_ranks", json!(s.n_ranks)),
@@ -56,6 +61,10 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
     ];
     for (k, v) in header {
         out += &format!("  \"{k}\": {v},\n");
+    }
+    if let Some(g) = &s.symmetry {
+        let gens: Vec<Value> = g.gens.iter().map(|gen| json!(gen.nodes)).collect();
+        out += &format!("  \"symmetry\": {},\n", json!({"group": g.name, "order": g.order(), "generators": gens}));
     }
     let topo_text = topo_json::write(topo);
     out += &format!("  \"topology\": {},\n", topo_text.trim_end().replace('\n', "\n  "));
@@ -116,9 +125,11 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         .map_err(|e| CollsynthError::bad(format!("malformed JSON at line {} column {}", e.line(), e.column())))?;
     let obj = root.as_object().ok_or_else(|| CollsynthError::bad("top level must be a JSON object"))?;
     match obj.get("format").and_then(Value::as_str) {
-        Some(FORMAT) => {}
+        Some(FORMAT | FORMAT_2) => {}
         Some(other) => {
-            return Err(CollsynthError::bad(format!("unsupported schedule format '{other}' (expected {FORMAT})")))
+            return Err(CollsynthError::bad(format!(
+                "unsupported schedule format '{other}' (expected {FORMAT} or {FORMAT_2})"
+            )))
         }
         None => return Err(CollsynthError::bad(format!("not a schedule file (no \"format\": \"{FORMAT}\")"))),
     }
@@ -162,16 +173,24 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         .collect::<Result<Vec<_>>>()?;
     let pieces = read_pieces(field(obj, "pieces", "schedule")?)?;
     let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo)?;
-    check_steps(&transfers)?;
-    let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance };
+    let symmetry = match obj.get("symmetry") {
+        None | Some(Value::Null) => None,
+        Some(_) if obj.get("format").and_then(Value::as_str) != Some(FORMAT_2) => {
+            return Err(CollsynthError::bad(format!("symmetry: only a {FORMAT_2} file states a schedule per orbit")))
+        }
+        Some(v) => Some(std::sync::Arc::new(read_symmetry(v, &topo)?)),
+    };
+    let copies = symmetry.as_ref().map_or(1, |g| g.order());
+    check_steps(&transfers, copies)?;
+    let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance, symmetry };
     Ok((s, topo, loaded.warnings))
 }
 
 /// Step numbers size the cost models' per-step tables, so a step is at most the number of
 /// transfers (a schedule with every step non-empty never needs more; gaps cost nothing but
 /// must not make the reader's input a 28 GB allocation).
-fn check_steps(transfers: &[Transfer]) -> Result<()> {
-    let limit = transfers.len();
+fn check_steps(transfers: &[Transfer], copies: usize) -> Result<()> {
+    let limit = transfers.len().saturating_mul(copies);
     match transfers.iter().enumerate().find(|(_, t)| t.step.is_some_and(|s| s as usize > limit)) {
         Some((i, t)) => Err(CollsynthError::bad(format!(
             "transfers[{i}].step: {} is beyond the number of transfers ({limit}); steps count rounds from 0",
@@ -179,6 +198,45 @@ fn check_steps(transfers: &[Transfer]) -> Result<()> {
         ))),
         None => Ok(()),
     }
+}
+
+/// `{"group": .., "order": .., "generators": [[node images], ..]}`: each generator a
+/// permutation of the topology's nodes (links follow). Whether they are automorphisms acting
+/// freely is the verifier's job.
+fn read_symmetry(v: &Value, topo: &Topology) -> Result<super::orbit::Group> {
+    let obj = v.as_object().ok_or_else(|| CollsynthError::bad("symmetry: expected an object"))?;
+    let gens = field(obj, "generators", "symmetry")?
+        .as_array()
+        .ok_or_else(|| CollsynthError::bad("symmetry.generators: expected a list"))?;
+    if gens.is_empty() || gens.len() > 64 {
+        return Err(CollsynthError::bad("symmetry.generators: expected 1 to 64 generators"));
+    }
+    let gens = gens
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let at = format!("symmetry.generators[{i}]");
+            let nodes = uints(g, &at)?;
+            super::orbit::Generator::from_nodes(topo, nodes).map_err(|e| CollsynthError::bad(format!("{at}: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let group = super::orbit::Group::new(gens).map_err(|e| CollsynthError::bad(format!("symmetry: {e}")))?;
+    if group.order() > topo.n_ranks() {
+        return Err(CollsynthError::bad(format!(
+            "symmetry: a group of order {} cannot act freely on {} ranks",
+            group.order(),
+            topo.n_ranks()
+        )));
+    }
+    if let Some(order) = obj.get("order") {
+        if uint(order, "symmetry.order")? != group.order() {
+            return Err(CollsynthError::bad(format!(
+                "symmetry.order: the generators make a group of order {}",
+                group.order()
+            )));
+        }
+    }
+    Ok(group)
 }
 
 fn read_pieces(v: &Value) -> Result<Vec<Piece>> {

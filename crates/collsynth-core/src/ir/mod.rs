@@ -9,6 +9,7 @@
 
 pub mod json;
 pub mod select;
+pub mod orbit;
 pub mod transform;
 
 use crate::error::{CollsynthError, Result};
@@ -335,6 +336,11 @@ pub struct Schedule {
     pub pieces: Vec<Piece>,
     pub transfers: Vec<Transfer>,
     pub provenance: Provenance,
+    /// `None` for a flat schedule. `Some(G)`: the schedule is stated per orbit of G
+    /// ([`orbit`]): `transfers[a]` is orbit a's representative, the flat transfer `a |G| + g`
+    /// is its image under g, and `after` holds flat indices. Consumers that need every
+    /// transfer call [`orbit::flat`].
+    pub symmetry: Option<std::sync::Arc<orbit::Group>>,
 }
 
 impl Schedule {
@@ -353,6 +359,7 @@ impl Schedule {
             pieces: Vec::new(),
             transfers: Vec::new(),
             provenance: Provenance { algorithm: algorithm.to_string(), ..Default::default() },
+            symmetry: None,
         }
     }
 
@@ -386,6 +393,10 @@ impl Schedule {
 
     /// Depth of the DAG: the longest chain of transfers (a tree schedule's deepest tree).
     pub fn depth(&self) -> usize {
+        if self.symmetry.is_some() {
+            // The flat DAG's depth is its quotient's: g t is as deep as t.
+            return orbit::representatives(self).depth();
+        }
         let mut depth = vec![0usize; self.transfers.len()];
         for i in transform::topological_order(self).unwrap_or_default() {
             depth[i] = 1 + self.transfers[i].after.iter().map(|&a| depth[a]).max().unwrap_or(0);

@@ -61,6 +61,7 @@ pub fn transpose(topo: &Topology) -> Topology {
 /// as a Reduce along the reversed route, and every dependency flips. `made_on` is either
 /// `target` itself (every route reversible) or its transpose.
 pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Schedule> {
+    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     let collective = match s.collective {
         Collective::Allgather | Collective::Allgatherv => Collective::ReduceScatter,
         Collective::Broadcast => Collective::Reduce,
@@ -111,6 +112,7 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
 /// u waits for every transfer of `first` that delivers p to u. Steps of `second` follow
 /// those of `first`.
 pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
+    assert!(first.symmetry.is_none() && second.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     if first.uses_scratch() || second.uses_scratch() {
         return Err(CollsynthError::internal("cannot compose schedules that use scratch slots"));
     }
@@ -166,6 +168,7 @@ pub fn common_pieces(a: &Schedule, b: &Schedule) -> Result<Vec<Piece>> {
 /// dependency carries it (the data it waits for), else on every copy of the dependency.
 /// Steps, routes, ops and per-link bytes are kept.
 pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
+    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     let not_refined = |p: &Piece| {
         CollsynthError::internal(format!(
             "pieces do not refine piece [{}, {}) of shard {}",
@@ -226,6 +229,7 @@ pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
 /// transfers, the j-th carrying sub-piece j and depending on the j-th copies of its
 /// dependencies. Steps are kept. `pipelined(s, 1)` is `s`.
 pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
+    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     if k <= 1 {
         return s.clone();
     }
@@ -258,6 +262,7 @@ pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
 /// if the maps send every route of `s` onto a route of the target between the mapped ranks,
 /// the result is the same collective there, with the same steps and per-step link loads.
 pub fn relabel(s: &Schedule, ranks: &[usize], links: &[usize]) -> Schedule {
+    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     let per_rank = s.shards.len() == s.n_ranks && !s.collective.is_rooted();
     let pieces = s
         .pieces
@@ -285,6 +290,7 @@ pub fn relabel(s: &Schedule, ranks: &[usize], links: &[usize]) -> Schedule {
 /// parts must be the same collective on the same ranks and shards, without scratch slots.
 /// Guarantees: the result is that collective (each slice is delivered by its part).
 pub fn side_by_side(parts: &[(&Schedule, Rat)]) -> Result<Schedule> {
+    assert!(parts.iter().all(|(p, _)| p.symmetry.is_none()), "transforms take flat schedules (ir::orbit::flat)");
     let Some(&(first, _)) = parts.first() else {
         return Err(CollsynthError::internal("side_by_side needs at least one schedule"));
     };

@@ -36,6 +36,9 @@ pub struct Exported {
 /// fails is replaced by the same program without fused steps, which is deadlock-free at
 /// every buffer size (`docs/msccl.md`).
 pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
+    // Every rank's program: a schedule stated per orbit is written out in full.
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
     let mut last = None;
     for k in pipelines {

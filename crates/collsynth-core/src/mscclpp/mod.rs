@@ -28,6 +28,9 @@ pub struct Exported {
 /// there is a bug (internal error), so no plan the judge refuses leaves this function.
 /// `group`: thread blocks per slice group; None tries 4, 2, 1 and takes the first that fits.
 pub fn export(s: &Schedule, topo: &Topology, group: Option<usize>) -> Result<Exported> {
+    // Every rank's program: a schedule stated per orbit is written out in full.
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     let tries = group.map_or(lower::GROUP_SIZES.to_vec(), |g| vec![g]);
     let mut last = None;
     for g in tries {

@@ -18,6 +18,7 @@
 //! self-contained line (with the transfer, ranks, piece and link names it is about).
 
 mod exec;
+mod orbit;
 mod order;
 mod structure;
 
@@ -63,7 +64,13 @@ pub struct Report {
 
 /// Check `s` on `topo` (see the module docs); `Ok` only if it is correct in every
 /// execution the dependencies allow.
+///
+/// A schedule stated per orbit (`s.symmetry`) is verified on its representatives and its
+/// group (`orbit`); its report counts the flat transfers.
 pub fn verify(s: &Schedule, topo: &Topology) -> Result<Report, Violation> {
+    if s.symmetry.is_some() {
+        return orbit::check(s, topo);
+    }
     let cx = Cx { s, topo };
     structure::check(&cx)?;
     let mut dag = order::Dag::build(&cx)?;

@@ -49,6 +49,12 @@ pub struct RuntimeEstimate {
 /// protocol's slice size (MSCCL iterates every chunk the same number of times), capped by
 /// [`MAX_SLICE_TRANSFERS`].
 pub fn slices_for(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> usize {
+    slices_for_copies(s, topo, size, protocol, 1)
+}
+
+/// [`slices_for`] of a schedule that stands for `copies` times its transfers (the quotient of
+/// a compact schedule, `ir::orbit::quotient`): the cap counts the flat transfers.
+fn slices_for_copies(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, copies: usize) -> usize {
     let largest = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).max().unwrap_or_default() * size;
     let per = match s.provenance.executor {
         // NCCL's tree kernel: its own chunk, a piece being one channel's data.
@@ -59,13 +65,23 @@ pub fn slices_for(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) 
         Executor::Msccl | Executor::NcclRing => Rat::from_integer(protocol.slice_bytes() as i128),
     };
     let k = (largest / per).ceil().to_integer().max(1);
-    let cap = (MAX_SLICE_TRANSFERS / s.transfers.len().max(1)).max(1);
+    let cap = (MAX_SLICE_TRANSFERS / s.transfers.len().saturating_mul(copies).max(1)).max(1);
     usize::try_from(k).unwrap_or(usize::MAX).min(cap)
 }
 
 /// Time (us) of `s` on `topo` for `size` bytes under `protocol`, simulated.
 pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> Result<RuntimeEstimate> {
-    let k = slices_for(s, topo, size, protocol);
+    runtime_time_copies(s, topo, size, protocol, 1)
+}
+
+fn runtime_time_copies(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    protocol: Protocol,
+    copies: usize,
+) -> Result<RuntimeEstimate> {
+    let k = slices_for_copies(s, topo, size, protocol, copies);
     let makespan = sim::makespan_us(s, topo, size, protocol, k)?;
     let time_us = if s.transfers.is_empty() { 0.0 } else { protocol.base_latency_us() + makespan };
     Ok(RuntimeEstimate { time_us, protocol, slices: k })
@@ -76,6 +92,10 @@ pub fn runtime_time(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol
 /// latencies and one slice on its slowest link or connection + the busiest link's bytes at
 /// effective bandwidth. One pass for the three protocols, in floats (it only ranks them).
 pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
+    estimates_copies(s, topo, size, 1)
+}
+
+fn estimates_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -> Result<[f64; 3]> {
     if s.provenance.executor != Executor::Msccl {
         return nccl::estimates_us(s, topo, size);
     }
@@ -89,7 +109,7 @@ pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]
     let us_per_byte: Vec<f64> = simple.iter().map(|b| 1.0 / (to_f64(b) * 1e3)).collect();
     let lat = sim::hop_latencies(topo, &classes);
     let wire = Protocol::ALL.map(|p| 1.0 / to_f64(&p.wire_factor()));
-    let k = Protocol::ALL.map(|p| slices_for(s, topo, size, p) as f64);
+    let k = Protocol::ALL.map(|p| slices_for_copies(s, topo, size, p, copies) as f64);
     let piece_bytes: Vec<f64> = (0..s.pieces.len()).map(|p| to_f64(&(s.piece_fraction(p) * size))).collect();
     let mut finish = vec![[0.0f64; 3]; s.transfers.len()];
     let mut path = [0.0f64; 3];
@@ -119,7 +139,11 @@ pub fn estimates_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]
 /// The protocol NCCL's tuner would pick for `s` at `size`: the smallest of
 /// [`estimates_us`] (ties: the earlier of LL, LL128, Simple).
 pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protocol> {
-    let est = estimates_us(s, topo, size)?;
+    choose_protocol_copies(s, topo, size, 1)
+}
+
+fn choose_protocol_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -> Result<Protocol> {
+    let est = estimates_copies(s, topo, size, copies)?;
     let mut best = Protocol::LL;
     for p in Protocol::ALL {
         if est[p.index()] < est[best.index()] {
@@ -131,8 +155,15 @@ pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Proto
 
 /// The runtime model's time: the protocol [`choose_protocol`] picks, simulated.
 pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<RuntimeEstimate> {
-    let p = choose_protocol(s, topo, size)?;
-    runtime_time(s, topo, size, p)
+    runtime_copies(s, topo, size, 1)
+}
+
+/// [`runtime`] of a schedule standing for `copies` times its transfers: the quotient of a
+/// compact schedule (`ir::orbit::quotient`), whose slices are capped by the flat count, so
+/// that the answer is the flat schedule's exactly.
+pub fn runtime_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -> Result<RuntimeEstimate> {
+    let p = choose_protocol_copies(s, topo, size, copies)?;
+    runtime_time_copies(s, topo, size, p, copies)
 }
 
 #[cfg(test)]

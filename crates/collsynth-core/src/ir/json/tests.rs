@@ -37,3 +37,46 @@ fn timings_are_reported_but_never_written() {
     let text = write(&s, &topo);
     assert!(!text.contains("stage_seconds") && text.contains("\"k\":3"), "{text}");
 }
+
+fn compact_allgather(spec: &str) -> (Schedule, Topology) {
+    let topo = crate::zoo::from_spec(spec).unwrap();
+    let s = crate::synth::run(&topo, Collective::Allgather, "forestcoll", &Default::default()).unwrap();
+    assert!(s.is_compact());
+    (s, topo)
+}
+
+#[test]
+fn a_compact_schedule_round_trips_as_format_2_and_a_flat_one_stays_format_1() {
+    let (s, topo) = compact_allgather("torus:4x4");
+    let text = write(&s, &topo);
+    assert!(text.contains(&format!("\"format\": \"{FORMAT_2}\"")));
+    assert!(text.contains("\"symmetry\": {"));
+    let (back, t2, _) = read(&text).unwrap();
+    assert_eq!((&back.transfers, &back.pieces, &back.symmetry), (&s.transfers, &s.pieces, &s.symmetry));
+    assert_eq!(write(&back, &t2), text, "same bytes again");
+    let flat = crate::ir::orbit::expand(&s).unwrap();
+    let flat_text = write(&flat, &topo);
+    assert!(flat_text.contains(&format!("\"format\": \"{FORMAT}\"")));
+    assert!(!flat_text.contains("\"symmetry\": {"));
+    assert!(text.len() * 2 < flat_text.len(), "{} vs {}: one transfer in 16 is written", text.len(), flat_text.len());
+    // A /2 file may hold a flat schedule.
+    let (as2, _, _) = read(&flat_text.replacen(FORMAT, FORMAT_2, 1)).unwrap();
+    assert_eq!((as2.transfers, as2.symmetry), (flat.transfers, None));
+}
+
+#[test]
+fn a_bad_symmetry_is_refused_in_one_line() {
+    let (s, topo) = compact_allgather("torus:4x4");
+    let text = write(&s, &topo);
+    let cases = [
+        (text.replacen(FORMAT_2, FORMAT, 1), "only a collsynth-schedule/2"),
+        (text.replacen("\"generators\":[[", "\"generators\":[[99999,", 1), "permute"),
+        (text.replacen("\"order\":16", "\"order\":15", 1), "order"),
+        (text.replacen("\"generators\":[", "\"generators\":\"x\",\"was\":[", 1), "expected a list"),
+    ];
+    for (bad, why) in cases {
+        assert_ne!(bad, text);
+        let e = read(&bad).unwrap_err().to_string();
+        assert!(e.contains(why) && !e.contains('\n'), "{e}");
+    }
+}

@@ -11,9 +11,11 @@ use super::packing::Batch;
 use super::switch_removal::{Logical, Routes};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
+use crate::ir::orbit::Group;
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::topology::Topology;
+use std::sync::Arc;
 
 /// `count` identical trees rooted at rank `root`: edges `(x, y, route)` between ranks,
 /// parents first.
@@ -54,6 +56,43 @@ pub fn map_back(topo: &Topology, batches: &[Batch], g: &mut Logical) -> Result<V
         }
     }
     Ok(trees)
+}
+
+/// The allgather schedule of the representatives' `trees` (rooted at the smallest rank of
+/// each rank orbit of `group`) and their images, stated per orbit (`ir::orbit`): every shard's
+/// pieces (those of its orbit's representative, moved; in the order [`allgather`] makes them
+/// for a regular group) and the representatives' transfers.
+pub fn allgather_compact(topo: &Topology, trees: &[Tree], k: Cap, group: Arc<Group>) -> Result<Schedule> {
+    let n = topo.n_ranks();
+    let order = group.order();
+    let orbits = group.check(topo).map_err(CollsynthError::internal)?;
+    let mut s = Schedule::new(Collective::Allgather, n, 0, "forestcoll");
+    // The representative's tree intervals, and the index of each tree's piece of its own shard.
+    let mut intervals: Vec<Vec<(Cap, Cap)>> = vec![Vec::new(); n];
+    let mut nth = Vec::with_capacity(trees.len());
+    for t in trees {
+        let list = &mut intervals[t.root];
+        let a = list.last().map_or(0, |x| x.1);
+        nth.push(list.len());
+        list.push((a, a + t.count));
+    }
+    let mut first = vec![0usize; n];
+    for v in 0..n {
+        first[v] = s.pieces.len();
+        for &(a, b) in &intervals[orbits.reps[orbits.orbit[v]]] {
+            s.add_piece(Piece { shard: v, start: Rat::new(a, k), end: Rat::new(b, k) });
+        }
+    }
+    let mut into = vec![usize::MAX; n];
+    for (t, j) in trees.iter().zip(nth) {
+        let piece = first[t.root] + j;
+        for (x, y, route) in &t.edges {
+            let after = if *x == t.root { Vec::new() } else { vec![into[*x] * order] };
+            into[*y] = s.add(Transfer::new(piece, *x, *y, route.clone(), Op::Copy, after, None));
+        }
+    }
+    s.symmetry = Some(group);
+    Ok(s)
 }
 
 /// The allgather schedule of `trees` (k units per root).

@@ -95,9 +95,30 @@ pub struct Forest {
     /// The symmetry whose fast path built the forest (`Z_32 x Z_32`, `|G| = 16, 1 rank
     /// orbit`, `8 boxes x 16 ranks, one switch`), if any.
     pub symmetry: Option<String>,
+    /// With a translation group (the Cayley fast path): `trees` holds rank 0's trees only,
+    /// the forest being their images under the group ([`Forest::all_trees`]).
+    pub orbit: Option<std::sync::Arc<crate::ir::orbit::Group>>,
 }
 
 impl Forest {
+    /// Every tree of the forest: `trees`, or with `orbit` their images under every element,
+    /// element by element.
+    pub fn all_trees(&self) -> std::borrow::Cow<'_, [Tree]> {
+        let Some(g) = &self.orbit else { return std::borrow::Cow::Borrowed(&self.trees) };
+        let mut out = Vec::with_capacity(self.trees.len() * g.order());
+        for e in 0..g.order() {
+            for t in &self.trees {
+                let edges = t
+                    .edges
+                    .iter()
+                    .map(|(x, y, r)| (g.rank(e, *x), g.rank(e, *y), r.iter().map(|&l| g.link(e, l)).collect()))
+                    .collect();
+                out.push(Tree { root: g.rank(e, t.root), count: t.count, edges });
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
     /// The forest's allgather algbw `N k / U` (GB/s, exact).
     pub fn algbw(&self, n: usize) -> Rat {
         Rat::from_integer(n as i128 * self.k) / self.u
@@ -117,6 +138,18 @@ pub(crate) fn forest_with(
     max_trees: Option<usize>,
     try_symmetric: bool,
     shape: Shape,
+) -> Result<Forest> {
+    forest_stated(topo, max_trees, try_symmetric, shape, false)
+}
+
+/// [`forest_with`]; with `per_orbit`, a symmetric fast path whose group is known as
+/// generators keeps the representatives' trees only and says so in [`Forest::orbit`].
+fn forest_stated(
+    topo: &Topology,
+    max_trees: Option<usize>,
+    try_symmetric: bool,
+    shape: Shape,
+    per_orbit: bool,
 ) -> Result<Forest> {
     let mut clock = std::time::Instant::now();
     let mut seconds = Vec::new();
@@ -142,68 +175,64 @@ pub(crate) fn forest_with(
     PROGRESS.start(u64::try_from(total).unwrap_or(u64::MAX));
     let caps = optimality::tree_capacities(topo, u);
     // Fast path first: rank 0's trees translated (symmetric.rs); the general packing otherwise.
-    let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape) } else { None };
+    let sym = if try_symmetric { symmetric_forest(topo, k, &caps, shape, per_orbit) } else { None };
     lap("symmetric");
-    if let Some((group, trees, packing_stats)) = sym {
-        PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
-        let split_stats = Default::default();
-        let batches = trees.len();
-        let symmetry = Some(group);
-        return Ok(Forest {
-            optimum,
-            k,
-            u,
-            caps,
-            trees,
-            batches,
-            k_scan,
-            split_stats,
-            packing_stats,
-            seconds,
-            symmetry,
-        });
-    }
-    let mut g = switch_removal::Logical::from_links(topo, &caps);
-    let split_stats = switch_removal::remove_switches(topo, &mut g, k)?;
-    lap("split");
-    // Logical capacities between ranks.
-    let mut m = vec![vec![0 as Cap; n]; n];
-    for (&(a, b), e) in &g.edges {
-        let (ra, rb) = (topo.rank_of(a), topo.rank_of(b));
-        match (ra, rb) {
-            (Some(ra), Some(rb)) => m[ra][rb] = e.cap,
-            _ => return Err(CollsynthError::internal("a switch survived switch removal")),
+    let (trees, batches, split_stats, packing_stats, symmetry, orbit) = match sym {
+        Some((group, trees, packing_stats, orbit)) => {
+            PROGRESS.add(u64::try_from(total).unwrap_or(u64::MAX));
+            let batches = trees.len();
+            (trees, batches, Default::default(), packing_stats, Some(group), orbit)
         }
-    }
-    let (batches, packing_stats) = packing::pack(n, &mut m, k)?;
-    lap("packing");
-    let trees = emit::map_back(topo, &batches, &mut g)?;
-    lap("map_back");
-    let batches = batches.len();
-    Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry: None })
+        None => {
+            let mut g = switch_removal::Logical::from_links(topo, &caps);
+            let split_stats = switch_removal::remove_switches(topo, &mut g, k)?;
+            lap("split");
+            // Logical capacities between ranks.
+            let mut m = vec![vec![0 as Cap; n]; n];
+            for (&(a, b), e) in &g.edges {
+                let (ra, rb) = (topo.rank_of(a), topo.rank_of(b));
+                match (ra, rb) {
+                    (Some(ra), Some(rb)) => m[ra][rb] = e.cap,
+                    _ => return Err(CollsynthError::internal("a switch survived switch removal")),
+                }
+            }
+            let (batches, packing_stats) = packing::pack(n, &mut m, k)?;
+            lap("packing");
+            let trees = emit::map_back(topo, &batches, &mut g)?;
+            lap("map_back");
+            (trees, batches.len(), split_stats, packing_stats, None, None)
+        }
+    };
+    Ok(Forest { optimum, k, u, caps, trees, batches, k_scan, split_stats, packing_stats, seconds, symmetry, orbit })
 }
 
 /// The symmetric fast paths (translations of a switch-free topology, then a group acting
 /// freely on a switched one, then identical boxes on one switch): the symmetry's
-/// description, the trees and the packing counters (flows of a box packing), or None.
-fn symmetric_forest(
-    topo: &Topology,
-    k: Cap,
-    caps: &[Cap],
-    shape: Shape,
-) -> Option<(String, Vec<Tree>, packing::Stats)> {
+/// description, the trees and the packing counters (flows of a box packing), and with a
+/// translation group the group (the trees are then rank 0's only), or None.
+type Symmetric = (String, Vec<Tree>, packing::Stats, Option<std::sync::Arc<crate::ir::orbit::Group>>);
+fn symmetric_forest(topo: &Topology, k: Cap, caps: &[Cap], shape: Shape, per_orbit: bool) -> Option<Symmetric> {
     let none = packing::Stats::default();
     if let Some(c) = symmetric::Cayley::detect(topo) {
-        return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none));
+        if !per_orbit {
+            return Some((c.describe(), symmetric::trees(topo, &c, k, caps)?, none, None));
+        }
+        let trees = symmetric::rank0_trees(topo, &c, k, caps)?;
+        return Some((c.describe(), trees, none, Some(std::sync::Arc::new(c.group(topo)))));
     }
     if let Some(g) = symmetric_switched::Group::detect(topo) {
-        if let Some(trees) = symmetric_switched::trees(topo, &g, k, caps, shape) {
-            return Some((g.describe(), trees, none));
+        let orbit = if per_orbit { symmetric_switched::Group::orbit_group(topo) } else { None };
+        let trees = match orbit {
+            Some(_) => symmetric_switched::rep_trees(topo, &g, k, caps, shape),
+            None => symmetric_switched::trees(topo, &g, k, caps, shape),
+        };
+        if let Some(trees) = trees {
+            return Some((g.describe(), trees, none, orbit.map(std::sync::Arc::new)));
         }
     }
     let b = boxes::Boxes::detect(topo, caps)?;
     let (trees, stats) = boxes::trees(topo, &b, k, caps)?;
-    Some((b.describe(), trees, stats))
+    Some((b.describe(), trees, stats, None))
 }
 
 /// Largest `--max-trees`: the option scans every k in 1..=K (one tree-capacity test each).
@@ -242,13 +271,14 @@ fn lp_mode(req: &Request) -> Result<lp::LpMode> {
     }
 }
 
-/// The allgather schedule of `topo` with its details (`k`, `trees`, ...).
+/// The allgather schedule of `topo` with its details (`k`, `trees`, ...), flat.
 pub fn allgather(topo: &Topology, max_trees: Option<usize>) -> Result<Schedule> {
-    allgather_shaped(topo, max_trees, Shape::Budget)
+    allgather_shaped(topo, max_trees, Shape::Budget, false)
 }
 
-/// [`allgather`] with the fast path's tree shape.
-fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Result<Schedule> {
+/// [`allgather`] with the fast path's tree shape; `compact`: stated per orbit when a
+/// translation group built the forest (`ir::orbit`).
+fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape, compact: bool) -> Result<Schedule> {
     let n = topo.n_ranks();
     if n == 1 {
         let mut s = Schedule::new(Collective::Allgather, 1, 0, "forestcoll");
@@ -256,8 +286,11 @@ fn allgather_shaped(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> 
         s.provenance.details = Details::new().with("k", 1).with("trees", 1);
         return Ok(s);
     }
-    let f = forest_with(topo, max_trees, true, shape)?;
-    let mut s = emit::allgather(topo, &f.trees, f.k);
+    let f = forest_stated(topo, max_trees, true, shape, compact)?;
+    let mut s = match &f.orbit {
+        Some(g) if compact => emit::allgather_compact(topo, &f.trees, f.k, g.clone())?,
+        _ => emit::allgather(topo, &f.all_trees(), f.k),
+    };
     let mut d = Details::new()
         .with("k", whole_value(f.k))
         .with("trees", whole_value(n as i128 * f.k))
@@ -308,7 +341,7 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
     let mode = lp_mode(req)?;
     let shape = tree_shape(req)?;
     match collective {
-        Collective::Allgather => allgather_shaped(topo, max_k, shape),
+        Collective::Allgather => allgather_shaped(topo, max_k, shape, true),
         Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k)?.0),
         Collective::Allreduce => allreduce(topo, max_k, mode, shape),
         Collective::Broadcast => rooted_broadcast(topo, req.root),
@@ -331,7 +364,7 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Sha
     let (rs, ag) = reduce_scatter(topo, max_k)?;
     let ag = match ag.filter(|_| shape == Shape::Budget) {
         Some(ag) => ag,
-        None => allgather_shaped(topo, max_k, shape)?,
+        None => allgather_shaped(topo, max_k, shape, false)?,
     };
     let mut s = compose(&rs, &ag, Collective::Allreduce)?;
     s.root = 0;

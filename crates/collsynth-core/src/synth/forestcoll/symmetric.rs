@@ -91,6 +91,25 @@ impl Cayley {
         out
     }
 
+    /// The translation group as generators (translation by one along each dimension), so that
+    /// element `g` is the translation by rank `g` (the mixed radix of both is `dims`).
+    pub fn group(&self, topo: &Topology) -> crate::ir::orbit::Group {
+        let mut stride = 1;
+        let gens = self
+            .dims
+            .iter()
+            .map(|&d| {
+                let mut nodes: Vec<usize> = (0..topo.n_nodes()).collect();
+                for r in 0..topo.n_ranks() {
+                    nodes[topo.rank_node(r)] = topo.rank_node(self.translate(r, stride));
+                }
+                stride *= d;
+                crate::ir::orbit::Generator::from_nodes(topo, nodes).expect("a checked translation is an automorphism")
+            })
+            .collect();
+        crate::ir::orbit::Group::new(gens).expect("|G| = N")
+    }
+
     /// The group, as `Z_32 x Z_32`.
     pub fn describe(&self) -> String {
         self.dims.iter().map(|d| format!("Z_{d}")).collect::<Vec<_>>().join(" x ")
@@ -107,11 +126,19 @@ pub(super) type RootTrees = Vec<(Cap, Vec<(usize, usize, usize)>)>;
 /// Guarantees: every tree is a spanning arborescence of the ranks rooted at its root, counts
 /// sum to `k` per root, and every link carries at most `caps[link]` trees.
 pub fn trees(topo: &Topology, c: &Cayley, k: Cap, caps: &[Cap]) -> Option<Vec<Tree>> {
-    let root = root_trees(topo, c, k, caps)?;
-    let n = topo.n_ranks();
+    Some(translated(c, topo.n_ranks(), &root_trees(topo, c, k, caps)?))
+}
+
+/// Rank 0's trees only (the forest is their translates), or None.
+pub fn rank0_trees(topo: &Topology, c: &Cayley, k: Cap, caps: &[Cap]) -> Option<Vec<Tree>> {
+    Some(translated(c, 1, &root_trees(topo, c, k, caps)?))
+}
+
+/// Rank 0's trees translated to the first `n` ranks, rank by rank.
+fn translated(c: &Cayley, n: usize, root: &RootTrees) -> Vec<Tree> {
     let mut out = Vec::with_capacity(n * root.len());
     for v in 0..n {
-        for (count, edges) in &root {
+        for (count, edges) in root {
             let edges = edges
                 .iter()
                 .map(|&(x, y, s)| {
@@ -122,7 +149,7 @@ pub fn trees(topo: &Topology, c: &Cayley, k: Cap, caps: &[Cap]) -> Option<Vec<Tr
             out.push(Tree { root: v, count: *count, edges });
         }
     }
-    Some(out)
+    out
 }
 
 /// Rank 0's trees (see the module docs), or None. Three BFS orders are tried, exploring the

@@ -97,6 +97,18 @@ impl Group {
         Some(orbit)
     }
 
+    /// The group as commuting generators (`ir::orbit`), for a schedule stated per orbit: the
+    /// zoo's candidate permutations, which generate it; None when they do not commute.
+    pub fn orbit_group(topo: &Topology) -> Option<crate::ir::orbit::Group> {
+        let gens = crate::zoo::symmetry::switched_generators(topo)
+            .into_iter()
+            .map(|g| crate::ir::orbit::Generator::from_nodes(topo, g).ok())
+            .collect::<Option<Vec<_>>>()?;
+        let group = crate::ir::orbit::Group::new(gens).ok()?;
+        group.check(topo).ok()?;
+        Some(group)
+    }
+
     /// The group's size and orbits, as `|G| = 1024, 1 rank orbit`.
     pub fn describe(&self) -> String {
         format!(
@@ -185,6 +197,17 @@ struct Route {
 /// greedy gets stuck or a representative has too many routes. Guarantees: spanning
 /// arborescences rooted at every rank, counts summing to `k` per root, loads within `caps`.
 pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap], shape: Shape) -> Option<Vec<Tree>> {
+    grown_trees(topo, grp, k, caps, shape, grp.elems.len())
+}
+
+/// The representatives' trees only (the forest of [`trees`] is their images under the group).
+pub fn rep_trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap], shape: Shape) -> Option<Vec<Tree>> {
+    grown_trees(topo, grp, k, caps, shape, 1)
+}
+
+/// The trees of [`trees`], each representative's mapped through the first `elements`
+/// elements of the group (element 0 is the identity).
+fn grown_trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap], shape: Shape, elements: usize) -> Option<Vec<Tree>> {
     let n_orbits = grp.link_orbit.iter().max().map_or(0, |&m| m + 1);
     let mut left = vec![0 as Cap; n_orbits];
     for (l, &o) in grp.link_orbit.iter().enumerate() {
@@ -214,7 +237,7 @@ pub fn trees(topo: &Topology, grp: &Group, k: Cap, caps: &[Cap], shape: Shape) -
             }
         }
         for (count, edges) in grown {
-            out.extend(images(topo, grp, rep, count, &edges, &routes));
+            out.extend(images(topo, grp, rep, count, &edges, &routes, elements));
         }
     }
     Some(out)
@@ -343,9 +366,10 @@ fn images(
     count: Cap,
     edges: &[(usize, usize, usize)],
     routes: &[Route],
+    elements: usize,
 ) -> Vec<Tree> {
     let rank = |g: usize, r: usize| topo.rank_of(grp.elems[g][topo.rank_node(r)] as usize).expect("rank");
-    (0..grp.elems.len())
+    (0..elements)
         .map(|g| {
             let edges = edges
                 .iter()

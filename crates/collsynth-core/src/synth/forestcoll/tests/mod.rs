@@ -83,6 +83,7 @@ pub(super) fn check_forest(t: &Topology, f: &Forest) {
 /// The schedule passes the verifier and its bandwidth term is `inv` per byte of shard.
 pub(super) fn check_schedule(t: &Topology, s: &Schedule, inv: Rat) {
     verify(s, t).unwrap_or_else(|v| panic!("{}: {v}", t.name));
+    let s = &*crate::ir::orbit::flat(s).unwrap();
     let n = Rat::from_integer(t.n_ranks() as i128);
     assert_eq!(bandwidth_term_us(s, t, Rat::from_integer(1)), inv / n / Rat::from_integer(1000), "{}", t.name);
 }
