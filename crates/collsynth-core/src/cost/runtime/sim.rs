@@ -99,8 +99,8 @@ impl Connections {
         if !super::order::has_thread_block_order(s) {
             for (i, t) in s.transfers.iter().enumerate() {
                 if !t.route.is_empty() {
-                    for c in i * k..(i + 1) * k - 1 {
-                        next[c] = c + 1;
+                    for (c, x) in next[i * k..(i + 1) * k - 1].iter_mut().enumerate() {
+                        *x = i * k + c + 1;
                     }
                 }
             }
