@@ -206,10 +206,12 @@ fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Resul
         return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
     }
     let n = Rat::from_integer(topo.n_ranks() as i128);
+    // The zoo's symmetry cuts the bound's max flows to one per rank orbit (same result).
+    let symmetry = crate::zoo::symmetry::node_generators(topo);
     let cb = match collective {
-        Collective::Allgather | Collective::Allgatherv => bound::allgather(topo)?,
-        Collective::ReduceScatter => bound::reduce_scatter(topo)?,
-        Collective::Allreduce => bound::allreduce_rs_ag(topo)?,
+        Collective::Allgather | Collective::Allgatherv => bound::allgather_symmetric(topo, &symmetry)?,
+        Collective::ReduceScatter => bound::reduce_scatter_symmetric(topo, &symmetry)?,
+        Collective::Allreduce => bound::allreduce_rs_ag_symmetric(topo, &symmetry)?,
         Collective::Broadcast => bound::broadcast(topo, root)?,
         Collective::Reduce => bound::reduce(topo, root)?,
     };

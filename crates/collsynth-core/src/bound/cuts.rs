@@ -28,6 +28,7 @@ use super::CutBound;
 use crate::error::{CollsynthError, Result};
 use crate::flow::{Cap, FlowNetwork};
 use crate::rational::Rat;
+use crate::topology::automorphism::{link_pairs, maps_links};
 use crate::topology::Topology;
 
 /// The link bandwidths as coprime integers: `b[e] = links[e].bandwidth * k`.
@@ -54,12 +55,47 @@ pub(crate) struct Stats {
     pub flows: usize,
 }
 
-pub(super) fn allgather(topo: &Topology) -> Result<CutBound> {
-    allgather_with_stats(topo).map(|(b, _)| b)
+pub(super) fn allgather(topo: &Topology, symmetry: &[Vec<usize>]) -> Result<CutBound> {
+    allgather_with_stats(topo, symmetry).map(|(b, _)| b)
+}
+
+/// The first rank (in rank order) of every rank's orbit under the node permutations in
+/// `symmetry` that are automorphisms of `topo` (the others are ignored: they are candidates
+/// only), as nodes in rank order.
+fn orbit_representatives(topo: &Topology, symmetry: &[Vec<usize>]) -> Vec<usize> {
+    let pairs = link_pairs(topo);
+    let ranks = topo.ranks();
+    let mut rank_of = vec![usize::MAX; topo.n_nodes()];
+    for (r, &v) in ranks.iter().enumerate() {
+        rank_of[v] = r;
+    }
+    fn find(parent: &mut [usize], mut r: usize) -> usize {
+        while parent[r] != r {
+            parent[r] = parent[parent[r]];
+            r = parent[r];
+        }
+        r
+    }
+    let mut parent: Vec<usize> = (0..ranks.len()).collect();
+    for g in symmetry.iter().filter(|g| maps_links(topo, &pairs, g, false)) {
+        for (r, &v) in ranks.iter().enumerate() {
+            let (a, b) = (find(&mut parent, r), find(&mut parent, rank_of[g[v]]));
+            // The earlier rank becomes the root, so a root is its orbit's first rank.
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    (0..ranks.len()).filter(|&r| find(&mut parent, r) == r).map(|r| ranks[r]).collect()
 }
 
 /// [`allgather`] with its counters. Requires N >= 2.
-pub(crate) fn allgather_with_stats(topo: &Topology) -> Result<(CutBound, Stats)> {
+///
+/// `symmetry`: candidate automorphisms (node permutations). The auxiliary network (links plus
+/// the source's equal edges to every rank) is invariant under an automorphism, so the max
+/// flow into a rank equals the flow into each rank of its orbit: only the smallest rank of
+/// each orbit is a sink. Ranks are visited in rank order and the first smallest flow wins, so
+/// the bound and its cut are the same as without `symmetry` (an orbit's representative is
+/// its first rank).
+pub(crate) fn allgather_with_stats(topo: &Topology, symmetry: &[Vec<usize>]) -> Result<(CutBound, Stats)> {
     let n = topo.n_ranks();
     debug_assert!(n >= 2);
     let nn = topo.n_nodes();
@@ -75,7 +111,8 @@ pub(crate) fn allgather_with_stats(topo: &Topology) -> Result<(CutBound, Stats)>
     let vmin = *topo.ranks().iter().min_by_key(|&&v| ingress(v)).expect("N >= 2");
     let mut tau = Rat::new((n - 1) as i128, ingress(vmin));
     let mut cut: Vec<bool> = (0..nn).map(|v| v != vmin).collect();
-    let mut candidates: Vec<usize> = topo.ranks().to_vec();
+    let mut candidates: Vec<usize> =
+        if symmetry.is_empty() { topo.ranks().to_vec() } else { orbit_representatives(topo, symmetry) };
     let mut stats = Stats::default();
     loop {
         stats.rounds += 1;

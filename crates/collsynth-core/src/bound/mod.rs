@@ -45,10 +45,17 @@ impl CutBound {
 /// be in S), computed exactly by Newton/Dinkelbach iterations over ForestColl's auxiliary
 /// network (see `cuts`); `cut` = the maximizing S.
 pub fn allgather(topo: &Topology) -> Result<CutBound> {
+    allgather_symmetric(topo, &[])
+}
+
+/// [`allgather`], told candidate automorphisms of `topo` (node permutations, e.g. the zoo's
+/// `zoo::symmetry::node_generators`): those that are automorphisms cut the max flows to
+/// one per rank orbit. Same bound and cut as [`allgather`].
+pub fn allgather_symmetric(topo: &Topology, symmetry: &[Vec<usize>]) -> Result<CutBound> {
     if topo.n_ranks() == 1 {
         return Ok(CutBound::trivial());
     }
-    cuts::allgather(topo)
+    cuts::allgather(topo, symmetry)
 }
 
 /// Reduce-scatter: the allgather bound of the transpose (every link reversed). The cut is
@@ -58,7 +65,16 @@ pub fn reduce_scatter(topo: &Topology) -> Result<CutBound> {
     if topo.n_ranks() == 1 {
         return Ok(CutBound::trivial());
     }
-    allgather(&crate::ir::transform::transpose(topo))
+    reduce_scatter_symmetric(topo, &[])
+}
+
+/// [`reduce_scatter`] with candidate automorphisms (see [`allgather_symmetric`]; an
+/// automorphism of a topology is one of its transpose).
+pub fn reduce_scatter_symmetric(topo: &Topology, symmetry: &[Vec<usize>]) -> Result<CutBound> {
+    if topo.n_ranks() == 1 {
+        return Ok(CutBound::trivial());
+    }
+    allgather_symmetric(&crate::ir::transform::transpose(topo), symmetry)
 }
 
 /// Broadcast from rank `root`: `1 / min over compute v != root of maxflow(root -> v)`;
@@ -84,11 +100,16 @@ pub fn reduce(topo: &Topology, root: usize) -> Result<CutBound> {
 /// `inv = inv_rs + inv_ag` (time per byte of M/N). The cut is the certificate of the larger
 /// of the two terms (the allgather one on a tie, always on bidirectional networks).
 pub fn allreduce_rs_ag(topo: &Topology) -> Result<CutBound> {
+    allreduce_rs_ag_symmetric(topo, &[])
+}
+
+/// [`allreduce_rs_ag`] with candidate automorphisms (see [`allgather_symmetric`]).
+pub fn allreduce_rs_ag_symmetric(topo: &Topology, symmetry: &[Vec<usize>]) -> Result<CutBound> {
     if topo.n_ranks() == 1 {
         return Ok(CutBound::trivial());
     }
-    let ag = allgather(topo)?;
-    let rs = reduce_scatter(topo)?;
+    let ag = allgather_symmetric(topo, symmetry)?;
+    let rs = reduce_scatter_symmetric(topo, symmetry)?;
     let inv_throughput = ag.inv_throughput + rs.inv_throughput;
     let cut = if rs.inv_throughput > ag.inv_throughput { rs.cut } else { ag.cut };
     Ok(CutBound { inv_throughput, cut })

@@ -292,3 +292,32 @@ proptest! {
         }
     }
 }
+
+/// The zoo's automorphisms cut the allgather bound's max flows to one per rank orbit and
+/// change nothing else: the same bound and the same certifying cut, for every collective
+/// built on it; a candidate that is no automorphism is ignored.
+#[test]
+fn symmetric_bounds_are_the_flat_bounds_with_fewer_flows() {
+    use super::cuts::allgather_with_stats;
+    use crate::zoo::symmetry::node_generators;
+    for spec in
+        ["torus:4x4", "torus:3x5", "hypercube:4", "ring:7", "dgx-a100:2", "mi250:2", "switch:6", "circulant:9:1,2"]
+    {
+        let t = from_spec(spec).unwrap();
+        let gens = node_generators(&t);
+        assert!(!gens.is_empty(), "{spec}: no candidate generators");
+        let (flat, flat_stats) = allgather_with_stats(&t, &[]).unwrap();
+        let (sym, sym_stats) = allgather_with_stats(&t, &gens).unwrap();
+        assert_eq!(flat, sym, "{spec}: allgather");
+        assert!(sym_stats.flows < flat_stats.flows, "{spec}: {} vs {} flows", sym_stats.flows, flat_stats.flows);
+        assert_eq!(reduce_scatter(&t).unwrap(), reduce_scatter_symmetric(&t, &gens).unwrap(), "{spec}: rs");
+        assert_eq!(allreduce_rs_ag(&t).unwrap(), allreduce_rs_ag_symmetric(&t, &gens).unwrap(), "{spec}: ar");
+    }
+    // Swapping two ranks of a torus is no automorphism: ignored, every rank is a sink.
+    let t = from_spec("torus:3x4").unwrap();
+    let mut swap: Vec<usize> = (0..t.n_nodes()).collect();
+    swap.swap(t.rank_node(0), t.rank_node(5));
+    let (flat, flat_stats) = allgather_with_stats(&t, &[]).unwrap();
+    let (sym, sym_stats) = allgather_with_stats(&t, &[swap]).unwrap();
+    assert_eq!((flat, flat_stats.flows), (sym, sym_stats.flows));
+}

@@ -8,8 +8,8 @@
 //! Pipelining is not stored: [`transform::pipelined`] applies it when costing or simulating.
 
 pub mod json;
-pub mod select;
 pub mod orbit;
+pub mod select;
 pub mod transform;
 
 use crate::error::{CollsynthError, Result};

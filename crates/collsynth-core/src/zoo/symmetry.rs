@@ -135,3 +135,33 @@ fn cayley_spec(s: &Spec) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Candidate automorphisms of `topo` as node permutations, for work that is the same on
+/// every rank of an orbit (the cut bound's max flows, `bound::allgather_symmetric`): the
+/// switched families' generators, else, on a switchless topology, the unit translations of
+/// the first translation group in [`translation_candidates`]. Candidates only: the caller
+/// keeps those that are automorphisms.
+pub fn node_generators(topo: &Topology) -> Vec<Vec<usize>> {
+    let switched = switched_generators(topo);
+    if !switched.is_empty() || topo.n_switches() > 0 {
+        return switched;
+    }
+    let n = topo.n_ranks();
+    let Some(dims) = translation_candidates(topo).into_iter().next() else { return Vec::new() };
+    let mut stride = 1;
+    let mut out = Vec::new();
+    for &d in &dims {
+        // Add 1 to digit i (weight `stride`, modulus d) of every rank, wrapping within the digit.
+        let perm_rank = |r: usize| {
+            let digit = (r / stride) % d;
+            r - digit * stride + ((digit + 1) % d) * stride
+        };
+        let mut perm = vec![0; topo.n_nodes()];
+        for r in 0..n {
+            perm[topo.rank_node(r)] = topo.rank_node(perm_rank(r));
+        }
+        out.push(perm);
+        stride *= d;
+    }
+    out
+}

@@ -110,7 +110,8 @@ fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
 pub fn lp_algbw(topo: &Topology, mode: LpMode) -> Result<Option<Rat>> {
     let Some(solved) = solve(topo, mode)? else { return Ok(None) };
     let rounded = solved.value();
-    let inv = crate::bound::allreduce_rs_ag(topo)?.inv_throughput;
+    let inv =
+        crate::bound::allreduce_rs_ag_symmetric(topo, &crate::zoo::symmetry::node_generators(topo))?.inv_throughput;
     let rs_ag = Rat::from_integer(topo.n_ranks() as i128) / inv;
     Ok(Some(rounded.max(rs_ag)))
 }

@@ -372,7 +372,8 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Sha
     let rs_ag = if n == 1 {
         None
     } else {
-        let inv = crate::bound::allreduce_rs_ag(topo)?.inv_throughput;
+        let inv =
+            crate::bound::allreduce_rs_ag_symmetric(topo, &crate::zoo::symmetry::node_generators(topo))?.inv_throughput;
         Some(Rat::from_integer(n) / inv)
     };
     let lp_bw = if mode == lp::LpMode::Never || n == 1 { None } else { lp::lp_algbw(topo, mode).unwrap_or(None) };

@@ -34,7 +34,7 @@ impl Optimum {
 
 /// `1/x*`, its cut and Prop. 3's k and U. Requires N >= 2.
 pub fn optimum(topo: &Topology) -> Result<Optimum> {
-    let b = crate::bound::allgather(topo)?;
+    let b = crate::bound::allgather_symmetric(topo, &crate::zoo::symmetry::node_generators(topo))?;
     let inv = b.inv_throughput;
     // Smallest k with k * inv * b_e integral for every link: the lcm of the denominators of
     // inv * b_e (= q / gcd(q, {b_e}) of Prop. 3 with integer bandwidths, and scale-free).
