@@ -9,18 +9,6 @@ use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
 use crate::topology::{Topology, TopologyBuilder};
 
-/// The order MSCCL's thread blocks run their transfers in, as the lowering writes them
-/// (`msccl::lower`'s T without the send/receive split): by step in a step schedule, then
-/// by topological position.
-pub fn program_order(s: &Schedule) -> Result<Vec<usize>> {
-    let mut order = topological_order(s)?;
-    if s.transfers.iter().all(|t| t.step.is_some()) {
-        // Stable: equal steps keep their topological order.
-        order.sort_by_key(|&t| s.transfers[t].step);
-    }
-    Ok(order)
-}
-
 /// Transfers in an order where every transfer follows its dependencies (Kahn's algorithm,
 /// smallest index first among ready ones). Errors on a dependency cycle or a bad index.
 pub fn topological_order(s: &Schedule) -> Result<Vec<usize>> {

@@ -10,10 +10,6 @@
 //! * Cut-through: a slice starts on hop h + 1 as soon as its first byte got there (hop h's
 //!   start + hop h's wire latency); hop h + 1 cannot finish before the last byte arrived
 //!   (hop h's finish + latency). Store-and-forward of a whole piece is not what switches do.
-//! * Thread blocks: a schedule that carries a thread-block order ([`super::order`]) runs the
-//!   sends of one connection (source, destination) on one thread block, one slice at a time
-//!   in MSCCL's order: iteration (slice) first, then the schedule's order (the lowering's T),
-//!   each waiting for the previous to start; otherwise every transfer is its own connection.
 //! * Links are FIFO servers at their effective bandwidth (raw x class efficiency x protocol
 //!   wire factor), busy from a slice's start to its finish. Concurrent channels share a link
 //!   by interleaving slices in arrival order: round robin at slice granularity.
@@ -76,74 +72,10 @@ const ARRIVE: u8 = 2;
 /// The makespan (us, without base latency) of `s` on `topo` for `size` bytes, each piece in
 /// `k` slices, under `protocol`.
 pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<f64> {
-    Ok(arrivals(s, topo, size, protocol, k)?.0)
-}
-
-/// No slice follows (in [`Connections::next`]).
-const NONE: usize = usize::MAX;
-
-/// Who sends what in which order: each transfer's connection, and per slice the slice its
-/// connection sends next (or [`NONE`]).
-struct Connections {
-    of: Vec<usize>,
-    count: usize,
-    next: Vec<usize>,
-}
-
-impl Connections {
-    /// Every transfer its own connection, its slices in order; or, with a thread-block order,
-    /// one connection per (source, destination) running (slice, position in T) in order.
-    fn new(s: &Schedule, k: usize) -> Result<Connections> {
-        let n = s.transfers.len();
-        let mut next = vec![NONE; n * k];
-        if !super::order::has_thread_block_order(s) {
-            for (i, t) in s.transfers.iter().enumerate() {
-                if !t.route.is_empty() {
-                    for (c, x) in next[i * k..(i + 1) * k - 1].iter_mut().enumerate() {
-                        *x = i * k + c + 1;
-                    }
-                }
-            }
-            return Ok(Connections { of: (0..n).collect(), count: n, next });
-        }
-        let mut ids = std::collections::HashMap::new();
-        let mut of = vec![0usize; n];
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        for i in crate::ir::transform::program_order(s)? {
-            let t = &s.transfers[i];
-            let id = *ids.entry((t.src, t.dst)).or_insert_with(|| {
-                members.push(Vec::new());
-                members.len() - 1
-            });
-            of[i] = id;
-            if !t.route.is_empty() {
-                members[id].push(i);
-            }
-        }
-        for m in &members {
-            let mut seq = (0..k).flat_map(|j| m.iter().map(move |&i| i * k + j));
-            let Some(mut prev) = seq.next() else { continue };
-            for c in seq {
-                next[prev] = c;
-                prev = c;
-            }
-        }
-        Ok(Connections { of, count: members.len(), next })
-    }
-}
-
-/// [`makespan_us`] and every slice's arrival (transfer i's slice j at `i k + j`).
-pub(super) fn arrivals(
-    s: &Schedule,
-    topo: &Topology,
-    size: Rat,
-    protocol: Protocol,
-    k: usize,
-) -> Result<(f64, Vec<f64>)> {
     check(s, topo, size, k)?;
     let n = s.transfers.len();
     if n == 0 {
-        return Ok((0.0, Vec::new()));
+        return Ok(0.0);
     }
     let classes = classify(topo);
     let executor = s.provenance.executor;
@@ -195,15 +127,12 @@ pub(super) fn arrivals(
     }
     drop(fill);
     let chunks = n * k;
-    // Slice j waits for slice j of each dependency and for the slice its connection sends
-    // before it to start sending (a connection streams its slices in order).
-    let conns = Connections::new(s, k)?;
+    // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
+    // its own transfer to start sending (a connection streams its slices in order).
     let mut pending: Vec<u32> = Vec::with_capacity(chunks);
     for t in &s.transfers {
-        pending.extend((0..k).map(|_| t.after.len() as u32));
-    }
-    for &c in conns.next.iter().filter(|&&c| c != NONE) {
-        pending[c] += 1;
+        let own = u32::from(!t.route.is_empty());
+        pending.extend((0..k).map(|j| t.after.len() as u32 + if j > 0 { own } else { 0 }));
     }
     let mut run = Run {
         s,
@@ -212,9 +141,7 @@ pub(super) fn arrivals(
         overhead,
         one_step_per_contribution: executor == Executor::Msccl,
         connection,
-        connection_free: vec![0.0f64; conns.count],
-        conns,
-        arrived: vec![0.0f64; chunks],
+        connection_free: vec![0.0f64; n],
         free_at: vec![0.0f64; topo.links.len()],
         bytes,
         tail: vec![0.0f64; chunks],
@@ -256,7 +183,6 @@ pub(super) fn arrivals(
             }
             _ => {
                 last = last.max(t);
-                run.arrived[a] = t;
                 done += 1;
                 let (i, j) = (a / k, a % k);
                 for &ch in &children[first[i]..first[i + 1]] {
@@ -271,7 +197,7 @@ pub(super) fn arrivals(
             chunks - done
         )));
     }
-    Ok((last, run.arrived))
+    Ok(last)
 }
 
 /// ((time bits, kind, sequence), slice or link, hop).
@@ -286,12 +212,9 @@ struct Run<'a> {
     /// MSCCL's interpreter processes received contributions one step each; NCCL's kernels
     /// take them all in one step.
     one_step_per_contribution: bool,
-    /// Per transfer: us per byte of its connection; per connection: when it is free.
+    /// Per transfer: us per byte of its connection, and when the connection is free.
     connection: Vec<f64>,
     connection_free: Vec<f64>,
-    conns: Connections,
-    /// Per slice: when it arrived.
-    arrived: Vec<f64>,
     /// Per link: when it finishes the slice it serves (a link is never idle with a queue).
     free_at: Vec<f64>,
     /// Whole bytes of slice j of piece p at `p k + j`.
@@ -328,7 +251,7 @@ impl Run<'_> {
         self.settle(c);
     }
 
-    /// The slice before c on its connection started sending at t: the connection streams on.
+    /// Slice c - 1 of the same transfer started sending at t: the connection streams on.
     fn streamed(&mut self, c: usize, t: f64) {
         self.stream[c] = t;
         self.settle(c);
@@ -354,11 +277,10 @@ impl Run<'_> {
         let at = if tx.after.is_empty() { at.max(self.overhead[i]) } else { at };
         // The connection is a virtual first hop, cut-through like the links: the slice
         // cannot leave its first link before the thread block has pushed its last byte.
-        let conn = self.conns.of[i];
-        let start = at.max(self.connection_free[conn]);
+        let start = at.max(self.connection_free[i]);
         let bytes = self.bytes[tx.piece * self.k + c % self.k];
         self.tail[c] = start + bytes * self.connection[i];
-        self.connection_free[conn] = self.tail[c];
+        self.connection_free[i] = self.tail[c];
         self.push(start, ARRIVE, c, 0);
     }
 
@@ -369,10 +291,9 @@ impl Run<'_> {
         let tx = &self.s.transfers[i];
         let (l, hops) = (tx.route[h], tx.route.len());
         let m = self.links[l];
-        let next = self.conns.next[c];
-        if h == 0 && next != NONE {
-            // The connection streams on: its next slice may queue behind this one.
-            self.streamed(next, t);
+        if h == 0 && !(c + 1).is_multiple_of(self.k) {
+            // The connection streams on: the next slice may queue behind this one.
+            self.streamed(c + 1, t);
         }
         let finish = (t + self.bytes[tx.piece * self.k + c % self.k] * m.us_per_byte).max(self.tail[c]);
         self.free_at[l] = finish;
