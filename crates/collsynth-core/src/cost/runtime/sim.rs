@@ -108,11 +108,12 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     for p in &s.pieces {
         bytes.extend(layout.boundaries(p, k).windows(2).map(|w| (w[1] - w[0]) as f64));
     }
-    let tx: Vec<Tx> = s
-        .transfers
+    let tx: Vec<Tx> = program
+        .order
         .iter()
         .zip(&program.tx)
-        .map(|(t, &at)| {
+        .map(|(&i, &at)| {
+            let t = &s.transfers[i as usize];
             let conn = if t.op == Op::Reduce { &conn_reduce } else { &conn_copy };
             Tx { at, overhead: fold(&t.route, &step), connection: fold(&t.route, conn).max(cap), connection_free: 0.0 }
         })
@@ -144,11 +145,19 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         seq: 0,
     };
     let mut waiting: Vec<VecDeque<(u32, u32)>> = vec![VecDeque::new(); topo.links.len()];
-    for c in 0..chunks {
-        if run.slices[c].pending == 0 {
-            run.release(c, 0.0);
+    // Initial releases in list order.
+    let mut pos = vec![0usize; n];
+    for (x, &i) in program.order.iter().enumerate() {
+        pos[i as usize] = x;
+    }
+    for &x in &pos {
+        for c in x * k..(x + 1) * k {
+            if run.slices[c].pending == 0 {
+                run.release(c, 0.0);
+            }
         }
     }
+    drop(pos);
     let (mut last, mut done) = (0.0f64, 0usize);
     while let Some(Reverse((tb, ks, a, h))) = run.heap.pop() {
         let t = f64::from_bits(tb);
@@ -198,7 +207,15 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
 /// A schedule's structure as the event loop reads it, packed: per transfer its route (in
 /// `route_links`), piece, dependents (CSR in `children`) and count of dependencies, so that
 /// an event touches one small record instead of a transfer's vectors.
+///
+/// Transfers are renumbered by depth in the dependency DAG (the list order within a depth):
+/// transfers that run at about the same time sit together in memory, where the list order
+/// (tree after tree, say) scatters them. Nothing in the run orders events by transfer index
+/// (ties go by push order), and pushes happen in the list's order (the initial releases,
+/// each transfer's dependents), so the renumbering changes no result.
 struct Program {
+    /// List index of each packed transfer.
+    order: Vec<u32>,
     tx: Vec<Shape>,
     route_links: Vec<u32>,
     children: Vec<u32>,
@@ -223,41 +240,74 @@ impl Program {
         let too_big = || CollsynthError::bad(format!("schedule too large to simulate ({n} transfers)"));
         let small = |x: usize| u32::try_from(x).map_err(|_| too_big());
         small(n_links)?;
+        small(n)?;
+        let order = depth_order(s);
+        let mut pos = vec![0u32; n];
+        for (x, &i) in order.iter().enumerate() {
+            pos[i as usize] = x as u32;
+        }
         let mut n_children = vec![0u32; n];
+        for t in &s.transfers {
+            for &a in &t.after {
+                n_children[pos[a] as usize] += 1;
+            }
+        }
         let mut tx: Vec<Shape> = Vec::with_capacity(n);
         let mut route_links: Vec<u32> = Vec::new();
-        for t in &s.transfers {
+        let mut start = 0usize;
+        for (&i, &c) in order.iter().zip(&n_children) {
+            let t = &s.transfers[i as usize];
             tx.push(Shape {
                 route: small(route_links.len())?,
                 hops: small(t.route.len())?,
                 first: t.route.first().map_or(0, |&l| l as u32),
                 piece: small(t.piece)?,
-                children: 0,
+                children: small(start)?,
                 n_children: 0,
                 n_after: small(t.after.len())?,
             });
             route_links.extend(t.route.iter().map(|&l| l as u32));
-            for &a in &t.after {
-                n_children[a] += 1;
-            }
-        }
-        let mut start = 0usize;
-        for (x, &c) in tx.iter_mut().zip(&n_children) {
-            x.children = small(start)?;
             start += c as usize;
         }
         small(start)?;
         drop(n_children);
+        // Each transfer's dependents in list order (the order their releases are pushed).
         let mut children = vec![0u32; start];
         for (i, t) in s.transfers.iter().enumerate() {
             for &a in &t.after {
-                let x = &mut tx[a];
-                children[(x.children + x.n_children) as usize] = i as u32;
+                let x = &mut tx[pos[a] as usize];
+                children[(x.children + x.n_children) as usize] = pos[i];
                 x.n_children += 1;
             }
         }
-        Ok(Program { tx, route_links, children })
+        Ok(Program { order, tx, route_links, children })
     }
+}
+
+/// List indices sorted by (depth in the dependency DAG, index); the list order when the
+/// dependencies have a cycle (the run reports it).
+fn depth_order(s: &Schedule) -> Vec<u32> {
+    let n = s.transfers.len();
+    let Ok(topo) = crate::ir::transform::topological_order(s) else { return (0..n as u32).collect() };
+    let mut depth = vec![0u32; n];
+    for &i in &topo {
+        depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
+    }
+    // Counting sort: stable, so the list order within a depth.
+    let levels = depth.iter().max().map_or(0, |&d| d as usize + 1);
+    let mut first = vec![0usize; levels + 1];
+    for &d in &depth {
+        first[d as usize + 1] += 1;
+    }
+    for d in 0..levels {
+        first[d + 1] += first[d];
+    }
+    let mut order = vec![0u32; n];
+    for (i, &d) in depth.iter().enumerate() {
+        order[first[d as usize]] = i as u32;
+        first[d as usize] += 1;
+    }
+    order
 }
 
 /// The event kind sits above a 62-bit sequence number in an event's second word.
