@@ -40,8 +40,9 @@ class Schedule:
         return cls.loads(read_text(path), source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the schedule file (format collsynth-schedule/1), atomically."""
-        atomic_write(path, self.to_json())
+        """Write the schedule file (format collsynth-schedule/1), atomically; the core
+        streams the text into the temporary file (never one string of the whole file)."""
+        atomic_write(path, self._core.write_json)
 
     def to_json(self) -> str:
         return self._core.to_json()
