@@ -101,24 +101,20 @@ fn bad_input_is_an_error() {
 fn flat_consumers_keep_their_exact_results() {
     use crate::cost::runtime::{estimates_us, runtime, sim::makespan_us, Protocol};
     use crate::ir::Collective;
-    let cases: [(&str, Collective, &str, &[(&str, &str)]); 8] = [
-        ("torus:4x4", Collective::Allgather, "forestcoll", &[]),
-        ("hypercube:3", Collective::Allgather, "bfb", &[]),
-        ("dgx-a100:2", Collective::Allreduce, "forestcoll", &[]),
-        ("ring:8", Collective::Allreduce, "ring", &[]),
-        ("rfs:2,2,4", Collective::Allreduce, "tacos", &[]),
-        ("mesh:3x3", Collective::Allgather, "tacos", &[]),
-        ("dgx-a100:2", Collective::Allreduce, "nccl-ring", &[]),
-        ("dgx-a100:2", Collective::Allreduce, "nccl-tree", &[]),
+    let cases: [(&str, Collective, &str); 8] = [
+        ("torus:4x4", Collective::Allgather, "forestcoll"),
+        ("hypercube:3", Collective::Allgather, "bfb"),
+        ("dgx-a100:2", Collective::Allreduce, "forestcoll"),
+        ("ring:8", Collective::Allreduce, "ring"),
+        ("rfs:2,2,4", Collective::Allreduce, "tacos"),
+        ("mesh:3x3", Collective::Allgather, "tacos"),
+        ("dgx-a100:2", Collective::Allreduce, "nccl-ring"),
+        ("dgx-a100:2", Collective::Allreduce, "nccl-tree"),
     ];
     let mut got: Vec<u64> = Vec::new();
-    for (spec, c, alg, opts) in cases {
+    for (spec, c, alg) in cases {
         let topo = from_spec(spec).unwrap();
-        let mut req = crate::synth::Request::default();
-        for (k, v) in opts {
-            req.options.insert(k.to_string(), v.to_string());
-        }
-        let s = crate::synth::run(&topo, c, alg, &req).unwrap();
+        let s = crate::synth::run(&topo, c, alg, &Default::default()).unwrap();
         for m in [Rat::from_integer(1 << 20), Rat::new(1_000_000_007, 3)] {
             for k in [1, 3] {
                 let r = simulate(&s, &topo, m, k).unwrap();
@@ -142,7 +138,8 @@ fn flat_consumers_keep_their_exact_results() {
         h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
     }
     // torus:4x4 at 1 MiB, k = 1: simulator time, busiest link's busy time and index,
-    // alpha-beta, runtime makespan under LL, LL128, Simple (17.4576 us, 6.4576, 6.94912, ...).
+    // alpha-beta, runtime makespan under LL, LL128, Simple; then k = 3's simulator time
+    // (17.4576 us, 17.4576, link 0, 6.4576, 6.94912, ..., 47.4576).
     let first: [u64; 8] = [
         4625607095235552845,
         4625607095235552845,

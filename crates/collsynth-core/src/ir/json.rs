@@ -64,10 +64,10 @@ pub fn write_to(s: &Schedule, topo: &Topology, out: &mut dyn std::io::Write) -> 
         ("shards", Value::Array(s.shards.iter().map(|r| json!(to_fraction_string(r))).collect())),
     ];
     for (k, v) in header {
-        write!(out, "  \"{k}\": {v},\n")?;
+        writeln!(out, "  \"{k}\": {v},")?;
     }
     let topo_text = topo_json::write(topo);
-    write!(out, "  \"topology\": {},\n", topo_text.trim_end().replace('\n', "\n  "))?;
+    writeln!(out, "  \"topology\": {},", topo_text.trim_end().replace('\n', "\n  "))?;
     out.write_all(b"  \"pieces\": [")?;
     for (i, p) in s.pieces.iter().enumerate() {
         let sep = if i == 0 { "\n    " } else { ",\n    " };
