@@ -77,7 +77,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         return Ok(0.0);
     }
     let classes = classify(topo);
-    let program = Program::new(s, topo.links.len())?;
+    let mut program = Program::new(s, topo.links.len())?;
     let executor = s.provenance.executor;
     let kernel = nccl::bandwidth_factor(executor, protocol, size);
     let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol, kernel)
@@ -108,16 +108,23 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     for p in &s.pieces {
         bytes.extend(layout.boundaries(p, k).windows(2).map(|w| (w[1] - w[0]) as f64));
     }
-    let tx: Vec<Tx> = program
-        .order
-        .iter()
-        .zip(&program.tx)
-        .map(|(&i, &at)| {
-            let t = &s.transfers[i as usize];
-            let conn = if t.op == Op::Reduce { &conn_reduce } else { &conn_copy };
-            Tx { at, overhead: fold(&t.route, &step), connection: fold(&t.route, conn).max(cap), connection_free: 0.0 }
-        })
-        .collect();
+    // (overhead, connection us per byte) pairs: a handful of distinct values (they depend on
+    // the route's classes only), so a transfer keeps a 4-byte index into them.
+    let mut costs: Vec<(f64, f64)> = Vec::new();
+    let mut known: std::collections::HashMap<(u64, u64), u32> = std::collections::HashMap::new();
+    let shapes = std::mem::take(&mut program.tx);
+    let mut tx: Vec<Tx> = Vec::with_capacity(shapes.len());
+    for (&i, at) in program.order.iter().zip(shapes) {
+        let t = &s.transfers[i as usize];
+        let conn = if t.op == Op::Reduce { &conn_reduce } else { &conn_copy };
+        let pair = (fold(&t.route, &step), fold(&t.route, conn).max(cap));
+        let cost = *known.entry((pair.0.to_bits(), pair.1.to_bits())).or_insert_with(|| {
+            costs.push(pair);
+            costs.len() as u32 - 1
+        });
+        tx.push(Tx { at, cost, connection_free: 0.0 });
+    }
+    drop(known);
     let n = s.transfers.len();
     let chunks = n * k;
     // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
@@ -137,6 +144,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
         links,
         one_step_per_contribution: executor == Executor::Msccl,
         tx,
+        costs,
         route_links: &program.route_links,
         free_at: vec![0.0f64; topo.links.len()],
         bytes,
@@ -146,11 +154,13 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     };
     let mut waiting: Vec<VecDeque<(u32, u32)>> = vec![VecDeque::new(); topo.links.len()];
     // Initial releases in list order.
-    let mut pos = vec![0usize; n];
+    let mut pos = vec![0u32; n];
     for (x, &i) in program.order.iter().enumerate() {
-        pos[i as usize] = x;
+        pos[i as usize] = x as u32;
     }
+    drop(std::mem::take(&mut program.order));
     for &x in &pos {
+        let x = x as usize;
         for c in x * k..(x + 1) * k {
             if run.slices[c].pending == 0 {
                 run.release(c, 0.0);
@@ -190,7 +200,7 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
                 let at = run.tx[i].at;
                 for &ch in &program.children[at.children as usize..(at.children + at.n_children) as usize] {
                     let ch = ch as usize;
-                    run.contribution(ch * k + j, t, run.tx[ch].overhead);
+                    run.contribution(ch * k + j, t, run.costs[run.tx[ch].cost as usize].0);
                 }
             }
         }
@@ -317,14 +327,12 @@ const KIND_SHIFT: u32 = 62;
 /// so events order as (time, kind, sequence) and the payload never decides.
 type Event = (u64, u64, u32, u32);
 
-/// One transfer of a run: its shape, the protocol's per-message overhead and connection
-/// speed on its route, and when its connection is free.
+/// One transfer of a run: its shape, its route's per-message overhead and connection speed
+/// (`Run::costs[cost]`), and when its connection is free.
 #[derive(Debug, Clone, Copy)]
 struct Tx {
     at: Shape,
-    overhead: f64,
-    /// us per byte of its connection.
-    connection: f64,
+    cost: u32,
     connection_free: f64,
 }
 
@@ -349,6 +357,8 @@ struct Run<'a> {
     /// take them all in one step.
     one_step_per_contribution: bool,
     tx: Vec<Tx>,
+    /// (per-message overhead, connection us per byte) of the protocol on a route.
+    costs: Vec<(f64, f64)>,
     route_links: &'a [u32],
     /// Per link: when it finishes the slice it serves (a link is never idle with a queue).
     free_at: Vec<f64>,
@@ -412,12 +422,13 @@ impl Run<'_> {
             self.push(at, DONE, c, 0);
             return;
         }
-        let at = if tx.at.n_after == 0 { at.max(tx.overhead) } else { at };
+        let (overhead, connection) = self.costs[tx.cost as usize];
+        let at = if tx.at.n_after == 0 { at.max(overhead) } else { at };
         // The connection is a virtual first hop, cut-through like the links: the slice
         // cannot leave its first link before the thread block has pushed its last byte.
         let start = at.max(tx.connection_free);
         let bytes = self.bytes[tx.at.piece as usize * self.k + c % self.k];
-        let tail = start + bytes * tx.connection;
+        let tail = start + bytes * connection;
         self.slices[c].tail = tail;
         self.tx[i].connection_free = tail;
         self.push(start, ARRIVE, c, 0);
