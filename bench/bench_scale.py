@@ -78,7 +78,9 @@ def table(runs: dict[str, list[dict]]) -> str:
     result equals the first label's."""
     labels = list(runs)
     lines = [
-        "| command | " + " | ".join(f"{x}: wall s / peak MB / synth s" for x in labels) + " | target | met | "
+        "| command | "
+        + " | ".join(f"{x}: wall s / CPU s / peak MB / synth s" for x in labels)
+        + " | target | met | "
         "result (optimality, time_us) | same result |",
         "|---|" + "---|" * len(labels) + "---|---|---|---|",
     ]
@@ -90,7 +92,8 @@ def table(runs: dict[str, list[dict]]) -> str:
             if r is None:
                 cells.append("-")
                 continue
-            cells.append(f"{r['wall_seconds']:.2f} / {r['peak_mb']:.0f} / {r['synthesis_seconds']:.2f}")
+            keys = ["wall_seconds", "user_seconds", "peak_mb", "synthesis_seconds"]
+            cells.append(" / ".join(f"{r[k]:.2f}" for k in keys))
             same &= all(r[k] == first[cmd][k] for k in RESULT_KEYS)
         last = next((r for r in runs[labels[-1]] if r["command"] == cmd), first[cmd])
         target = " ".join(
@@ -111,7 +114,8 @@ def table(runs: dict[str, list[dict]]) -> str:
     loads = {x: max(r["load_average"] for r in runs[x]) for x in labels}
     lines.append("")
     lines.append(
-        "2 cores shared with other jobs; highest 1-minute load average seen per label: "
+        "CPU s: user seconds of all threads. 2 cores shared with other jobs (wall times swing with"
+        " them; CPU seconds are steadier); highest 1-minute load average seen per label: "
         + ", ".join(f"{x} {v:.1f}" for x, v in loads.items())
     )
     return "\n".join(lines) + "\n"
