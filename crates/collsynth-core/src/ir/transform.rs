@@ -45,15 +45,31 @@ pub fn topological_order(s: &Schedule) -> Result<Vec<usize>> {
             fill[a] += 1;
         }
     }
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> =
-        (0..n).filter(|&i| indegree[i] == 0).map(std::cmp::Reverse).collect();
+    // The smallest ready index is the smaller of the heap's top, which holds the transfers
+    // that became ready behind the scan, and the first ready index at or after the scan.
+    let mut late: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = std::collections::BinaryHeap::new();
+    let mut scan = 0usize;
     let mut order = Vec::with_capacity(n);
-    while let Some(std::cmp::Reverse(i)) = ready.pop() {
+    loop {
+        while scan < n && indegree[scan] != 0 {
+            scan += 1;
+        }
+        let i = match late.peek() {
+            Some(&std::cmp::Reverse(h)) if scan >= n || h < scan => {
+                late.pop();
+                h
+            }
+            _ if scan < n => {
+                scan += 1;
+                scan - 1
+            }
+            _ => break,
+        };
         order.push(i);
         for &c in &children[first[i]..first[i + 1]] {
             indegree[c] -= 1;
-            if indegree[c] == 0 {
-                ready.push(std::cmp::Reverse(c));
+            if indegree[c] == 0 && c < scan {
+                late.push(std::cmp::Reverse(c));
             }
         }
     }
