@@ -167,11 +167,11 @@ TARGETS = [
 ]
 
 
-def whole_command(args: list[str]) -> dict:
-    """`collsynth synth ARGS -a tacos` as its own process under `/usr/bin/time -v`: wall
-    seconds, peak memory and the printed JSON."""
-    cli = Path(sys.executable).with_name("collsynth")
-    cmd = ["/usr/bin/time", "-v", str(cli), "synth", *args, "-a", "tacos"]
+def whole_command(args: list[str], algorithm: str = "tacos", cli: str | None = None) -> dict:
+    """`collsynth synth ARGS -a ALGORITHM` as its own process under `/usr/bin/time -v`: wall
+    seconds, peak memory and the printed JSON (`cli`: another build's executable)."""
+    cli = cli or str(Path(sys.executable).with_name("collsynth"))
+    cmd = ["/usr/bin/time", "-v", cli, "synth", *args, "-a", algorithm]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     figure = {
         "wall_seconds": r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)",

@@ -35,6 +35,34 @@ def test_save_load_and_costs(tmp_path):
     assert sim["time_us"] > 0 and ab["alpha_beta_us"] == pytest.approx(ab["latency_us"] + ab["bandwidth_us"])
 
 
+def test_save_streams_atomically_with_the_umask(tmp_path):
+    """`save` lets the core stream the text into the temporary file: the same bytes as
+    `to_json`, mode 0666 minus the umask, nothing left behind when the writer fails."""
+    import os
+
+    from collsynth.fileio import atomic_write
+
+    s = collsynth.synthesize("torus:3x3", "allgather", "forestcoll")
+    old = os.umask(0o027)
+    try:
+        s.save(tmp_path / "s.json")
+    finally:
+        os.umask(old)
+    path = tmp_path / "s.json"
+    assert path.read_text() == s.to_json()
+    assert path.stat().st_mode & 0o777 == 0o640
+    s.save(path)  # replaces in place
+    assert path.read_text() == s.to_json()
+
+    def fails(tmp):
+        s._core.write_json(tmp)
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(BadInput, match="No space left"):
+        atomic_write(tmp_path / "t.json", fails)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
 def test_bound_api():
     b = collsynth.bound("mi250:2", "allgather")
     assert b["inv_throughput"] == "15/166"

@@ -1,5 +1,6 @@
 # Type stubs for the PyO3 binding (crates/collsynth-py). Keep in step with its #[pyfunction]s
 # and #[pymethods]; tests/test_packaging.py checks that every public name here exists.
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ class Schedule:
     @staticmethod
     def from_json(text: str) -> tuple[Schedule, list[str]]: ...
     def to_json(self) -> str: ...
+    def write_json(self, path: str | os.PathLike[str]) -> None: ...
     @property
     def collective(self) -> str: ...
     @property

@@ -3,6 +3,7 @@
 import os
 import signal
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -36,11 +37,13 @@ def _make_dir(d: Path, path) -> None:
         raise _bad_input(f"{path}: cannot create the directory {d}: {e.strerror or e}") from None
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+def atomic_write(path: str | os.PathLike, data: str | bytes | Callable[[str], None]) -> None:
     """Write ``data`` to a temporary file next to ``path`` and rename it into place. The file
     gets mode 0666 minus the umask (as `open` would give it; mkstemp alone gives 0600). A
     failure, Ctrl-C or SIGTERM (see :func:`remove_temp_files_on_signals`) leaves no temporary
-    file behind; a path that cannot be written is BadInput."""
+    file behind; a path that cannot be written is BadInput. ``data`` may be a writer instead
+    of the text: called with the temporary file's path, it fills that file (the core streams
+    large files this way rather than building their text)."""
     target = Path(path)
     parent = target.parent if str(target.parent) else Path(".")
     check_output_dir(parent, option=f"cannot write {path}:")
@@ -54,8 +57,12 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
         raise _bad_input(f"cannot write {path}: {e.strerror or e}") from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, mode) as f:
-            f.write(data)
+        if callable(data):
+            os.close(fd)
+            data(tmp)
+        else:
+            with os.fdopen(fd, mode) as f:
+                f.write(data)
         os.replace(tmp, target)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)

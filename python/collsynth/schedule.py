@@ -53,8 +53,9 @@ class Schedule:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file, atomically: format collsynth-schedule/1 for a flat schedule,
-        collsynth-schedule/2 for one stated per orbit (:attr:`compact`)."""
-        atomic_write(path, self.to_json())
+        collsynth-schedule/2 for one stated per orbit (:attr:`compact`); the core streams the
+        text into the temporary file (never one string of the whole file)."""
+        atomic_write(path, self._core.write_json)
 
     def to_json(self) -> str:
         return self._core.to_json()

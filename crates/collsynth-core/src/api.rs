@@ -314,6 +314,9 @@ pub fn time_bound(
     Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
 }
 
+/// Transfers from which [`evaluate`] runs its two simulators side by side.
+const PARALLEL_EVALUATION: usize = 100_000;
+
 /// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
 ///
 /// A compact schedule (`ir::orbit`) is costed on its quotient by the group, which gives the
@@ -321,7 +324,19 @@ pub fn time_bound(
 pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &Bounds) -> Result<Evaluation> {
     let (q, copies) = cost_view(s, topo, size)?;
     let s = q.as_ref();
-    let sim = cost::simulate(s, topo, size, pipeline)?;
+    // The two simulators are independent and each walks every transfer: on a large schedule
+    // the runtime model runs on a second core meanwhile (same results, same errors first).
+    let (sim, runtime) = if s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1 {
+        std::thread::scope(|scope| {
+            let runtime = scope.spawn(|| cost::runtime::runtime_copies(s, topo, size, copies));
+            let sim = cost::simulate(s, topo, size, pipeline);
+            (sim, runtime.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })
+    } else {
+        let sim = cost::simulate(s, topo, size, pipeline)?;
+        (Ok(sim), cost::runtime::runtime_copies(s, topo, size, copies))
+    };
+    let sim = sim?;
     let ab = cost::alpha_beta(s, topo, size, pipeline)?;
     let sched_bw = cost::bandwidth_term_us(s, topo, size);
     let bound_bw = b.time_per_byte_us * size;
@@ -331,7 +346,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
     // prints for size 0, never an infinity that JSON cannot hold.
     let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
-    let runtime = cost::runtime::runtime_copies(s, topo, size, copies)?;
+    let runtime = runtime?;
     let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
     let time_optimality = if runtime.time_us > 0.0 { time_bound_us / runtime.time_us } else { 1.0 };
     Ok(Evaluation {

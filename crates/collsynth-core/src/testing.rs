@@ -215,3 +215,40 @@ pub fn describe(t: &Topology) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// An `io::Write` that keeps only what a streaming test asks: how many writes it saw, the
+/// largest one, the total, and an FNV-1a hash of the bytes.
+pub struct CountingWriter {
+    pub writes: usize,
+    pub largest: usize,
+    pub total: usize,
+    pub hash: u64,
+}
+
+impl CountingWriter {
+    pub fn new() -> CountingWriter {
+        CountingWriter { writes: 0, largest: 0, total: 0, hash: 0xcbf2_9ce4_8422_2325 }
+    }
+}
+
+impl std::io::Write for CountingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writes += 1;
+        self.largest = self.largest.max(buf.len());
+        self.total += buf.len();
+        for &b in buf {
+            self.hash = (self.hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// FNV-1a 64 of a text (what [`CountingWriter`] computes).
+pub fn fnv1a(text: &str) -> u64 {
+    let mut w = CountingWriter::new();
+    std::io::Write::write_all(&mut w, text.as_bytes()).expect("in memory");
+    w.hash
+}

@@ -228,6 +228,20 @@ impl PySchedule {
         ir::json::write(&self.inner, &self.topo)
     }
 
+    /// Write the schedule file's text to the existing file `path` (truncated), streamed
+    /// through a buffer, never as one string: the caller makes the file and renames it into
+    /// place (atomic_write). OSError on a write failure.
+    fn write_json(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            use std::io::Write;
+            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            ir::json::write_to(&self.inner, &self.topo, &mut out)?;
+            out.flush()
+        })
+        .map_err(PyErr::from)
+    }
+
     #[getter]
     fn collective(&self) -> &'static str {
         self.inner.collective.name()

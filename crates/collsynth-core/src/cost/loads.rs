@@ -95,17 +95,40 @@ pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
     assert!(s.symmetry.is_none(), "link loads of a schedule stated per orbit: take its quotient (api::cost_view)");
     // Sum fractions of M per link (one piece fraction reused many times), scale once.
     let fraction: Vec<Rat> = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).collect();
-    let mut load = vec![Rat::zero(); topo.links.len()];
-    for t in &s.transfers {
-        let f = fraction[t.piece];
-        for &l in &t.route {
-            load[l] += f;
+    let mut load = integer_loads(s, topo, &fraction).unwrap_or_else(|| {
+        let mut load = vec![Rat::zero(); topo.links.len()];
+        for t in &s.transfers {
+            let f = fraction[t.piece];
+            for &l in &t.route {
+                load[l] += f;
+            }
         }
-    }
+        load
+    });
     for x in &mut load {
         *x *= size;
     }
     load
+}
+
+/// The sums of [`link_loads`] in integers: every fraction as a numerator over the common
+/// denominator of all pieces, so that a link's load is integer additions instead of a
+/// rational addition (a gcd) per transfer and hop; the same reduced rationals. `None` when
+/// the common denominator or a sum would overflow (the caller adds rationals then).
+fn integer_loads(s: &Schedule, topo: &Topology, fraction: &[Rat]) -> Option<Vec<Rat>> {
+    let mut d: i128 = 1;
+    for f in fraction {
+        d = (d / d.gcd(f.denom())).checked_mul(*f.denom())?;
+    }
+    let numer: Vec<i128> = fraction.iter().map(|f| f.numer().checked_mul(d / f.denom())).collect::<Option<_>>()?;
+    let mut sum = vec![0i128; topo.links.len()];
+    for t in &s.transfers {
+        let x = numer[t.piece];
+        for &l in &t.route {
+            sum[l] = sum[l].checked_add(x)?;
+        }
+    }
+    Some(sum.into_iter().map(|x| Rat::new(x, d)).collect())
 }
 
 /// The schedule's bandwidth term in microseconds, exact: the maximum over links of

@@ -91,9 +91,11 @@ fn pick_lane(lanes: &[VecDeque<(u64, u64)>; LANES], e: (u64, u64)) -> Option<usi
 /// One transfer of the program, packed (one cache line serves a chunk's whole visit).
 #[derive(Debug, Clone, Copy)]
 struct Tx {
-    /// The route is `route_links[route..route + hops]`.
+    /// The route is `route_links[route..route + hops]`; `first` is its first link, inline
+    /// (most routes have one hop: their events never read `route_links`).
     route: u32,
     hops: u32,
+    first: u32,
     piece: u32,
     /// The dependents are `children[children..children + n_children]`.
     children: u32,
@@ -135,6 +137,16 @@ struct LinkState {
 }
 
 impl Sim {
+    /// Link of hop h of a transfer.
+    #[inline]
+    fn link(&self, x: &Tx, h: usize) -> usize {
+        if h == 0 {
+            x.first as usize
+        } else {
+            self.route_links[x.route as usize + h] as usize
+        }
+    }
+
     #[inline]
     fn decode(&self, key: u64) -> (usize, usize, usize) {
         let h = (key & self.hmask) as usize;
@@ -156,7 +168,8 @@ impl Sim {
     fn serve(&mut self, key: u64, t: f64) -> (u64, u64) {
         let (i, j, h) = self.decode(key);
         let tx = self.tx[i];
-        let link = &mut self.links[self.route_links[tx.route as usize + h] as usize];
+        let l = self.link(&tx, h);
+        let link = &mut self.links[l];
         let svc = link.latency_us + self.chunk_bytes[tx.piece as usize * self.k + j] * link.us_per_byte;
         link.busy_us += svc;
         let next = (key & !ARRIVAL) + 1;
@@ -193,6 +206,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
         tx.push(Tx {
             route: small(route_links.len())?,
             hops: small(t.route.len())?,
+            first: t.route.first().map_or(0, |&l| l as u32),
             piece: small(t.piece)?,
             children: 0,
             n_children: 0,
@@ -310,17 +324,16 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
         let t = f64::from_bits(tb);
         let (i, j, h) = sim.decode(key);
         let x = sim.tx[i];
-        let route = x.route as usize;
         if h > 0 {
             // The link it leaves serves the next chunk waiting there.
-            let l = sim.route_links[route + h - 1] as usize;
+            let l = sim.link(&x, h - 1);
             match sim.waiting[l].pop_front() {
                 Some(next) => emit!(sim.serve(next, t)),
                 None => sim.links[l].idle = true,
             }
         }
         if h < x.hops as usize {
-            let l = sim.route_links[route + h] as usize;
+            let l = sim.link(&x, h);
             if sim.links[l].idle {
                 sim.links[l].idle = false;
                 emit!(sim.serve(key, t));

@@ -92,3 +92,64 @@ fn bad_input_is_an_error() {
     assert_eq!(Model::parse("alpha-beta").unwrap(), Model::AlphaBeta);
     assert!(Model::parse("magic").is_err());
 }
+
+/// Exact results of every flat consumer on synthesized schedules, written down from the
+/// models before their internals were rewritten for speed (issue 20): the simulator, the
+/// runtime simulator under each protocol and slice count, the protocol estimates, the
+/// alpha-beta model and the link loads must stay bit for bit what they were.
+#[test]
+fn flat_consumers_keep_their_exact_results() {
+    use crate::cost::runtime::{estimates_us, runtime, sim::makespan_us, Protocol};
+    use crate::ir::Collective;
+    let cases: [(&str, Collective, &str); 8] = [
+        ("torus:4x4", Collective::Allgather, "forestcoll"),
+        ("hypercube:3", Collective::Allgather, "bfb"),
+        ("dgx-a100:2", Collective::Allreduce, "forestcoll"),
+        ("ring:8", Collective::Allreduce, "ring"),
+        ("rfs:2,2,4", Collective::Allreduce, "tacos"),
+        ("mesh:3x3", Collective::Allgather, "tacos"),
+        ("dgx-a100:2", Collective::Allreduce, "nccl-ring"),
+        ("dgx-a100:2", Collective::Allreduce, "nccl-tree"),
+    ];
+    let mut got: Vec<u64> = Vec::new();
+    for (spec, c, alg) in cases {
+        let topo = from_spec(spec).unwrap();
+        let s = crate::synth::run(&topo, c, alg, &Default::default()).unwrap();
+        for m in [Rat::from_integer(1 << 20), Rat::new(1_000_000_007, 3)] {
+            for k in [1, 3] {
+                let r = simulate(&s, &topo, m, k).unwrap();
+                got.push(r.time_us.to_bits());
+                got.push(r.busiest_link_busy_us.to_bits());
+                got.push(r.busiest_link.map_or(u64::MAX, |l| l as u64));
+                got.push(alpha_beta(&s, &topo, m, k).unwrap().total_us.to_bits());
+                for p in Protocol::ALL {
+                    got.push(makespan_us(&s, &topo, m, p, k).unwrap().to_bits());
+                }
+            }
+            got.extend(estimates_us(&s, &topo, m).unwrap().map(f64::to_bits));
+            got.push(runtime(&s, &topo, m).unwrap().time_us.to_bits());
+            let loads: Rat = link_loads(&s, &topo, m).into_iter().sum();
+            got.push(to_f64(&loads).to_bits());
+            got.push(to_f64(&bandwidth_term_us(&s, &topo, m)).to_bits());
+        }
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for x in &got {
+        h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    // torus:4x4 at 1 MiB, k = 1: simulator time, busiest link's busy time and index,
+    // alpha-beta, runtime makespan under LL, LL128, Simple; then k = 3's simulator time
+    // (17.4576 us, 17.4576, link 0, 6.4576, 6.94912, ..., 47.4576).
+    let first: [u64; 8] = [
+        4625607095235552845,
+        4625607095235552845,
+        0,
+        4618956629665814832,
+        4619510031988026119,
+        4617960505485834518,
+        4617849825021392260,
+        4631875880736871202,
+    ];
+    assert_eq!(&got[..8], &first);
+    assert_eq!((got.len(), h), (320, 0x2e78_566b_ec73_ccc4), "a flat consumer's result changed");
+}

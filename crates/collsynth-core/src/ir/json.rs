@@ -33,7 +33,16 @@ fn route_nodes(topo: &Topology, t: &Transfer) -> Vec<usize> {
 
 /// The schedule file text (with `topo` embedded).
 pub fn write(s: &Schedule, topo: &Topology) -> String {
-    let mut out = String::from("{\n");
+    let mut out = Vec::new();
+    write_to(s, topo, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("the writer writes UTF-8")
+}
+
+/// The schedule file text (with `topo` embedded), written to `out` piece by piece and
+/// transfer by transfer: a schedule of millions of transfers never exists as one text.
+/// Give it a buffered writer.
+pub fn write_to(s: &Schedule, topo: &Topology, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(b"{\n")?;
     let options: Map<String, Value> =
         s.provenance.options.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
     let details: Map<String, Value> = s
@@ -60,20 +69,20 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         ("shards", Value::Array(s.shards.iter().map(|r| json!(to_fraction_string(r))).collect())),
     ];
     for (k, v) in header {
-        out += &format!("  \"{k}\": {v},\n");
+        writeln!(out, "  \"{k}\": {v},")?;
     }
     if let Some(g) = &s.symmetry {
         let gens: Vec<Value> = g.gens.iter().map(|gen| json!(gen.nodes)).collect();
-        out += &format!("  \"symmetry\": {},\n", json!({"group": g.name, "order": g.order(), "generators": gens}));
+        writeln!(out, "  \"symmetry\": {},", json!({"group": g.name, "order": g.order(), "generators": gens}))?;
     }
     let topo_text = topo_json::write(topo);
-    out += &format!("  \"topology\": {},\n", topo_text.trim_end().replace('\n', "\n  "));
-    out += "  \"pieces\": [";
+    writeln!(out, "  \"topology\": {},", topo_text.trim_end().replace('\n', "\n  "))?;
+    out.write_all(b"  \"pieces\": [")?;
     for (i, p) in s.pieces.iter().enumerate() {
         let sep = if i == 0 { "\n    " } else { ",\n    " };
-        out += &format!("{sep}[{}, \"{}\", \"{}\"]", p.shard, to_fraction_string(&p.start), to_fraction_string(&p.end));
+        write!(out, "{sep}[{}, \"{}\", \"{}\"]", p.shard, to_fraction_string(&p.start), to_fraction_string(&p.end))?;
     }
-    out += "\n  ],\n  \"transfers\": [";
+    out.write_all(b"\n  ],\n  \"transfers\": [")?;
     for (i, t) in s.transfers.iter().enumerate() {
         let sep = if i == 0 { "\n    " } else { ",\n    " };
         let op = if t.op == Op::Copy { "copy" } else { "reduce" };
@@ -84,13 +93,13 @@ pub fn write(s: &Schedule, topo: &Topology) -> String {
         } else {
             String::new()
         };
-        out += &format!(
+        write!(
+            out,
             "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}{slots}}}",
             t.piece, t.src, t.dst, route_nodes(topo, t), t.after
-        );
+        )?;
     }
-    out += "\n  ]\n}\n";
-    out
+    out.write_all(b"\n  ]\n}\n")
 }
 
 fn field<'a>(obj: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a Value> {

@@ -13,26 +13,63 @@ use crate::topology::{Topology, TopologyBuilder};
 /// smallest index first among ready ones). Errors on a dependency cycle or a bad index.
 pub fn topological_order(s: &Schedule) -> Result<Vec<usize>> {
     let n = s.transfers.len();
-    let mut indegree = vec![0usize; n];
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut backward = true;
     for (i, t) in s.transfers.iter().enumerate() {
+        if let Some(&a) = t.after.iter().find(|&&a| a >= n) {
+            return Err(CollsynthError::bad(format!("transfer {i} depends on unknown transfer {a}")));
+        }
+        backward &= t.after.iter().all(|&a| a < i);
+    }
+    // Every dependency earlier in the list (as synthesizers emit them): the smallest ready
+    // index is always the next one, so the order is the list's own.
+    if backward {
+        return Ok((0..n).collect());
+    }
+    // Dependents in CSR: a's are children[first[a]..first[a + 1]].
+    let mut indegree = vec![0u32; n];
+    let mut first = vec![0usize; n + 1];
+    for (i, t) in s.transfers.iter().enumerate() {
+        indegree[i] = t.after.len() as u32;
         for &a in &t.after {
-            if a >= n {
-                return Err(CollsynthError::bad(format!("transfer {i} depends on unknown transfer {a}")));
-            }
-            indegree[i] += 1;
-            children[a].push(i);
+            first[a + 1] += 1;
         }
     }
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> =
-        (0..n).filter(|&i| indegree[i] == 0).map(std::cmp::Reverse).collect();
+    for a in 0..n {
+        first[a + 1] += first[a];
+    }
+    let mut children = vec![0usize; first[n]];
+    let mut fill = first.clone();
+    for (i, t) in s.transfers.iter().enumerate() {
+        for &a in &t.after {
+            children[fill[a]] = i;
+            fill[a] += 1;
+        }
+    }
+    // The smallest ready index is the smaller of the heap's top, which holds the transfers
+    // that became ready behind the scan, and the first ready index at or after the scan.
+    let mut late: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = std::collections::BinaryHeap::new();
+    let mut scan = 0usize;
     let mut order = Vec::with_capacity(n);
-    while let Some(std::cmp::Reverse(i)) = ready.pop() {
+    loop {
+        while scan < n && indegree[scan] != 0 {
+            scan += 1;
+        }
+        let i = match late.peek() {
+            Some(&std::cmp::Reverse(h)) if scan >= n || h < scan => {
+                late.pop();
+                h
+            }
+            _ if scan < n => {
+                scan += 1;
+                scan - 1
+            }
+            _ => break,
+        };
         order.push(i);
-        for &c in &children[i] {
+        for &c in &children[first[i]..first[i + 1]] {
             indegree[c] -= 1;
-            if indegree[c] == 0 {
-                ready.push(std::cmp::Reverse(c));
+            if indegree[c] == 0 && c < scan {
+                late.push(std::cmp::Reverse(c));
             }
         }
     }

@@ -2,6 +2,7 @@
 //! accepts (see `parse.rs` for that parser's quirks).
 
 use super::model::{Dialect, Gpu, Program, Step, ThreadBlock};
+use std::io::{self, Write};
 
 /// The runtime keeps at most this many bytes of `name` (`strncpy` into a 64-byte buffer).
 const MAX_NAME_BYTES: usize = 63;
@@ -14,13 +15,19 @@ const MAX_NAME_BYTES: usize = 63;
 /// is cut to 63 bytes. A collective with no name in `dialect` (allgatherv) is written under its
 /// collsynth name, which the runtime (and `parse`) rejects.
 pub fn to_xml(p: &Program, dialect: Dialect) -> String {
-    let mut out = String::new();
-    out.push_str(&open_tag(0, "algo", &algo_attrs(p, dialect), false));
+    let mut out = Vec::new();
+    write_xml(p, dialect, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("the writer writes UTF-8")
+}
+
+/// [`to_xml`]'s text written to `out` tag by tag: a program of millions of steps never exists
+/// as one text. Give it a buffered writer.
+pub fn write_xml(p: &Program, dialect: Dialect, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(open_tag(0, "algo", &algo_attrs(p, dialect), false).as_bytes())?;
     for g in &p.gpus {
-        write_gpu(&mut out, g);
+        write_gpu(out, g)?;
     }
-    out.push_str("</algo>\n");
-    out
+    out.write_all(b"</algo>\n")
 }
 
 fn algo_attrs(p: &Program, dialect: Dialect) -> Vec<(&'static str, String)> {
@@ -43,38 +50,38 @@ fn algo_attrs(p: &Program, dialect: Dialect) -> Vec<(&'static str, String)> {
     attrs
 }
 
-fn write_gpu(out: &mut String, g: &Gpu) {
+fn write_gpu(out: &mut dyn Write, g: &Gpu) -> io::Result<()> {
     let attrs = [
         ("id", g.id.to_string()),
         ("i_chunks", g.i_chunks.to_string()),
         ("o_chunks", g.o_chunks.to_string()),
         ("s_chunks", g.s_chunks.to_string()),
     ];
-    out.push_str(&open_tag(1, "gpu", &attrs, false));
+    out.write_all(open_tag(1, "gpu", &attrs, false).as_bytes())?;
     for tb in &g.tbs {
-        write_tb(out, tb);
+        write_tb(out, tb)?;
     }
-    out.push_str("  </gpu>\n");
+    out.write_all(b"  </gpu>\n")
 }
 
-fn write_tb(out: &mut String, tb: &ThreadBlock) {
+fn write_tb(out: &mut dyn Write, tb: &ThreadBlock) -> io::Result<()> {
     let attrs = [
         ("id", tb.id.to_string()),
         ("send", tb.send.to_string()),
         ("recv", tb.recv.to_string()),
         ("chan", tb.chan.to_string()),
     ];
-    out.push_str(&open_tag(2, "tb", &attrs, false));
+    out.write_all(open_tag(2, "tb", &attrs, false).as_bytes())?;
     if let Some(comment) = &tb.comment {
         // One `<!--...-->` per line: the parser joins them back with '\n'.
         for line in comment.split('\n') {
-            out.push_str(&format!("      <!--{}-->\n", safe_comment(line)));
+            writeln!(out, "      <!--{}-->", safe_comment(line))?;
         }
     }
     for st in &tb.steps {
-        out.push_str(&open_tag(3, "step", &step_attrs(st), true));
+        out.write_all(open_tag(3, "step", &step_attrs(st), true).as_bytes())?;
     }
-    out.push_str("    </tb>\n");
+    out.write_all(b"    </tb>\n")
 }
 
 fn step_attrs(st: &Step) -> [(&'static str, String); 10] {

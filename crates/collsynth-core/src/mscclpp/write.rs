@@ -3,10 +3,21 @@
 
 use super::model::*;
 use serde_json::{json, Value};
+use std::io::{self, Write};
 
 pub fn to_json(p: &Plan) -> String {
-    let gpus: Vec<Value> = p.gpus.iter().map(gpu).collect();
-    let v = json!({
+    let mut out = Vec::new();
+    write_json(p, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("the writer writes UTF-8")
+}
+
+/// [`to_json`]'s text written to `out` one GPU at a time: only one GPU's JSON value exists at
+/// once, never the whole plan's text. The bytes are serde_json's pretty printing of the whole
+/// object (keys sorted, two-space indent): a nested value prints as it does alone, with every
+/// line after the first indented by its depth (strings hold no raw line breaks). Give it a
+/// buffered writer.
+pub fn write_json(p: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    let fields = json!({
         "name": p.name,
         "collective": p.collective,
         "protocol": p.protocol,
@@ -17,11 +28,42 @@ pub fn to_json(p: &Plan) -> String {
         "min_message_size": p.min_message_size,
         "max_message_size": p.max_message_size,
         "num_threads_per_block": p.threads_per_block,
-        "gpus": gpus,
     });
-    let mut text = serde_json::to_string_pretty(&v).expect("plain JSON values");
-    text.push('\n');
-    text
+    let Value::Object(fields) = fields else { unreachable!("an object literal") };
+    let mut keys: Vec<&str> = fields.keys().map(String::as_str).chain(["gpus"]).collect();
+    keys.sort_unstable();
+    out.write_all(b"{")?;
+    for (x, key) in keys.into_iter().enumerate() {
+        out.write_all(if x == 0 { b"\n  \"" } else { b",\n  \"" })?;
+        out.write_all(key.as_bytes())?;
+        out.write_all(b"\": ")?;
+        match fields.get(key) {
+            Some(v) => write_nested(out, v, 1)?,
+            None if p.gpus.is_empty() => out.write_all(b"[]")?,
+            None => {
+                for (i, g) in p.gpus.iter().enumerate() {
+                    out.write_all(if i == 0 { b"[\n    " } else { b",\n    " })?;
+                    write_nested(out, &gpu(g), 2)?;
+                }
+                out.write_all(b"\n  ]")?;
+            }
+        }
+    }
+    out.write_all(b"\n}\n")
+}
+
+/// `v` pretty-printed as a value `depth` levels deep: lines after the first indented.
+fn write_nested(out: &mut dyn Write, v: &Value, depth: usize) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(v).expect("plain JSON values");
+    let indent = "  ".repeat(depth);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+            out.write_all(indent.as_bytes())?;
+        }
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 fn gpu(g: &Gpu) -> Value {

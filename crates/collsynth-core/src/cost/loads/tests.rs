@@ -89,3 +89,35 @@ fn loads_are_exact() {
     let empty = Schedule::new(Collective::Allgather, 3, 0, "t");
     assert_eq!(bandwidth_term_us(&empty, &topo, m), Rat::zero());
 }
+
+/// The integer sums agree with rational sums, and give way to them when the common
+/// denominator overflows: pieces [0, 1/p) for primes whose product leaves i128, each
+/// piece on its own link (so that the rational sums themselves fit).
+#[test]
+fn integer_sums_equal_rational_sums_or_give_way() {
+    let topo = from_spec("ring:6").unwrap();
+    let link = |i: usize| topo.link_between(topo.rank_node(i), topo.rank_node(i + 1)).unwrap();
+    let rational = |s: &Schedule| {
+        let mut want = vec![Rat::zero(); topo.links.len()];
+        for t in &s.transfers {
+            want[t.route[0]] += s.piece_fraction(t.piece);
+        }
+        want
+    };
+    for primes in [&[3i128, 7, 11][..], &[1_000_000_007, 998_244_353, 1_000_000_009, 999_999_937, 1_000_000_021]] {
+        let mut s = Schedule::new(Collective::Allgather, 6, 0, "t");
+        for (i, &p) in primes.iter().enumerate() {
+            let x = s.add_piece(Piece { shard: i, start: Rat::zero(), end: r(1, p) });
+            for _ in 0..3 {
+                s.add(Transfer::new(x, i, i + 1, vec![link(i)], Op::Copy, vec![], None));
+            }
+        }
+        let fraction: Vec<Rat> = (0..s.pieces.len()).map(|p| s.piece_fraction(p)).collect();
+        let fits = integer_loads(&s, &topo, &fraction);
+        assert_eq!(fits.is_some(), primes.len() == 3, "{primes:?}");
+        if let Some(loads) = fits {
+            assert_eq!(loads, rational(&s));
+        }
+        assert_eq!(link_loads(&s, &topo, Rat::from_integer(1)), rational(&s));
+    }
+}

@@ -73,11 +73,11 @@ const ARRIVE: u8 = 2;
 /// `k` slices, under `protocol`.
 pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<f64> {
     check(s, topo, size, k)?;
-    let n = s.transfers.len();
-    if n == 0 {
+    if s.transfers.is_empty() {
         return Ok(0.0);
     }
     let classes = classify(topo);
+    let mut program = Program::new(s, topo.links.len())?;
     let executor = s.provenance.executor;
     let kernel = nccl::bandwidth_factor(executor, protocol, size);
     let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol, kernel)
@@ -91,78 +91,90 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     // NCCL's kernels: NCCL's own per-channel ceiling.
     let (nodes, _) = nccl::nodes_and_ppn(topo);
     let cap = nccl::connection_cap_gbps(executor, protocol, nodes).map_or(0.0, |g| 1.0 / (g * 1e3));
-    let connection: Vec<f64> =
-        s.transfers.iter().map(|t| connection_us_per_byte(&t.route, &classes, t.op).max(cap)).collect();
+    // Per link, what a route's fold takes from it (the class table, read once per class).
+    let per_class = |f: &dyn Fn(&super::classes::ClassParams) -> f64| -> Vec<f64> {
+        classes.iter().map(|&c| f(&params(c))).collect()
+    };
+    let conn_copy = per_class(&|p| p.connection_gbps.map_or(0.0, |g| 1.0 / (g[0] * 1e3)));
+    let conn_reduce = per_class(&|p| p.connection_gbps.map_or(0.0, |g| 1.0 / (g[1] * 1e3)));
     // NCCL's kernels pay one kernel step per transfer, MSCCL's interpreter the message overhead.
-    let overhead: Vec<f64> = s
-        .transfers
-        .iter()
-        .map(|t| match executor {
-            Executor::Msccl => message_overhead_us(&t.route, &classes, protocol),
-            Executor::NcclRing | Executor::NcclTree => nccl::step_us(&t.route, &classes),
-        })
-        .collect();
+    let step = match executor {
+        Executor::Msccl => per_class(&|p| p.overhead_us[protocol.index()]),
+        Executor::NcclRing | Executor::NcclTree => per_class(&|p| p.nccl_step_us),
+    };
+    let fold = |route: &[usize], per_link: &[f64]| route.iter().map(|&l| per_link[l]).fold(0.0, f64::max);
     let layout = ByteLayout::new(s, size);
     let mut bytes: Vec<f64> = Vec::with_capacity(s.pieces.len() * k);
     for p in &s.pieces {
         bytes.extend(layout.boundaries(p, k).windows(2).map(|w| (w[1] - w[0]) as f64));
     }
-    // Dependents in CSR: transfer a's are children[first[a]..first[a + 1]].
-    let mut first = vec![0usize; n + 1];
-    for t in &s.transfers {
-        for &a in &t.after {
-            first[a + 1] += 1;
-        }
+    // (overhead, connection us per byte) pairs: a handful of distinct values (they depend on
+    // the route's classes only), so a transfer keeps a 4-byte index into them.
+    let mut costs: Vec<(f64, f64)> = Vec::new();
+    let mut known: std::collections::HashMap<(u64, u64), u32> = std::collections::HashMap::new();
+    let shapes = std::mem::take(&mut program.tx);
+    let mut tx: Vec<Tx> = Vec::with_capacity(shapes.len());
+    for (&i, at) in program.order.iter().zip(shapes) {
+        let t = &s.transfers[i as usize];
+        let conn = if t.op == Op::Reduce { &conn_reduce } else { &conn_copy };
+        let pair = (fold(&t.route, &step), fold(&t.route, conn).max(cap));
+        let cost = *known.entry((pair.0.to_bits(), pair.1.to_bits())).or_insert_with(|| {
+            costs.push(pair);
+            costs.len() as u32 - 1
+        });
+        tx.push(Tx { at, cost, connection_free: 0.0 });
     }
-    for a in 0..n {
-        first[a + 1] += first[a];
-    }
-    let mut children = vec![0usize; first[n]];
-    let mut fill = first.clone();
-    for (i, t) in s.transfers.iter().enumerate() {
-        for &a in &t.after {
-            children[fill[a]] = i;
-            fill[a] += 1;
-        }
-    }
-    drop(fill);
+    drop(known);
+    let n = s.transfers.len();
     let chunks = n * k;
     // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
     // its own transfer to start sending (a connection streams its slices in order).
-    let mut pending: Vec<u32> = Vec::with_capacity(chunks);
-    for t in &s.transfers {
-        let own = u32::from(!t.route.is_empty());
-        pending.extend((0..k).map(|j| t.after.len() as u32 + if j > 0 { own } else { 0 }));
+    let mut slices: Vec<Slice> = Vec::with_capacity(chunks);
+    for t in &tx {
+        let own = u32::from(t.at.hops > 0);
+        slices.extend((0..k).map(|j| Slice {
+            tail: 0.0,
+            earliest: 0.0,
+            stream: 0.0,
+            pending: t.at.n_after + if j > 0 { own } else { 0 },
+        }));
     }
     let mut run = Run {
-        s,
         k,
         links,
-        overhead,
         one_step_per_contribution: executor == Executor::Msccl,
-        connection,
-        connection_free: vec![0.0f64; n],
+        tx,
+        costs,
+        route_links: &program.route_links,
         free_at: vec![0.0f64; topo.links.len()],
         bytes,
-        tail: vec![0.0f64; chunks],
-        earliest: vec![0.0f64; chunks],
-        stream: vec![0.0f64; chunks],
-        pending,
+        slices,
         heap: BinaryHeap::new(),
         seq: 0,
     };
-    let mut waiting: Vec<VecDeque<(usize, usize)>> = vec![VecDeque::new(); topo.links.len()];
-    for c in 0..chunks {
-        if run.pending[c] == 0 {
-            run.release(c, 0.0);
+    let mut waiting: Vec<VecDeque<(u32, u32)>> = vec![VecDeque::new(); topo.links.len()];
+    // Initial releases in list order.
+    let mut pos = vec![0u32; n];
+    for (x, &i) in program.order.iter().enumerate() {
+        pos[i as usize] = x as u32;
+    }
+    drop(std::mem::take(&mut program.order));
+    for &x in &pos {
+        let x = x as usize;
+        for c in x * k..(x + 1) * k {
+            if run.slices[c].pending == 0 {
+                run.release(c, 0.0);
+            }
         }
     }
+    drop(pos);
     let (mut last, mut done) = (0.0f64, 0usize);
-    while let Some(Reverse(((tb, kind, _), a, h))) = run.heap.pop() {
+    while let Some(Reverse((tb, ks, a, h))) = run.heap.pop() {
         let t = f64::from_bits(tb);
-        match kind {
+        let (a, h) = (a as usize, h as usize);
+        match (ks >> KIND_SHIFT) as u8 {
             ARRIVE => {
-                let l = s.transfers[a / k].route[h];
+                let l = run.link(a / k, h);
                 if waiting[l].is_empty() && run.free_at[l] <= t {
                     run.serve(a, h, t);
                 } else {
@@ -170,12 +182,12 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
                     if waiting[l].is_empty() {
                         run.push(run.free_at[l], FREE, l, 0);
                     }
-                    waiting[l].push_back((a, h));
+                    waiting[l].push_back((a as u32, h as u32));
                 }
             }
             FREE => {
                 if let Some((c, hop)) = waiting[a].pop_front() {
-                    run.serve(c, hop, t);
+                    run.serve(c as usize, hop as usize, t);
                 }
                 if !waiting[a].is_empty() {
                     run.push(run.free_at[a], FREE, a, 0);
@@ -185,8 +197,10 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
                 last = last.max(t);
                 done += 1;
                 let (i, j) = (a / k, a % k);
-                for &ch in &children[first[i]..first[i + 1]] {
-                    run.contribution(ch * k + j, t, run.overhead[ch]);
+                let at = run.tx[i].at;
+                for &ch in &program.children[at.children as usize..(at.children + at.n_children) as usize] {
+                    let ch = ch as usize;
+                    run.contribution(ch * k + j, t, run.costs[run.tx[ch].cost as usize].0);
                 }
             }
         }
@@ -200,34 +214,157 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     Ok(last)
 }
 
-/// ((time bits, kind, sequence), slice or link, hop).
-type Event = ((u64, u8, u64), usize, usize);
+/// A schedule's structure as the event loop reads it, packed: per transfer its route (in
+/// `route_links`), piece, dependents (CSR in `children`) and count of dependencies, so that
+/// an event touches one small record instead of a transfer's vectors.
+///
+/// Transfers are renumbered by depth in the dependency DAG (the list order within a depth):
+/// transfers that run at about the same time sit together in memory, where the list order
+/// (tree after tree, say) scatters them. Nothing in the run orders events by transfer index
+/// (ties go by push order), and pushes happen in the list's order (the initial releases,
+/// each transfer's dependents), so the renumbering changes no result.
+struct Program {
+    /// List index of each packed transfer.
+    order: Vec<u32>,
+    tx: Vec<Shape>,
+    route_links: Vec<u32>,
+    children: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// The route is `route_links[route..route + hops]`; `first` is its first link, inline.
+    route: u32,
+    hops: u32,
+    first: u32,
+    piece: u32,
+    /// The dependents are `children[children..children + n_children]`.
+    children: u32,
+    n_children: u32,
+    n_after: u32,
+}
+
+impl Program {
+    fn new(s: &Schedule, n_links: usize) -> Result<Program> {
+        let n = s.transfers.len();
+        let too_big = || CollsynthError::bad(format!("schedule too large to simulate ({n} transfers)"));
+        let small = |x: usize| u32::try_from(x).map_err(|_| too_big());
+        small(n_links)?;
+        small(n)?;
+        let order = depth_order(s);
+        let mut pos = vec![0u32; n];
+        for (x, &i) in order.iter().enumerate() {
+            pos[i as usize] = x as u32;
+        }
+        let mut n_children = vec![0u32; n];
+        for t in &s.transfers {
+            for &a in &t.after {
+                n_children[pos[a] as usize] += 1;
+            }
+        }
+        let mut tx: Vec<Shape> = Vec::with_capacity(n);
+        let mut route_links: Vec<u32> = Vec::new();
+        let mut start = 0usize;
+        for (&i, &c) in order.iter().zip(&n_children) {
+            let t = &s.transfers[i as usize];
+            tx.push(Shape {
+                route: small(route_links.len())?,
+                hops: small(t.route.len())?,
+                first: t.route.first().map_or(0, |&l| l as u32),
+                piece: small(t.piece)?,
+                children: small(start)?,
+                n_children: 0,
+                n_after: small(t.after.len())?,
+            });
+            route_links.extend(t.route.iter().map(|&l| l as u32));
+            start += c as usize;
+        }
+        small(start)?;
+        drop(n_children);
+        // Each transfer's dependents in list order (the order their releases are pushed).
+        let mut children = vec![0u32; start];
+        for (i, t) in s.transfers.iter().enumerate() {
+            for &a in &t.after {
+                let x = &mut tx[pos[a] as usize];
+                children[(x.children + x.n_children) as usize] = pos[i];
+                x.n_children += 1;
+            }
+        }
+        Ok(Program { order, tx, route_links, children })
+    }
+}
+
+/// List indices sorted by (depth in the dependency DAG, index); the list order when the
+/// dependencies have a cycle (the run reports it).
+fn depth_order(s: &Schedule) -> Vec<u32> {
+    let n = s.transfers.len();
+    let Ok(topo) = crate::ir::transform::topological_order(s) else { return (0..n as u32).collect() };
+    let mut depth = vec![0u32; n];
+    for &i in &topo {
+        depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
+    }
+    // Counting sort: stable, so the list order within a depth.
+    let levels = depth.iter().max().map_or(0, |&d| d as usize + 1);
+    let mut first = vec![0usize; levels + 1];
+    for &d in &depth {
+        first[d as usize + 1] += 1;
+    }
+    for d in 0..levels {
+        first[d + 1] += first[d];
+    }
+    let mut order = vec![0u32; n];
+    for (i, &d) in depth.iter().enumerate() {
+        order[first[d as usize]] = i as u32;
+        first[d as usize] += 1;
+    }
+    order
+}
+
+/// The event kind sits above a 62-bit sequence number in an event's second word.
+const KIND_SHIFT: u32 = 62;
+
+/// (time bits, kind << 62 | sequence, slice or link, hop): (time, kind, sequence) is unique,
+/// so events order as (time, kind, sequence) and the payload never decides.
+type Event = (u64, u64, u32, u32);
+
+/// One transfer of a run: its shape, its route's per-message overhead and connection speed
+/// (`Run::costs[cost]`), and when its connection is free.
+#[derive(Debug, Clone, Copy)]
+struct Tx {
+    at: Shape,
+    cost: u32,
+    connection_free: f64,
+}
+
+/// One slice of a transfer.
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    /// When its last byte reaches the source of the hop it is on.
+    tail: f64,
+    /// When its received contributions are processed.
+    earliest: f64,
+    /// When the previous slice of its transfer started sending.
+    stream: f64,
+    /// Conditions that remain before it is released.
+    pending: u32,
+}
 
 /// One simulation's program and event queue.
 struct Run<'a> {
-    s: &'a Schedule,
     k: usize,
     links: Vec<LinkModel>,
-    overhead: Vec<f64>,
     /// MSCCL's interpreter processes received contributions one step each; NCCL's kernels
     /// take them all in one step.
     one_step_per_contribution: bool,
-    /// Per transfer: us per byte of its connection, and when the connection is free.
-    connection: Vec<f64>,
-    connection_free: Vec<f64>,
+    tx: Vec<Tx>,
+    /// (per-message overhead, connection us per byte) of the protocol on a route.
+    costs: Vec<(f64, f64)>,
+    route_links: &'a [u32],
     /// Per link: when it finishes the slice it serves (a link is never idle with a queue).
     free_at: Vec<f64>,
     /// Whole bytes of slice j of piece p at `p k + j`.
     bytes: Vec<f64>,
-    /// Per slice: when its last byte reaches the source of the hop it is on.
-    tail: Vec<f64>,
-    /// Per slice: when its received contributions are processed, and how many conditions
-    /// remain.
-    earliest: Vec<f64>,
-    /// Per slice: when the previous slice of its transfer started sending.
-    stream: Vec<f64>,
-    pending: Vec<u32>,
-    /// (time bits, kind, sequence) -> (slice or link, hop).
+    slices: Vec<Slice>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
 }
@@ -235,7 +372,18 @@ struct Run<'a> {
 impl Run<'_> {
     fn push(&mut self, t: f64, kind: u8, a: usize, h: usize) {
         self.seq += 1;
-        self.heap.push(Reverse(((t.to_bits(), kind, self.seq), a, h)));
+        self.heap.push(Reverse((t.to_bits(), (kind as u64) << KIND_SHIFT | self.seq, a as u32, h as u32)));
+    }
+
+    /// Link of hop h of transfer i.
+    #[inline]
+    fn link(&self, i: usize, h: usize) -> usize {
+        let at = &self.tx[i].at;
+        if h == 0 {
+            at.first as usize
+        } else {
+            self.route_links[at.route as usize + h] as usize
+        }
     }
 
     /// Slice c's dependency arrived at t. The receiver processes its contributions one at a
@@ -243,24 +391,24 @@ impl Run<'_> {
     /// message overhead, or (NCCL's kernels) all in one step; the last condition releases
     /// the slice.
     fn contribution(&mut self, c: usize, t: f64, overhead: f64) {
-        self.earliest[c] = if self.one_step_per_contribution {
-            self.earliest[c].max(t) + overhead
-        } else {
-            self.earliest[c].max(t + overhead)
-        };
+        let x = &mut self.slices[c];
+        x.earliest =
+            if self.one_step_per_contribution { x.earliest.max(t) + overhead } else { x.earliest.max(t + overhead) };
         self.settle(c);
     }
 
     /// Slice c - 1 of the same transfer started sending at t: the connection streams on.
     fn streamed(&mut self, c: usize, t: f64) {
-        self.stream[c] = t;
+        self.slices[c].stream = t;
         self.settle(c);
     }
 
     fn settle(&mut self, c: usize) {
-        self.pending[c] -= 1;
-        if self.pending[c] == 0 {
-            self.release(c, self.earliest[c].max(self.stream[c]));
+        let x = &mut self.slices[c];
+        x.pending -= 1;
+        if x.pending == 0 {
+            let at = x.earliest.max(x.stream);
+            self.release(c, at);
         }
     }
 
@@ -268,19 +416,21 @@ impl Run<'_> {
     /// slice without dependencies still pays the message overhead.
     fn release(&mut self, c: usize, at: f64) {
         let i = c / self.k;
-        let tx = &self.s.transfers[i];
-        self.tail[c] = 0.0;
-        if tx.route.is_empty() {
+        let tx = self.tx[i];
+        self.slices[c].tail = 0.0;
+        if tx.at.hops == 0 {
             self.push(at, DONE, c, 0);
             return;
         }
-        let at = if tx.after.is_empty() { at.max(self.overhead[i]) } else { at };
+        let (overhead, connection) = self.costs[tx.cost as usize];
+        let at = if tx.at.n_after == 0 { at.max(overhead) } else { at };
         // The connection is a virtual first hop, cut-through like the links: the slice
         // cannot leave its first link before the thread block has pushed its last byte.
-        let start = at.max(self.connection_free[i]);
-        let bytes = self.bytes[tx.piece * self.k + c % self.k];
-        self.tail[c] = start + bytes * self.connection[i];
-        self.connection_free[i] = self.tail[c];
+        let start = at.max(tx.connection_free);
+        let bytes = self.bytes[tx.at.piece as usize * self.k + c % self.k];
+        let tail = start + bytes * connection;
+        self.slices[c].tail = tail;
+        self.tx[i].connection_free = tail;
         self.push(start, ARRIVE, c, 0);
     }
 
@@ -288,17 +438,17 @@ impl Run<'_> {
     /// slice's next hop (cut-through) or its arrival.
     fn serve(&mut self, c: usize, h: usize, t: f64) {
         let i = c / self.k;
-        let tx = &self.s.transfers[i];
-        let (l, hops) = (tx.route[h], tx.route.len());
+        let at = self.tx[i].at;
+        let (l, hops) = (self.link(i, h), at.hops as usize);
         let m = self.links[l];
         if h == 0 && !(c + 1).is_multiple_of(self.k) {
             // The connection streams on: the next slice may queue behind this one.
             self.streamed(c + 1, t);
         }
-        let finish = (t + self.bytes[tx.piece * self.k + c % self.k] * m.us_per_byte).max(self.tail[c]);
+        let finish = (t + self.bytes[at.piece as usize * self.k + c % self.k] * m.us_per_byte).max(self.slices[c].tail);
         self.free_at[l] = finish;
         if h + 1 < hops {
-            self.tail[c] = finish + m.hop_latency_us;
+            self.slices[c].tail = finish + m.hop_latency_us;
             self.push(t + m.hop_latency_us, ARRIVE, c, h + 1);
         } else {
             self.push(finish + m.hop_latency_us, DONE, c, 0);

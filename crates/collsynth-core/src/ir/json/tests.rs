@@ -80,3 +80,44 @@ fn a_bad_symmetry_is_refused_in_one_line() {
         assert!(e.contains(why) && !e.contains('\n'), "{e}");
     }
 }
+
+/// The writer streams: fed to a counting sink it makes many small writes (none larger than the
+/// header), and the bytes are those of the text writer before streaming (hashes
+/// written down from it).
+#[test]
+fn the_schedule_writer_streams_the_same_bytes() {
+    use crate::testing::{fnv1a, CountingWriter};
+    let cases = [
+        ("torus:3x3", Collective::Allgather, "forestcoll"),
+        ("rfs:2,2,4", Collective::Allreduce, "tacos"),
+        ("dgx-a100:2", Collective::Allreduce, "nccl-ring"),
+        ("hypercube:3", Collective::Allgather, "bfb"),
+    ];
+    let mut got = Vec::new();
+    for (spec, c, alg) in cases {
+        let topo = crate::zoo::from_spec(spec).unwrap();
+        let s = crate::synth::run(&topo, c, alg, &Default::default()).unwrap();
+        // The hashes were taken from flat schedules; forestcoll's allgather is compact now.
+        let s = crate::ir::orbit::expand(&s).unwrap();
+        let text = write(&s, &topo);
+        let mut sink = CountingWriter::new();
+        write_to(&s, &topo, &mut sink).unwrap();
+        assert_eq!((sink.total, sink.hash), (text.len(), fnv1a(&text)));
+        // No write larger than the header (topology and provenance, which grow with the
+        // topology): pieces and transfers go out one by one.
+        let header = text.find("\"pieces\"").unwrap();
+        assert!(sink.writes > s.transfers.len(), "{spec}: {} writes", sink.writes);
+        assert!(sink.largest <= header, "{spec}: one write of {} bytes", sink.largest);
+        got.push((text.len(), fnv1a(&text)));
+    }
+    // (bytes, FNV-1a 64) of the text as written before the writer streamed.
+    assert_eq!(
+        got,
+        vec![
+            (9777, 0x2119_6fca_3457_8877),
+            (57338, 0x1a18_67ad_9825_a11f),
+            (856968, 0xdd16_23d3_e317_59ac),
+            (18309, 0xe51a_ca41_6a19_b40a),
+        ]
+    );
+}

@@ -136,3 +136,57 @@ fn forestcoll_allreduce_on_directed_graphs() {
         api::synthesize(&t, Collective::Allreduce, "forestcoll", &Request::default(), r(1 << 30, 1)).unwrap();
     }
 }
+
+/// The textbook order the fast paths must keep: repeatedly the smallest index whose
+/// dependencies are all placed (quadratic, obviously right).
+fn smallest_ready_first(s: &Schedule) -> Option<Vec<usize>> {
+    let n = s.transfers.len();
+    let mut placed = vec![false; n];
+    let mut order = Vec::new();
+    while order.len() < n {
+        let i = (0..n).find(|&i| !placed[i] && s.transfers[i].after.iter().all(|&a| placed[a]))?;
+        placed[i] = true;
+        order.push(i);
+    }
+    Some(order)
+}
+
+proptest::proptest! {
+    /// Random DAGs, dependencies pointing backward only (the list order is topological) or
+    /// anywhere along a hidden permutation, and sometimes a cycle: the order is the
+    /// textbook one, or both see the cycle.
+    #[test]
+    fn topological_order_is_smallest_ready_first(
+        n in 1usize..24,
+        edges in proptest::collection::vec((0usize..24, 0usize..24), 0..40),
+        shuffle in proptest::collection::vec(0usize..1000, 24),
+        backward in proptest::bool::ANY,
+        cycle in proptest::bool::ANY,
+    ) {
+        let mut perm: Vec<usize> = (0..n).collect();
+        if !backward {
+            perm.sort_by_key(|&i| shuffle[i]);
+        }
+        let mut s = Schedule::new(Collective::Broadcast, 2, 0, "dag");
+        let p = s.add_piece(Piece::whole(0));
+        let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(a, b) in &edges {
+            let (a, b) = (a % n, b % n);
+            if a < b {
+                after[perm[b]].push(perm[a]);
+            }
+        }
+        if cycle && n > 1 {
+            after[perm[0]].push(perm[n - 1]);
+            after[perm[n - 1]].push(perm[0]);
+        }
+        for a in after {
+            s.add(Transfer::new(p, 0, 1, vec![], Op::Copy, a, None));
+        }
+        let want = smallest_ready_first(&s);
+        match topological_order(&s) {
+            Ok(order) => proptest::prop_assert_eq!(Some(order), want),
+            Err(_) => proptest::prop_assert!(want.is_none()),
+        }
+    }
+}

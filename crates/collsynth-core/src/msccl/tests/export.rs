@@ -105,3 +105,41 @@ fn census_with_scratch_slots_exports_valid_xml() {
         }
     }
 }
+
+/// The XML writer streams (many small writes, none larger than a tag) and writes the bytes
+/// it wrote before streaming (hashes written down from it).
+#[test]
+fn the_xml_writer_streams_the_same_bytes() {
+    use crate::testing::{fnv1a, CountingWriter};
+    let mut got = Vec::new();
+    for (spec, c, alg) in [
+        ("torus:3x3", Collective::Allgather, "forestcoll"),
+        ("ring:4", Collective::Allreduce, "ring"),
+        ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
+    ] {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        for dialect in [Dialect::New, Dialect::Old] {
+            let o = lower::Options { dialect, ..lower::Options::default() };
+            let e = export(&done.schedule, &o, true).unwrap();
+            let mut sink = CountingWriter::new();
+            write::write_xml(&e.program, dialect, &mut sink).unwrap();
+            assert_eq!((sink.total, sink.hash), (e.xml.len(), fnv1a(&e.xml)));
+            assert!(sink.writes > e.xml.lines().count() / 2, "{spec}: {} writes", sink.writes);
+            assert!(sink.largest <= 400, "{spec}: one write of {} bytes", sink.largest);
+            got.push((e.xml.len(), fnv1a(&e.xml)));
+        }
+    }
+    // (bytes, FNV-1a 64) of the text as written before the writer streamed.
+    assert_eq!(
+        got,
+        vec![
+            (70815, 0x2eec_e31d_6259_e96f),
+            (70815, 0x2eec_e31d_6259_e96f),
+            (3862, 0x370a_b569_a0cd_2acb),
+            (3862, 0x370a_b569_a0cd_2acb),
+            (127190, 0x5443_e2c2_29b3_b07b),
+            (127190, 0x5443_e2c2_29b3_b07b),
+        ]
+    );
+}

@@ -142,3 +142,33 @@ fn many_peers_start_a_new_thread_block() {
         assert_eq!(used.len(), 23, "one channel per peer, every one used");
     }
 }
+
+/// The plan writer streams (one GPU's JSON at a time, in many writes) and writes the bytes
+/// it wrote before streaming (hashes written down from it).
+#[test]
+fn the_plan_writer_streams_the_same_bytes() {
+    use crate::mscclpp::write::write_json;
+    use crate::testing::{fnv1a, CountingWriter};
+    let mut got = Vec::new();
+    for (spec, c, alg) in [
+        ("torus:3x3", Collective::Allgather, "forestcoll"),
+        ("ring:4", Collective::Allreduce, "ring"),
+        ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
+    ] {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let e = export(&done.schedule, &done.topology, None).unwrap();
+        let mut sink = CountingWriter::new();
+        write_json(&e.plan, &mut sink).unwrap();
+        assert_eq!((sink.total, sink.hash), (e.json.len(), fnv1a(&e.json)));
+        let gpus = e.plan.gpus.len();
+        assert!(sink.writes > 3 * gpus, "{spec}: {} writes", sink.writes);
+        assert!(sink.largest < 2 * e.json.len() / gpus, "{spec}: one write of {} bytes", sink.largest);
+        got.push((e.json.len(), fnv1a(&e.json)));
+    }
+    // (bytes, FNV-1a 64) of the text as written before the writer streamed.
+    assert_eq!(
+        got,
+        vec![(353283, 0x6453_6f85_2d4b_ae63), (172088, 0x2e43_6ee3_2014_1f00), (805022, 0x4487_1187_6786_6093),]
+    );
+}
