@@ -1,4 +1,4 @@
-"""Issue 20's scale table (bench/run.py discovers `BENCHMARKS`): every row as a whole process
+"""The scale table (bench/run.py discovers `BENCHMARKS`): every row as a whole process
 under `/usr/bin/time -v` (wall, user seconds, peak memory) with its synthesis time and its
 result (optimality, time), so that "every row keeps its result exactly" is visible next to
 the speed. Writes bench/results/scale.json and scale_table.md.

@@ -94,7 +94,7 @@ fn bad_input_is_an_error() {
 }
 
 /// Exact results of every flat consumer on synthesized schedules, written down from the
-/// models before their internals were rewritten for speed (issue 20): the simulator, the
+/// models before their internals were rewritten for speed: the simulator, the
 /// runtime simulator under each protocol and slice count, the protocol estimates, the
 /// alpha-beta model and the link loads must stay bit for bit what they were.
 #[test]
