@@ -80,7 +80,29 @@ def inputs(tmp_path_factory) -> Path:
         bad = json.loads(json.dumps(plan))
         mutate(bad)
         (d / name).write_text(json.dumps(bad))
+    # A schedule stated per orbit (collsynth-schedule/2) with a broken symmetry.
+    orbit = json.loads(collsynth.synthesize("torus:3x3", "allgather", "forestcoll").to_json())
+    nodes = len(orbit["topology"]["nodes"])
+    for name, mutate in [
+        ("orb_neg.json", lambda o: sym_of(o)["generators"][0].__setitem__(0, -1)),
+        ("orb_huge.json", lambda o: sym_of(o)["generators"][0].__setitem__(0, 10**30)),
+        ("orb_text.json", lambda o: sym_of(o).update(generators="x")),
+        ("orb_many.json", lambda o: sym_of(o).update(generators=[list(range(nodes))] * 65)),
+        ("orb_order.json", lambda o: sym_of(o).update(order=10**40)),
+        ("orb_short.json", lambda o: sym_of(o)["generators"][0].pop()),
+        ("orb_swap.json", lambda o: sym_of(o).update(generators=[[1, 0, *range(2, nodes)]])),
+        ("orb_one.json", lambda o: sym_of(o).update(generators=[list(range(nodes))])),
+        ("orb_after.json", lambda o: o["transfers"][0].update(after=[10**15])),
+        ("orb_v1.json", lambda o: o.update(format="collsynth-schedule/1")),
+    ]:
+        bad = json.loads(json.dumps(orbit))
+        mutate(bad)
+        (d / name).write_text(json.dumps(bad))
     return d
+
+
+def sym_of(schedule: dict) -> dict:
+    return schedule["symmetry"]
 
 
 # (argv, a fragment the one stderr line must contain); paths are relative to the inputs.
@@ -98,6 +120,16 @@ BAD = [
     (["verify", "{d}/plan_op.json"], "Invalid operation type: send"),
     (["verify", "{d}/plan_cells.json"], "cells the interpreter holds"),
     (["verify", "{d}/plan_chan.json"], "above the largest value read here"),
+    (["verify", "{d}/orb_neg.json"], "symmetry.generators[0]: expected a whole number"),
+    (["simulate", "{d}/orb_huge.json"], "symmetry.generators[0]: expected a whole number"),
+    (["verify", "{d}/orb_text.json"], "symmetry.generators: expected a list"),
+    (["verify", "{d}/orb_many.json"], "expected 1 to 64 generators"),
+    (["verify", "{d}/orb_order.json"], "symmetry.order: expected a whole number"),
+    (["verify", "{d}/orb_short.json"], "must permute the topology's 9 nodes"),
+    (["simulate", "{d}/orb_swap.json"], "which is no link"),
+    (["verify", "{d}/orb_one.json"], "group of order 1"),
+    (["verify", "{d}/orb_after.json"], "beyond the 72 of the flat schedule"),
+    (["export", "{d}/orb_v1.json", "--format", "msccl-xml", "-o", "x"], "only a collsynth-schedule/2 file"),
     (["verify", "{d}/plan_blocks.json"], "thread blocks: beyond the 4096"),
     (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
     (
@@ -444,6 +476,20 @@ def test_same_input_same_bytes_timings_only_in_json(tmp_path):
         outs.append((tmp_path / f"o{i}" / "schedule.json").read_bytes())
     assert outs[0] == outs[1]
     assert b"stage_seconds" not in outs[0]
+
+
+def test_a_schedule_stated_per_orbit_is_the_same_bytes_twice(tmp_path):
+    """The compact form (collsynth-schedule/2) and its MSCCL export: same input, same bytes."""
+    outs = []
+    for i in range(2):
+        argv = ["synth", "torus:4x4", "-c", "allgather", "-a", "forestcoll", "-o", f"o{i}"]
+        assert run(argv, tmp_path).returncode == 0
+        argv = ["export", f"o{i}/schedule.json", "--format", "msccl-xml", "-o", f"x{i}.xml"]
+        assert run(argv, tmp_path).returncode == 0, argv
+        written = [tmp_path / f"o{i}" / "schedule.json", tmp_path / f"x{i}.xml"]
+        outs.append([f.read_bytes() for f in written])
+    assert b"collsynth-schedule/2" in outs[0][0]
+    assert outs[0] == outs[1]
 
 
 def test_size_windows_same_input_same_bytes(tmp_path):
