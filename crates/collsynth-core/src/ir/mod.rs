@@ -397,11 +397,18 @@ impl Schedule {
             // The flat DAG's depth is its quotient's: g t is as deep as t.
             return orbit::representatives(self).depth();
         }
-        let mut depth = vec![0usize; self.transfers.len()];
-        for i in transform::topological_order(self).unwrap_or_default() {
-            depth[i] = 1 + self.transfers[i].after.iter().map(|&a| depth[a]).max().unwrap_or(0);
+        // A cycle has no depth: 0, as for an empty schedule (the verifier reports the cycle).
+        self.levels().map_or(0, |level| level.into_iter().max().map_or(0, |l| l + 1))
+    }
+
+    /// Each transfer's level in the DAG: 0 without dependencies, else one more than its
+    /// deepest dependency (the depth is the deepest level + 1). `BadInput` on a cycle.
+    pub fn levels(&self) -> Result<Vec<usize>> {
+        let mut level = vec![0usize; self.transfers.len()];
+        for i in transform::topological_order(self)? {
+            level[i] = self.transfers[i].after.iter().map(|&a| level[a] + 1).max().unwrap_or(0);
         }
-        depth.into_iter().max().unwrap_or(0)
+        Ok(level)
     }
 
     /// Communication steps or rounds: `n_steps` for a step schedule, else the DAG depth.

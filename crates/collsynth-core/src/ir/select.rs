@@ -42,15 +42,6 @@ pub struct Selected {
     pub route: Vec<usize>,
 }
 
-/// Every transfer's level in the DAG (0 with no dependency). Errors on a cycle or a bad index.
-pub fn levels(s: &Schedule) -> Result<Vec<usize>> {
-    let mut level = vec![0usize; s.transfers.len()];
-    for i in super::transform::topological_order(s)? {
-        level[i] = s.transfers[i].after.iter().map(|&a| level[a] + 1).max().unwrap_or(0);
-    }
-    Ok(level)
-}
-
 /// How many shards or steps `s` has to choose from under `sel`'s kind.
 fn range(s: &Schedule, sel: Selection) -> (usize, &'static str) {
     match sel {
@@ -83,7 +74,7 @@ pub fn select(s: &Schedule, topo: &Topology, sel: Selection, size: Rat) -> Resul
             return Err(CollsynthError::bad(format!("transfer {i} uses unknown link {l}")));
         }
     }
-    let level = levels(s)?;
+    let level = s.levels()?;
     let mut out = Vec::new();
     for (i, t) in s.transfers.iter().enumerate() {
         let shard = s.pieces[t.piece].shard;

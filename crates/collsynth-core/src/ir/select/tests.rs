@@ -1,4 +1,4 @@
-use super::{levels, select, Selected, Selection};
+use super::{select, Selected, Selection};
 use crate::api;
 use crate::ir::{Collective, Op, Schedule};
 use crate::rational::Rat;
@@ -142,7 +142,7 @@ proptest! {
             }
             prop_assert!(seen.iter().all(|&x| x == 1));
         }
-        let level = levels(s).unwrap();
+        let level = s.levels().unwrap();
         for (i, tr) in s.transfers.iter().enumerate() {
             let want = tr.after.iter().map(|&a| level[a] + 1).max().unwrap_or(0);
             prop_assert_eq!(level[i], want);
