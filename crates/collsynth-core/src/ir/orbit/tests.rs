@@ -63,6 +63,15 @@ fn compact_and_flat_verify_alike() {
 fn mutations_get_the_same_verdict() {
     for spec in SYMMETRIC {
         let (topo, s) = compact(spec);
+        assert_mutations_agree(spec, &topo, &s);
+    }
+}
+
+/// Every mutation of the compact `s` (a representative dropped, rerouted, made to wait for
+/// another member or for nothing) gets the verdict its expansion gets, and most break it.
+pub(crate) fn assert_mutations_agree(spec: &str, topo: &Topology, s: &Schedule) {
+    {
+        let (topo, s) = (topo.clone(), s.clone());
         let order = s.symmetry.as_ref().unwrap().order();
         let mut cases: Vec<(String, Schedule)> = Vec::new();
         for a in 0..s.transfers.len() {
@@ -141,6 +150,14 @@ fn quotient_costs_equal_flat_costs() {
     let size = crate::rational::Rat::from_integer(315 << 20);
     for spec in SYMMETRIC {
         let (topo, s) = compact(spec);
+        assert_costs_agree(spec, &topo, &s, size);
+    }
+}
+
+/// Every cost of the compact `s` at `size` (whole-byte shards) is its expansion's, bit for bit.
+pub(crate) fn assert_costs_agree(spec: &str, topo: &Topology, s: &Schedule, size: crate::rational::Rat) {
+    {
+        let (topo, s) = (topo.clone(), s.clone());
         let flat = expand(&s).unwrap();
         let q = quotient(&s, &topo).unwrap();
         let order = s.symmetry.as_ref().unwrap().order();

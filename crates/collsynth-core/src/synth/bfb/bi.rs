@@ -15,7 +15,7 @@
 //! (`ir::transform::reverse`) and composes (`compose`). `provenance.details.bi_method` says
 //! which was used.
 
-use super::{plan, schedule_with, synthesize as bfb_synthesize, Cap, Rat};
+use super::{plan, schedule_with, synthesize_as, Cap, Rat};
 use crate::cost::latency_bandwidth::latency_bandwidth_costs;
 use crate::error::{CollsynthError, Result};
 use crate::ir::transform::{compose, relabel, reverse, side_by_side};
@@ -170,7 +170,7 @@ impl Split {
 /// A' on `topo` = bi(g): G's allgather A on the first half of every shard, g(A) on the
 /// second, in the same steps.
 fn split_allgather(topo: &Topology, g: &Topology, iso: &TransposeMap) -> Result<Split> {
-    let a = bfb_synthesize(g, Collective::Allgather, &Request::default())?;
+    let a = synthesize_as(g, Collective::Allgather, &Request::default(), false)?;
     let construction = a
         .provenance
         .details

@@ -66,23 +66,7 @@ impl Emitter {
     pub(super) fn deliver(&mut self, node: &NodePlan, d: &Delivery, u: usize, t: usize) {
         let (n, v) = (self.s.n_ranks, d.src as usize);
         self.first[u * n + v] = self.s.transfers.len() as u32;
-        let bounds = &self.bounds[v];
-        let pieces = bounds.len() - 1;
-        let parts = match d.via {
-            Via::Whole { .. } => &[][..],
-            Via::Split { first, len } => &node.parts[first as usize..(first + len) as usize],
-        };
-        let mut k = 0;
-        for (j, start) in bounds[..pieces].iter().enumerate() {
-            let (link, from) = match d.via {
-                Via::Whole { link, from } => (link, from),
-                Via::Split { .. } => {
-                    while *start >= parts[k].end {
-                        k += 1;
-                    }
-                    (parts[k].link, parts[k].from)
-                }
-            };
+        for (j, (link, from)) in senders(node, d, &self.bounds[v]).enumerate() {
             // At step 1 the sender is v itself, which holds its shard from the start.
             let after = if t == 1 { Vec::new() } else { vec![self.first[from as usize * n + v] as usize + j] };
             self.s.transfers.push(Transfer::new(
@@ -96,4 +80,27 @@ impl Emitter {
             ));
         }
     }
+}
+
+/// The (link, sender) of each piece of delivery `d` to `node`, the pieces bounded by `bounds`
+/// (`[0, cuts.., 1]`, a refinement of the delivery's split), in piece order.
+pub(super) fn senders<'a>(
+    node: &'a NodePlan,
+    d: &'a Delivery,
+    bounds: &'a [Rat],
+) -> impl Iterator<Item = (u32, u32)> + 'a {
+    let parts = match d.via {
+        Via::Whole { .. } => &[][..],
+        Via::Split { first, len } => &node.parts[first as usize..(first + len) as usize],
+    };
+    let mut k = 0;
+    bounds[..bounds.len() - 1].iter().map(move |start| match d.via {
+        Via::Whole { link, from } => (link, from),
+        Via::Split { .. } => {
+            while *start >= parts[k].end {
+                k += 1;
+            }
+            (parts[k].link, parts[k].from)
+        }
+    })
 }

@@ -33,6 +33,7 @@
 
 pub mod bi;
 pub mod chunked;
+mod compact;
 pub mod emit;
 pub mod expand;
 pub mod graph;
@@ -86,6 +87,12 @@ fn in_parallel<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T
 }
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    synthesize_as(topo, collective, req, true)
+}
+
+/// [`synthesize`]; with `compact` false the allgather is never stated per orbit (what the
+/// flat transforms of [`mod@bi`] take).
+fn synthesize_as(topo: &Topology, collective: Collective, req: &Request, compact: bool) -> Result<Schedule> {
     let (chunks, hetero) = options(topo, collective, req)?;
     // bi(G): appendix A.6's split schedule or BFB on the union (`bi`).
     if let Some(method) = bi::method_for(topo, req, chunks.is_none() && hetero.is_none())? {
@@ -95,6 +102,14 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
         // An expansion's allgather is mapped from its base's (§5.1-5.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
+            None if compact && chunks.is_none() && hetero.is_none() => match compact::regular_group(topo) {
+                Some((group, orbits)) => {
+                    let (mut s, p) = compact::allgather(topo, group, &orbits)?;
+                    s.provenance.details = p.one_phase_details();
+                    Ok(s)
+                }
+                None => allgather(topo),
+            },
             None => allgather_with(topo, chunks, hetero),
         },
         _ => schedule_with(topo, collective, chunks, hetero),

@@ -109,6 +109,22 @@ pub(super) fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat
         g.hetero = Some((alpha, hetero::scale(g.sigma, m, g.n)));
     }
     let outs = in_parallel(g.n, |range| plan_range(&g, range, chunks, record));
+    Ok(assemble(&g, outs, chunks, hetero.is_some(), record))
+}
+
+/// Rank 0's plan alone, recorded, for a topology on which a group acts regularly on the
+/// ranks (`compact`): every rank's plan is rank 0's moved by the automorphism that takes 0
+/// there, so the steps are the diameter and the optima's maximum over ranks is rank 0's.
+/// The plan's `nodes` and optima cover rank 0 only; its [`BfbPlan::tau`] and details are
+/// the whole plan's.
+pub(super) fn plan_rank0(topo: &Topology) -> Result<BfbPlan> {
+    let g = Graph::around(topo, 0)?;
+    let out = plan_range(&g, 0..g.n.min(1), None, true);
+    Ok(assemble(&g, vec![out], None, false, true))
+}
+
+/// The plan made of the threads' `outs`, in node order.
+fn assemble(g: &Graph, outs: Vec<RangeOut>, chunks: Option<Cap>, hetero: bool, record: bool) -> BfbPlan {
     let mut p = BfbPlan {
         n: g.n,
         steps: g.steps,
@@ -123,7 +139,7 @@ pub(super) fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat
         min_ingress: Rat::zero(),
         subproblems: 0,
         solved: 0,
-        hetero: hetero.is_some(),
+        hetero,
         times: Vec::new(),
         dropped: Vec::new(),
     };
@@ -145,7 +161,7 @@ pub(super) fn plan_mode(topo: &Topology, chunks: Option<Cap>, hetero: Option<Rat
         c.dedup();
     }
     (p.min_ingress, p.max_ingress) = g.ingress_bounds();
-    Ok(p)
+    p
 }
 
 /// What one thread produces for its range of nodes.

@@ -100,13 +100,8 @@ impl Group {
     /// The group as commuting generators (`ir::orbit`), for a schedule stated per orbit: the
     /// zoo's candidate permutations, which generate it; None when they do not commute.
     pub fn orbit_group(topo: &Topology) -> Option<crate::ir::orbit::Group> {
-        let gens = crate::zoo::symmetry::switched_generators(topo)
-            .into_iter()
-            .map(|g| crate::ir::orbit::Generator::from_nodes(topo, g).ok())
-            .collect::<Option<Vec<_>>>()?;
-        let group = crate::ir::orbit::Group::new(gens).ok()?;
-        group.check(topo).ok()?;
-        Some(group)
+        let perms = crate::zoo::symmetry::switched_generators(topo);
+        crate::ir::orbit::Group::of_permutations(topo, perms).ok().map(|(group, _)| group)
     }
 
     /// The group's size and orbits, as `|G| = 1024, 1 rank orbit`.

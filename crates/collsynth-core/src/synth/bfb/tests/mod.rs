@@ -7,6 +7,7 @@
 
 mod bi;
 mod chunked;
+mod compact;
 mod hetero;
 mod profile;
 mod time_only;
