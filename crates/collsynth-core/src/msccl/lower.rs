@@ -75,7 +75,7 @@ impl From<CollsynthError> for Failure {
 }
 
 /// One send or receive: (transfer, is the send).
-pub(crate) type Operation = (usize, bool);
+pub type Operation = (usize, bool);
 
 /// Lower `s` (verified) to an MSCCL program within every limit of the runtime of
 /// `o.dialect`. Errors with `Infeasible` (saying which limit) when no channel count fits.
@@ -103,8 +103,14 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         _ => {}
     }
     let s = transform::pipelined(s, o.pipeline.max(1));
-    let grid = grid::Grid::new(&s)?;
-    let ops = operations(&s, fuse)?;
+    fit(&s, o, fuse).map(|(p, _, _)| p)
+}
+
+/// The first channel count and spread whose program fits the runtime's limits: the program,
+/// its thread-block assignment and T.
+fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssignment, Vec<Operation>)> {
+    let grid = grid::Grid::new(s)?;
+    let ops = operations(s, fuse)?;
     let tries: Vec<usize> = match o.channels {
         Some(c) => vec![c],
         None => (1..=MAX_CHANNELS).collect(),
@@ -112,9 +118,9 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
     let mut why = String::new();
     for c in tries {
         for spread in [assign::Spread::ByPiece, assign::Spread::ByConnection] {
-            let plan = assign::TbAssignment::new(&s, &grid, &ops, c, spread, fuse);
-            match emit::program(&s, &grid, &ops, &plan, o) {
-                Ok(p) => return Ok(p),
+            let plan = assign::TbAssignment::new(s, &grid, &ops, c, spread, fuse);
+            match emit::program(s, &grid, &ops, &plan, o) {
+                Ok(p) => return Ok((p, plan, ops)),
                 Err(Failure::Limit(m)) => why = m,
                 Err(Failure::Other(e)) => return Err(e),
             }
@@ -125,6 +131,46 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         "the schedule does not fit the {} runtime's limits with {tried}: {why}",
         o.dialect.name()
     )))
+}
+
+/// The thread blocks [`lower`] emits for `s` and the transfers each runs, in the order it runs
+/// them: what the runtime model executes (`cost::runtime::sim`), from the same assignment as
+/// the XML. `s` is taken as it is (`o.pipeline` is not applied: the runtime's slices are the
+/// model's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockPlan {
+    pub channels: usize,
+    /// Every communication or local thread block (rank by rank, in id order): its steps'
+    /// transfers as (transfer, is the send). A fused step is its receive then its send; a
+    /// local transfer is one receive.
+    pub blocks: Vec<Vec<Operation>>,
+}
+
+/// [`BlockPlan`] of `s` under `o`: errors as [`lower`] does when no channel count fits.
+pub fn block_plan(s: &Schedule, o: &Options) -> Result<BlockPlan> {
+    let (_, plan, ops) = fit(s, o, o.fused)?;
+    let mut base = Vec::with_capacity(plan.tbs.len());
+    let mut total = 0;
+    for tbs in &plan.tbs {
+        base.push(total);
+        total += tbs.len();
+    }
+    let mut blocks: Vec<Vec<Operation>> = vec![Vec::new(); total];
+    for &(t, is_send) in &ops {
+        let tr = &s.transfers[t];
+        match is_send {
+            true if !plan.sent_early[t] => blocks[base[tr.src] + plan.send_tb[t]].push((t, true)),
+            true => {}
+            false => {
+                let b = base[tr.dst] + plan.recv_tb[t];
+                blocks[b].push((t, false));
+                if let Some(y) = plan.fused[t] {
+                    blocks[b].push((y, true));
+                }
+            }
+        }
+    }
+    Ok(BlockPlan { channels: plan.channels, blocks })
 }
 
 /// T, the order every thread block follows: by step in a step schedule, then by
