@@ -27,7 +27,9 @@ pub mod grid;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::{transform, Collective, Schedule};
-use crate::msccl::model::{Dialect, Program, Protocol, MAX_CHANNELS};
+/// Channels a program may have (the runtimes' limit).
+pub use crate::msccl::model::MAX_CHANNELS;
+use crate::msccl::model::{Dialect, Program, Protocol};
 pub use grid::MAX_GRID;
 
 /// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
@@ -46,6 +48,11 @@ pub struct Options {
     pub pipeline: usize,
     /// `minBytes`, `maxBytes`; `None`: the defaults of `default_size_range`.
     pub size_range: Option<(u64, u64)>,
+    /// T given outright (every send and receive once, each send before its receive and
+    /// every dependency's receive before its dependent): the order a timing chose
+    /// (`cost::runtime::order::timed_operations`). `None`: T from the schedule's numbering.
+    /// Applies to the schedule as given (no `pipeline`).
+    pub order: Option<Vec<Operation>>,
 }
 
 impl Default for Options {
@@ -57,6 +64,7 @@ impl Default for Options {
             fused: true,
             pipeline: 1,
             size_range: None,
+            order: None,
         }
     }
 }
@@ -110,7 +118,10 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
 /// its thread-block assignment and T.
 fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssignment, Vec<Operation>)> {
     let grid = grid::Grid::new(s)?;
-    let ops = operations(s, fuse)?;
+    let ops = match &o.order {
+        Some(order) => given_order(s, order)?,
+        None => operations(s, fuse)?,
+    };
     let tries: Vec<usize> = match o.channels {
         Some(c) => vec![c],
         None => (1..=MAX_CHANNELS).collect(),
@@ -144,16 +155,20 @@ pub struct BlockPlan {
     /// transfers as (transfer, is the send). A fused step is its receive then its send; a
     /// local transfer is one receive.
     pub blocks: Vec<Vec<Operation>>,
+    /// Each block's rank (its id is its place among its rank's).
+    pub ranks: Vec<usize>,
 }
 
 /// [`BlockPlan`] of `s` under `o`: errors as [`lower`] does when no channel count fits.
 pub fn block_plan(s: &Schedule, o: &Options) -> Result<BlockPlan> {
     let (_, plan, ops) = fit(s, o, o.fused)?;
     let mut base = Vec::with_capacity(plan.tbs.len());
+    let mut ranks = Vec::new();
     let mut total = 0;
-    for tbs in &plan.tbs {
+    for (r, tbs) in plan.tbs.iter().enumerate() {
         base.push(total);
         total += tbs.len();
+        ranks.extend(std::iter::repeat_n(r, tbs.len()));
     }
     let mut blocks: Vec<Vec<Operation>> = vec![Vec::new(); total];
     for &(t, is_send) in &ops {
@@ -170,7 +185,7 @@ pub fn block_plan(s: &Schedule, o: &Options) -> Result<BlockPlan> {
             }
         }
     }
-    Ok(BlockPlan { channels: plan.channels, blocks })
+    Ok(BlockPlan { channels: plan.channels, blocks, ranks })
 }
 
 /// T, the order every thread block follows: by step in a step schedule, then by
@@ -196,6 +211,40 @@ fn operations(s: &Schedule, fused: bool) -> Result<Vec<Operation>> {
     }
     ops.sort_unstable();
     Ok(ops.into_iter().map(|(_, _, _, op)| op).collect())
+}
+
+/// `order` as T, checked: each transfer's operations once (a local transfer only its
+/// receive), each send before its receive, every dependency received before its dependent
+/// is sent (or, local, received).
+fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
+    let bad = |why: &str| Err(CollsynthError::bad(format!("the given operation order: {why}")));
+    let n = s.transfers.len();
+    let (mut sent, mut received) = (vec![false; n], vec![false; n]);
+    for &(t, is_send) in order {
+        let Some(tr) = s.transfers.get(t) else { return bad("a transfer out of range") };
+        let local = tr.is_local();
+        if is_send {
+            if local || sent[t] {
+                return bad("a send twice, or of a local transfer");
+            }
+            if tr.after.iter().any(|&a| !received[a]) {
+                return bad("a send before its dependencies are received");
+            }
+            sent[t] = true;
+        } else {
+            if received[t] || !(sent[t] || local) {
+                return bad("a receive twice, or before its send");
+            }
+            if local && tr.after.iter().any(|&a| !received[a]) {
+                return bad("a local transfer before its dependencies");
+            }
+            received[t] = true;
+        }
+    }
+    if received.iter().any(|&r| !r) {
+        return bad("a transfer missing");
+    }
+    Ok(order.to_vec())
 }
 
 /// `minBytes`/`maxBytes` when the user gives none: from 0 to 1 TiB (what ForestColl's

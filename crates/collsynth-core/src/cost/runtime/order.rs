@@ -15,10 +15,12 @@
 //! the reduction transfers by the reversed schedule's simulated arrivals, latest first, and
 //! the copies after them by their own arrivals.
 
-use super::sim::arrivals;
+use super::sim::timeline;
+use super::Protocol;
 use super::{choose_protocol, slices_for};
 use crate::error::Result;
 use crate::ir::{Executor, Op, Schedule};
+use crate::msccl::lower::Operation;
 use crate::rational::Rat;
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -34,6 +36,92 @@ pub const DETAIL: &str = "thread_block_order";
 /// Whether the simulator runs `s` in the lowering's thread blocks, each in program order.
 pub fn has_thread_block_order(s: &Schedule) -> bool {
     s.provenance.executor == Executor::Msccl && s.provenance.details.get(DETAIL).is_some()
+}
+
+/// The detail value that asks for T by time ([`timed_operations`]).
+pub const TIMED: &str = "timed";
+
+/// How a schedule marked with [`DETAIL`] runs in its thread blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockOrder {
+    /// T from the numbering (what `collsynth export` writes).
+    Numbered,
+    /// T by time ([`timed_operations`]).
+    Timed,
+}
+
+/// `None` unless `s` runs in thread blocks ([`has_thread_block_order`]).
+pub fn thread_block_order(s: &Schedule) -> Option<BlockOrder> {
+    if !has_thread_block_order(s) {
+        return None;
+    }
+    let timed = s.provenance.details.get(DETAIL).and_then(|v| v.as_str()) == Some(TIMED);
+    Some(if timed { BlockOrder::Timed } else { BlockOrder::Numbered })
+}
+
+/// T chosen by time, for the lowering (`msccl::lower::Options::order`): every send at the
+/// time its first slice starts and every receive at the time it arrives, in the default
+/// model's run (independent connections, no block order) — so that each thread block runs
+/// its steps in the order they happen when nothing serializes them. Reductions take the
+/// times of the time-reversed schedule read backwards (a send at its reversed arrival, a
+/// receive at its reversed start; the reverse of an allgather's execution, [`time_reversed`]),
+/// and come before copies at equal readiness. Ties: the deeper transfer, then the smaller
+/// index, then the send. Kahn's algorithm by that key: a linear extension whatever the times.
+pub fn timed_operations(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    protocol: Protocol,
+    k: usize,
+) -> Result<Vec<Operation>> {
+    let n = s.transfers.len();
+    let forth = timeline(s, topo, size, protocol, k)?;
+    let mut key: Vec<[(u8, u64); 2]> =
+        (0..n).map(|i| [(1, forth.started[i * k].to_bits()), (1, forth.arrived[i * k].to_bits())]).collect();
+    if s.transfers.iter().any(|t| t.op == Op::Reduce) {
+        if let Some((r, kept)) = reversed_reductions(s, topo) {
+            let back = timeline(&r, topo, size, protocol, k)?;
+            let end = back.arrived.iter().copied().fold(0.0, f64::max);
+            for (x, &i) in kept.iter().enumerate() {
+                let mirror = |t: f64| (end - t).max(0.0).to_bits();
+                key[i] = [(0, mirror(back.arrived[x * k])), (0, mirror(back.started[x * k]))];
+            }
+        }
+    }
+    let mut depth = vec![0u32; n];
+    for i in crate::ir::transform::topological_order(s)? {
+        depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
+    }
+    // Operation 2 i is transfer i's send, 2 i + 1 its receive.
+    let local = |i: usize| s.transfers[i].is_local();
+    let mut indegree = vec![0usize; 2 * n];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); 2 * n];
+    for (i, t) in s.transfers.iter().enumerate() {
+        let first = if local(i) { 2 * i + 1 } else { 2 * i };
+        if !local(i) {
+            children[2 * i].push(2 * i + 1);
+            indegree[2 * i + 1] += 1;
+        }
+        for &a in &t.after {
+            children[2 * a + 1].push(first);
+            indegree[first] += 1;
+        }
+    }
+    let entry = |op: usize| Reverse((key[op / 2][op % 2], u32::MAX - depth[op / 2], op / 2, op % 2));
+    let mut ready: BinaryHeap<_> =
+        (0..2 * n).filter(|&op| indegree[op] == 0 && !(op % 2 == 0 && local(op / 2))).map(entry).collect();
+    let mut order = Vec::with_capacity(2 * n);
+    while let Some(Reverse((_, _, i, recv))) = ready.pop() {
+        let op = 2 * i + recv;
+        order.push((i, recv == 0));
+        for &c in &children[op] {
+            indegree[c] -= 1;
+            if indegree[c] == 0 {
+                ready.push(entry(c));
+            }
+        }
+    }
+    Ok(order)
 }
 
 /// The reduction transfers of `s` time-reversed: each runs from its destination back to its
@@ -85,8 +173,8 @@ pub fn time_reversed(s: &Schedule, topo: &Topology, size: Rat) -> Result<Option<
     };
     let protocol = choose_protocol(s, topo, size)?;
     let k = slices_for(s, topo, size, protocol);
-    let (_, back) = arrivals(&r, topo, size, protocol, k)?;
-    let (_, forth) = arrivals(s, topo, size, protocol, k)?;
+    let back = timeline(&r, topo, size, protocol, k)?.arrived;
+    let forth = timeline(s, topo, size, protocol, k)?.arrived;
     // Key: (copies after reductions, time rank, deeper first); the reversed arrival runs
     // backwards. At equal times the transfer further down its tree goes first: a thread
     // block that receives one piece and forwards another then forwards before it waits.

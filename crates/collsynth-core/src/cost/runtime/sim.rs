@@ -76,13 +76,32 @@ const ARRIVE: u8 = 2;
 /// gives it ([`crate::msccl::lower::block_plan`]), each in its program order; every
 /// other one (or one the exporter cannot fit) with every transfer on its own connection.
 pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<f64> {
-    let plan = if super::order::has_thread_block_order(s) { block_plan(s).ok() } else { None };
+    // Blocks are per rank: a schedule stated per orbit runs them on its expansion (`api`).
+    let order = if s.symmetry.is_none() { super::order::thread_block_order(s) } else { None };
+    let plan = match order {
+        Some(super::order::BlockOrder::Timed) => {
+            let order = super::order::timed_operations(s, topo, size, protocol, k)?;
+            timed_block_plan(s, order).ok()
+        }
+        Some(_) => block_plan(s).ok(),
+        None => None,
+    };
     Ok(simulate(s, topo, size, protocol, k, plan.as_ref(), false)?.0)
 }
 
 /// The exporter's thread blocks of `s`, as `collsynth export` lowers it by default.
 pub fn block_plan(s: &Schedule) -> Result<BlockPlan> {
     crate::msccl::lower::block_plan(s, &crate::msccl::lower::Options::default())
+}
+
+/// The exporter's thread blocks of `s` with T given ([`super::order::timed_operations`]) and
+/// one channel per piece (up to the runtime's 32), so that no block carries two pieces'
+/// steps; the fewest channels that fit when that does not.
+pub fn timed_block_plan(s: &Schedule, order: Vec<crate::msccl::lower::Operation>) -> Result<BlockPlan> {
+    use crate::msccl::lower::{block_plan, Options};
+    let spread = s.pieces.len().clamp(1, crate::msccl::lower::MAX_CHANNELS);
+    let o = Options { order: Some(order), channels: Some(spread), ..Default::default() };
+    block_plan(s, &o).or_else(|_| block_plan(s, &Options { channels: None, ..o }))
 }
 
 /// The makespan of `s` run in the thread blocks of `plan`: each block runs its steps in its
@@ -99,15 +118,17 @@ pub fn makespan_in_blocks_us(
     Ok(simulate(s, topo, size, protocol, k, Some(plan), false)?.0)
 }
 
-/// The default model's makespan and every slice's arrival (transfer i's slice j at `i k + j`).
-pub(super) fn arrivals(
-    s: &Schedule,
-    topo: &Topology,
-    size: Rat,
-    protocol: Protocol,
-    k: usize,
-) -> Result<(f64, Vec<f64>)> {
-    simulate(s, topo, size, protocol, k, None, true)
+/// One run of the default model, recorded: transfer i's slice j at `i k + j`.
+pub(super) struct Timeline {
+    /// When each slice arrived (a local transfer: was done).
+    pub arrived: Vec<f64>,
+    /// When each slice started on its first link (a local transfer: was released).
+    pub started: Vec<f64>,
+}
+
+/// The default model's [`Timeline`] of `s`.
+pub(super) fn timeline(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<Timeline> {
+    Ok(simulate(s, topo, size, protocol, k, None, true)?.1)
 }
 
 /// No node follows on its connection or thread block.
@@ -122,10 +143,10 @@ fn simulate(
     k: usize,
     plan: Option<&BlockPlan>,
     record: bool,
-) -> Result<(f64, Vec<f64>)> {
+) -> Result<(f64, Timeline)> {
     check(s, topo, size, k)?;
     if s.transfers.is_empty() {
-        return Ok((0.0, Vec::new()));
+        return Ok((0.0, Timeline { arrived: Vec::new(), started: Vec::new() }));
     }
     let classes = classify(topo);
     let mut program = Program::new(s, topo.links.len())?;
@@ -215,6 +236,7 @@ fn simulate(
         last: 0.0,
         done: 0,
         arrived: if record { vec![0.0f64; chunks] } else { Vec::new() },
+        started: if record { vec![0.0f64; chunks] } else { Vec::new() },
     };
     let mut waiting: Vec<VecDeque<(u32, u32)>> = vec![VecDeque::new(); topo.links.len()];
     // Initial releases in list order.
@@ -265,18 +287,18 @@ fn simulate(
             chunks - run.done
         )));
     }
-    let arrived = if record {
-        // Back to list order.
-        let mut out = vec![0.0f64; chunks];
-        for (i, &x) in pos.iter().enumerate() {
-            let x = x as usize;
-            out[i * k..(i + 1) * k].copy_from_slice(&run.arrived[x * k..(x + 1) * k]);
+    // Back to list order.
+    let listed = |packed: &[f64]| {
+        let mut out = vec![0.0f64; packed.len()];
+        if !packed.is_empty() {
+            for (i, &x) in pos.iter().enumerate() {
+                let x = x as usize;
+                out[i * k..(i + 1) * k].copy_from_slice(&packed[x * k..(x + 1) * k]);
+            }
         }
         out
-    } else {
-        Vec::new()
     };
-    Ok((run.last, arrived))
+    Ok((run.last, Timeline { arrived: listed(&run.arrived), started: listed(&run.started) }))
 }
 
 /// What runs after what on one connection or thread block: `next[c]` is the node after node
@@ -494,8 +516,9 @@ struct Run<'a> {
     /// The latest finish so far, and how many slices finished.
     last: f64,
     done: usize,
-    /// Per slice (packed), when it finished; empty unless recorded.
+    /// Per slice (packed), when it finished and when it started; empty unless recorded.
     arrived: Vec<f64>,
+    started: Vec<f64>,
 }
 
 impl Run<'_> {
@@ -553,6 +576,9 @@ impl Run<'_> {
         let i = c / self.k;
         let tx = self.tx[i];
         self.slices[c].tail = 0.0;
+        if !self.started.is_empty() && tx.at.hops == 0 {
+            self.started[c] = at;
+        }
         if tx.at.hops == 0 {
             self.push(at, DONE, c, 0);
             return;
@@ -604,6 +630,9 @@ impl Run<'_> {
         let (l, hops) = (self.link(i, h), at.hops as usize);
         let m = self.links[l];
         if h == 0 {
+            if !self.started.is_empty() {
+                self.started[c] = t;
+            }
             // The connection streams on: the next slice may queue behind this one.
             self.stream_on(c, t);
         }

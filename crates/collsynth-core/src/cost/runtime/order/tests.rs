@@ -69,6 +69,31 @@ fn the_listed_order_of_a_thread_block_decides() {
 }
 
 #[test]
+fn the_timed_order_forwards_before_the_unrelated_receive() {
+    // The schedule above that takes 3 m/b as numbered: by time, b's block sends the ready
+    // piece (start 0), receives shard 2 (arrives m) and forwards it in the same step (m,
+    // deeper than c's receive of the first at m): 2 m/b.
+    let topo = line();
+    let mut s = schedule(&topo, &[(2, 0, 1, vec![]), (2, 1, 2, vec![0]), (0, 1, 2, vec![])]);
+    let size = Rat::from_integer(SIZE);
+    let t = timed_operations(&s, &topo, size, Protocol::Simple, 1).unwrap();
+    assert_eq!(t, [(0, true), (2, true), (0, false), (1, true), (2, false), (1, false)]);
+    // On one channel (b's one block receives from a and sends to c) the order alone decides.
+    let one = crate::msccl::lower::Options { order: Some(t.clone()), channels: Some(1), ..Default::default() };
+    let plan = crate::msccl::lower::block_plan(&s, &one).unwrap();
+    assert_eq!(plan.blocks[1], [(2, true), (0, false), (1, true)]);
+    close(makespan_in_blocks_us(&s, &topo, size, Protocol::Simple, 1, &plan).unwrap(), 2.0 * PIECE_US);
+    // The simulator's timed lowering: one channel per piece (3 pieces).
+    assert_eq!(crate::cost::runtime::sim::timed_block_plan(&s, t).unwrap().channels, 3);
+    s.provenance.details.set(DETAIL, TIMED);
+    assert_eq!(thread_block_order(&s), Some(BlockOrder::Timed));
+    close(makespan(&s, &topo), 2.0 * PIECE_US);
+    s.provenance.details.set(DETAIL, "as numbered");
+    assert_eq!(thread_block_order(&s), Some(BlockOrder::Numbered));
+    close(makespan(&s, &topo), 3.0 * PIECE_US);
+}
+
+#[test]
 fn a_ring_in_thread_blocks_pays_every_hop_latency_once_per_slice() {
     // ring:4 allgather (1 us per hop, 10^5 bytes per us, no overhead), k slices of s us:
     // each rank's one block (receive from the left, send to the right) runs slice j's three
