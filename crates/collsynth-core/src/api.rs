@@ -376,9 +376,11 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
 /// schedule's exactly.
 pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
     use crate::ir::orbit;
+    // Thread blocks are per rank: a schedule run in them is costed on its expansion.
+    let blocks = cost::runtime::order::has_thread_block_order(s);
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),
-        Some(g) if orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
+        Some(g) if !blocks && orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
             Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
         }
         Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),

@@ -82,7 +82,11 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     // The finder measures candidate topologies by BFB's plans: it sits above the synthesizers.
     ("find", &["error", "rational", "units", "progress", "parallel", "topology", "flow", "bound", "zoo", "synth::bfb"]),
     ("verify", &["error", "rational", "topology", "ir"]),
-    ("cost", &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir"]),
+    // The runtime model runs a schedule in the thread blocks MSCCL's lowering gives it.
+    (
+        "cost",
+        &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir", "msccl::lower"],
+    ),
     ("msccl", &["error", "rational", "units", "protocol", "topology", "ir"]),
     // MSCCL++ plans share the MSCCL lowering's chunk grid.
     ("mscclpp", &["error", "topology", "ir", "msccl::lower", "msccl::Buf"]),

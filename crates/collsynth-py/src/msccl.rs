@@ -25,6 +25,7 @@ fn lowering(
             fused: !unfused,
             pipeline,
             size_range,
+            order: None,
         })
     })
 }

@@ -27,7 +27,9 @@ pub mod grid;
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::{transform, Collective, Schedule};
-use crate::msccl::model::{Dialect, Program, Protocol, MAX_CHANNELS};
+/// Channels a program may have (the runtimes' limit).
+pub use crate::msccl::model::MAX_CHANNELS;
+use crate::msccl::model::{Dialect, Program, Protocol};
 pub use grid::MAX_GRID;
 
 /// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
@@ -46,6 +48,11 @@ pub struct Options {
     pub pipeline: usize,
     /// `minBytes`, `maxBytes`; `None`: the defaults of `default_size_range`.
     pub size_range: Option<(u64, u64)>,
+    /// T given outright (every send and receive once, each send before its receive and
+    /// every dependency's receive before its dependent): the order a timing chose
+    /// (`cost::runtime::order::timed_operations`). `None`: T from the schedule's numbering.
+    /// Applies to the schedule as given (no `pipeline`).
+    pub order: Option<Vec<Operation>>,
 }
 
 impl Default for Options {
@@ -57,6 +64,7 @@ impl Default for Options {
             fused: true,
             pipeline: 1,
             size_range: None,
+            order: None,
         }
     }
 }
@@ -75,7 +83,7 @@ impl From<CollsynthError> for Failure {
 }
 
 /// One send or receive: (transfer, is the send).
-pub(crate) type Operation = (usize, bool);
+pub type Operation = (usize, bool);
 
 /// Lower `s` (verified) to an MSCCL program within every limit of the runtime of
 /// `o.dialect`. Errors with `Infeasible` (saying which limit) when no channel count fits.
@@ -103,8 +111,17 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         _ => {}
     }
     let s = transform::pipelined(s, o.pipeline.max(1));
-    let grid = grid::Grid::new(&s)?;
-    let ops = operations(&s, fuse)?;
+    fit(&s, o, fuse).map(|(p, _, _)| p)
+}
+
+/// The first channel count and spread whose program fits the runtime's limits: the program,
+/// its thread-block assignment and T.
+fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssignment, Vec<Operation>)> {
+    let grid = grid::Grid::new(s)?;
+    let ops = match &o.order {
+        Some(order) => given_order(s, order)?,
+        None => operations(s, fuse)?,
+    };
     let tries: Vec<usize> = match o.channels {
         Some(c) => vec![c],
         None => (1..=MAX_CHANNELS).collect(),
@@ -112,9 +129,9 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
     let mut why = String::new();
     for c in tries {
         for spread in [assign::Spread::ByPiece, assign::Spread::ByConnection] {
-            let plan = assign::TbAssignment::new(&s, &grid, &ops, c, spread, fuse);
-            match emit::program(&s, &grid, &ops, &plan, o) {
-                Ok(p) => return Ok(p),
+            let plan = assign::TbAssignment::new(s, &grid, &ops, c, spread, fuse);
+            match emit::program(s, &grid, &ops, &plan, o) {
+                Ok(p) => return Ok((p, plan, ops)),
                 Err(Failure::Limit(m)) => why = m,
                 Err(Failure::Other(e)) => return Err(e),
             }
@@ -125,6 +142,50 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         "the schedule does not fit the {} runtime's limits with {tried}: {why}",
         o.dialect.name()
     )))
+}
+
+/// The thread blocks [`lower`] emits for `s` and the transfers each runs, in the order it runs
+/// them: what the runtime model executes (`cost::runtime::sim`), from the same assignment as
+/// the XML. `s` is taken as it is (`o.pipeline` is not applied: the runtime's slices are the
+/// model's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockPlan {
+    pub channels: usize,
+    /// Every communication or local thread block (rank by rank, in id order): its steps'
+    /// transfers as (transfer, is the send). A fused step is its receive then its send; a
+    /// local transfer is one receive.
+    pub blocks: Vec<Vec<Operation>>,
+    /// Each block's rank (its id is its place among its rank's).
+    pub ranks: Vec<usize>,
+}
+
+/// [`BlockPlan`] of `s` under `o`: errors as [`lower`] does when no channel count fits.
+pub fn block_plan(s: &Schedule, o: &Options) -> Result<BlockPlan> {
+    let (_, plan, ops) = fit(s, o, o.fused)?;
+    let mut base = Vec::with_capacity(plan.tbs.len());
+    let mut ranks = Vec::new();
+    let mut total = 0;
+    for (r, tbs) in plan.tbs.iter().enumerate() {
+        base.push(total);
+        total += tbs.len();
+        ranks.extend(std::iter::repeat_n(r, tbs.len()));
+    }
+    let mut blocks: Vec<Vec<Operation>> = vec![Vec::new(); total];
+    for &(t, is_send) in &ops {
+        let tr = &s.transfers[t];
+        match is_send {
+            true if !plan.sent_early[t] => blocks[base[tr.src] + plan.send_tb[t]].push((t, true)),
+            true => {}
+            false => {
+                let b = base[tr.dst] + plan.recv_tb[t];
+                blocks[b].push((t, false));
+                if let Some(y) = plan.fused[t] {
+                    blocks[b].push((y, true));
+                }
+            }
+        }
+    }
+    Ok(BlockPlan { channels: plan.channels, blocks, ranks })
 }
 
 /// T, the order every thread block follows: by step in a step schedule, then by
@@ -150,6 +211,40 @@ fn operations(s: &Schedule, fused: bool) -> Result<Vec<Operation>> {
     }
     ops.sort_unstable();
     Ok(ops.into_iter().map(|(_, _, _, op)| op).collect())
+}
+
+/// `order` as T, checked: each transfer's operations once (a local transfer only its
+/// receive), each send before its receive, every dependency received before its dependent
+/// is sent (or, local, received).
+fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
+    let bad = |why: &str| Err(CollsynthError::bad(format!("the given operation order: {why}")));
+    let n = s.transfers.len();
+    let (mut sent, mut received) = (vec![false; n], vec![false; n]);
+    for &(t, is_send) in order {
+        let Some(tr) = s.transfers.get(t) else { return bad("a transfer out of range") };
+        let local = tr.is_local();
+        if is_send {
+            if local || sent[t] {
+                return bad("a send twice, or of a local transfer");
+            }
+            if tr.after.iter().any(|&a| !received[a]) {
+                return bad("a send before its dependencies are received");
+            }
+            sent[t] = true;
+        } else {
+            if received[t] || !(sent[t] || local) {
+                return bad("a receive twice, or before its send");
+            }
+            if local && tr.after.iter().any(|&a| !received[a]) {
+                return bad("a local transfer before its dependencies");
+            }
+            received[t] = true;
+        }
+    }
+    if received.iter().any(|&r| !r) {
+        return bad("a transfer missing");
+    }
+    Ok(order.to_vec())
 }
 
 /// `minBytes`/`maxBytes` when the user gives none: from 0 to 1 TiB (what ForestColl's

@@ -5,6 +5,7 @@
 //! * [`protocol`]: LL, LL128, Simple: slice size, wire factor, base latency.
 //! * [`sim`]: the event simulator (slices, per-message overhead, cut-through, shared links).
 //! * [`bound`]: the time lower bound with the same effective link parameters.
+//! * [`order`]: the order thread blocks run their transfers in, chosen by time reversal.
 //!
 //! * [`nccl`]: what NCCL's own ring and tree kernels cost per step, and NCCL's tuner.
 //!
@@ -17,6 +18,7 @@
 pub mod bound;
 pub mod classes;
 pub mod nccl;
+pub mod order;
 pub mod protocol;
 pub mod sim;
 

@@ -23,6 +23,7 @@ use crate::cost::check;
 use crate::cost::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Executor, Op, Schedule};
+use crate::msccl::lower::BlockPlan;
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -70,11 +71,82 @@ const FREE: u8 = 1;
 const ARRIVE: u8 = 2;
 
 /// The makespan (us, without base latency) of `s` on `topo` for `size` bytes, each piece in
-/// `k` slices, under `protocol`.
+/// `k` slices, under `protocol`. A schedule marked for its thread blocks
+/// ([`super::order::has_thread_block_order`]) runs in the thread blocks MSCCL's exporter
+/// gives it ([`crate::msccl::lower::block_plan`]), each in its program order; every
+/// other one (or one the exporter cannot fit) with every transfer on its own connection.
 pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<f64> {
+    // Blocks are per rank: a schedule stated per orbit runs them on its expansion (`api`).
+    let order = if s.symmetry.is_none() { super::order::thread_block_order(s) } else { None };
+    let plan = match order {
+        Some(super::order::BlockOrder::Timed) => {
+            let order = super::order::timed_operations(s, topo, size, protocol, k)?;
+            timed_block_plan(s, order).ok()
+        }
+        Some(_) => block_plan(s).ok(),
+        None => None,
+    };
+    Ok(simulate(s, topo, size, protocol, k, plan.as_ref(), false)?.0)
+}
+
+/// The exporter's thread blocks of `s`, as `collsynth export` lowers it by default.
+pub fn block_plan(s: &Schedule) -> Result<BlockPlan> {
+    crate::msccl::lower::block_plan(s, &crate::msccl::lower::Options::default())
+}
+
+/// The exporter's thread blocks of `s` with T given ([`super::order::timed_operations`]) and
+/// one channel per piece (up to the runtime's 32), so that no block carries two pieces'
+/// steps; the fewest channels that fit when that does not.
+pub fn timed_block_plan(s: &Schedule, order: Vec<crate::msccl::lower::Operation>) -> Result<BlockPlan> {
+    use crate::msccl::lower::{block_plan, Options};
+    let spread = s.pieces.len().clamp(1, crate::msccl::lower::MAX_CHANNELS);
+    let o = Options { order: Some(order), channels: Some(spread), ..Default::default() };
+    block_plan(s, &o).or_else(|_| block_plan(s, &Options { channels: None, ..o }))
+}
+
+/// The makespan of `s` run in the thread blocks of `plan`: each block runs its steps in its
+/// order, slice after slice (Azure/msccl-executor-nccl `src/device/msccl_kernel.cu`,
+/// `mscclRunInterpreter`).
+pub fn makespan_in_blocks_us(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    protocol: Protocol,
+    k: usize,
+    plan: &BlockPlan,
+) -> Result<f64> {
+    Ok(simulate(s, topo, size, protocol, k, Some(plan), false)?.0)
+}
+
+/// One run of the default model, recorded: transfer i's slice j at `i k + j`.
+pub(super) struct Timeline {
+    /// When each slice arrived (a local transfer: was done).
+    pub arrived: Vec<f64>,
+    /// When each slice started on its first link (a local transfer: was released).
+    pub started: Vec<f64>,
+}
+
+/// The default model's [`Timeline`] of `s`.
+pub(super) fn timeline(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol, k: usize) -> Result<Timeline> {
+    Ok(simulate(s, topo, size, protocol, k, None, true)?.1)
+}
+
+/// No node follows on its connection or thread block.
+const NONE: u32 = u32::MAX;
+
+/// One run: with `plan`, thread blocks in order; with `record`, every slice's arrival.
+fn simulate(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    protocol: Protocol,
+    k: usize,
+    plan: Option<&BlockPlan>,
+    record: bool,
+) -> Result<(f64, Timeline)> {
     check(s, topo, size, k)?;
     if s.transfers.is_empty() {
-        return Ok(0.0);
+        return Ok((0.0, Timeline { arrived: Vec::new(), started: Vec::new() }));
     }
     let classes = classify(topo);
     let mut program = Program::new(s, topo.links.len())?;
@@ -122,43 +194,52 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
             costs.push(pair);
             costs.len() as u32 - 1
         });
-        tx.push(Tx { at, cost, connection_free: 0.0 });
+        tx.push(Tx { at, cost, conn: 0 });
     }
     drop(known);
     let n = s.transfers.len();
     let chunks = n * k;
-    // Slice j waits for slice j of each dependency and, with a route, for slice j - 1 of
-    // its own transfer to start sending (a connection streams its slices in order).
-    let mut slices: Vec<Slice> = Vec::with_capacity(chunks);
+    let mut pos = vec![0u32; n];
+    for (x, &i) in program.order.iter().enumerate() {
+        pos[i as usize] = x as u32;
+    }
+    let chain = Chain::new(&mut tx, &pos, k, plan)?;
+    // Slice j waits for slice j of each dependency and for the node before it on its
+    // connection or block; a receive node for its slice's arrival too.
+    let mut slices: Vec<Slice> = Vec::with_capacity(chain.next.len());
     for t in &tx {
-        let own = u32::from(t.at.hops > 0);
-        slices.extend((0..k).map(|j| Slice {
-            tail: 0.0,
-            earliest: 0.0,
-            stream: 0.0,
-            pending: t.at.n_after + if j > 0 { own } else { 0 },
-        }));
+        slices.extend((0..k).map(|_| Slice { tail: 0.0, earliest: 0.0, stream: 0.0, pending: t.at.n_after }));
+    }
+    if chain.blocks {
+        slices.extend((0..chunks).map(|_| Slice { tail: 0.0, earliest: 0.0, stream: 0.0, pending: 1 }));
+    }
+    for &c in chain.next.iter().filter(|&&c| c != NONE) {
+        slices[c as usize].pending += 1;
     }
     let mut run = Run {
         k,
+        chunks,
         links,
         one_step_per_contribution: executor == Executor::Msccl,
         tx,
         costs,
         route_links: &program.route_links,
+        children: &program.children,
+        next: chain.next,
+        blocks: chain.blocks,
+        connection_free: vec![0.0f64; chain.connections],
         free_at: vec![0.0f64; topo.links.len()],
         bytes,
         slices,
         heap: BinaryHeap::new(),
         seq: 0,
+        last: 0.0,
+        done: 0,
+        arrived: if record { vec![0.0f64; chunks] } else { Vec::new() },
+        started: if record { vec![0.0f64; chunks] } else { Vec::new() },
     };
     let mut waiting: Vec<VecDeque<(u32, u32)>> = vec![VecDeque::new(); topo.links.len()];
     // Initial releases in list order.
-    let mut pos = vec![0u32; n];
-    for (x, &i) in program.order.iter().enumerate() {
-        pos[i as usize] = x as u32;
-    }
-    drop(std::mem::take(&mut program.order));
     for &x in &pos {
         let x = x as usize;
         for c in x * k..(x + 1) * k {
@@ -167,8 +248,6 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
             }
         }
     }
-    drop(pos);
-    let (mut last, mut done) = (0.0f64, 0usize);
     while let Some(Reverse((tb, ks, a, h))) = run.heap.pop() {
         let t = f64::from_bits(tb);
         let (a, h) = (a as usize, h as usize);
@@ -193,25 +272,84 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
                     run.push(run.free_at[a], FREE, a, 0);
                 }
             }
-            _ => {
-                last = last.max(t);
-                done += 1;
-                let (i, j) = (a / k, a % k);
-                let at = run.tx[i].at;
-                for &ch in &program.children[at.children as usize..(at.children + at.n_children) as usize] {
-                    let ch = ch as usize;
-                    run.contribution(ch * k + j, t, run.costs[run.tx[ch].cost as usize].0);
+            _ if run.blocks && run.tx[a / k].at.hops > 0 => {
+                // Arrived; its block's receive step takes it when the block gets there.
+                let r = chunks + a;
+                run.slices[r].earliest = t;
+                run.settle(r);
+            }
+            _ => run.finish(a, t),
+        }
+    }
+    if run.done != chunks {
+        return Err(CollsynthError::bad(format!(
+            "dependency cycle (deadlock): {} of {chunks} slices never became ready",
+            chunks - run.done
+        )));
+    }
+    // Back to list order.
+    let listed = |packed: &[f64]| {
+        let mut out = vec![0.0f64; packed.len()];
+        if !packed.is_empty() {
+            for (i, &x) in pos.iter().enumerate() {
+                let x = x as usize;
+                out[i * k..(i + 1) * k].copy_from_slice(&packed[x * k..(x + 1) * k]);
+            }
+        }
+        out
+    };
+    Ok((run.last, Timeline { arrived: listed(&run.arrived), started: listed(&run.started) }))
+}
+
+/// What runs after what on one connection or thread block: `next[c]` is the node after node
+/// c. Nodes `0..n k` are slices (a send, or a local transfer); with blocks, `n k + c` is
+/// slice c's receive step. Without blocks every routed transfer is a connection of its own
+/// streaming its slices in order.
+struct Chain {
+    next: Vec<u32>,
+    blocks: bool,
+    connections: usize,
+}
+
+impl Chain {
+    /// Sets each transfer's connection (`Tx::conn`); `pos` maps list indices to packed ones.
+    fn new(tx: &mut [Tx], pos: &[u32], k: usize, plan: Option<&BlockPlan>) -> Result<Chain> {
+        let chunks = tx.len() * k;
+        let Some(plan) = plan else {
+            let mut next = vec![NONE; chunks];
+            for (x, t) in tx.iter_mut().enumerate() {
+                t.conn = x as u32;
+                if t.at.hops > 0 {
+                    for (c, nx) in next[x * k..(x + 1) * k - 1].iter_mut().enumerate() {
+                        *nx = (x * k + c) as u32 + 1;
+                    }
+                }
+            }
+            return Ok(Chain { next, blocks: false, connections: tx.len() });
+        };
+        let too_big = || CollsynthError::bad("schedule too large to simulate in thread blocks");
+        u32::try_from(2 * chunks).map_err(|_| too_big())?;
+        let mut next = vec![NONE; 2 * chunks];
+        for (b, ops) in plan.blocks.iter().enumerate() {
+            let mut prev = NONE;
+            for j in 0..k {
+                for &(i, is_send) in ops {
+                    let x = *pos.get(i).ok_or_else(|| CollsynthError::internal("block plan of another schedule"))?;
+                    let x = x as usize;
+                    let local = tx[x].at.hops == 0;
+                    if is_send {
+                        tx[x].conn = b as u32;
+                    }
+                    let c = x * k + j + if is_send || local { 0 } else { chunks };
+                    if prev != NONE {
+                        next[prev as usize] = c as u32;
+                    }
+                    prev = c as u32;
                 }
             }
         }
+        Ok(Chain { next, blocks: true, connections: plan.blocks.len() })
     }
-    if done != chunks {
-        return Err(CollsynthError::bad(format!(
-            "dependency cycle (deadlock): {} of {chunks} slices never became ready",
-            chunks - done
-        )));
-    }
-    Ok(last)
 }
 
 /// A schedule's structure as the event loop reads it, packed: per transfer its route (in
@@ -328,12 +466,12 @@ const KIND_SHIFT: u32 = 62;
 type Event = (u64, u64, u32, u32);
 
 /// One transfer of a run: its shape, its route's per-message overhead and connection speed
-/// (`Run::costs[cost]`), and when its connection is free.
+/// (`Run::costs[cost]`), and the connection (or thread block) that pushes its bytes.
 #[derive(Debug, Clone, Copy)]
 struct Tx {
     at: Shape,
     cost: u32,
-    connection_free: f64,
+    conn: u32,
 }
 
 /// One slice of a transfer.
@@ -343,7 +481,7 @@ struct Slice {
     tail: f64,
     /// When its received contributions are processed.
     earliest: f64,
-    /// When the previous slice of its transfer started sending.
+    /// When the node before it on its connection or block started sending (or finished).
     stream: f64,
     /// Conditions that remain before it is released.
     pending: u32,
@@ -352,6 +490,8 @@ struct Slice {
 /// One simulation's program and event queue.
 struct Run<'a> {
     k: usize,
+    /// Slices (n k): node `chunks + c` is slice c's receive step when `blocks`.
+    chunks: usize,
     links: Vec<LinkModel>,
     /// MSCCL's interpreter processes received contributions one step each; NCCL's kernels
     /// take them all in one step.
@@ -360,6 +500,12 @@ struct Run<'a> {
     /// (per-message overhead, connection us per byte) of the protocol on a route.
     costs: Vec<(f64, f64)>,
     route_links: &'a [u32],
+    children: &'a [u32],
+    /// [`Chain::next`].
+    next: Vec<u32>,
+    blocks: bool,
+    /// Per connection (or thread block): when it has pushed its last byte.
+    connection_free: Vec<f64>,
     /// Per link: when it finishes the slice it serves (a link is never idle with a queue).
     free_at: Vec<f64>,
     /// Whole bytes of slice j of piece p at `p k + j`.
@@ -367,6 +513,12 @@ struct Run<'a> {
     slices: Vec<Slice>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
+    /// The latest finish so far, and how many slices finished.
+    last: f64,
+    done: usize,
+    /// Per slice (packed), when it finished and when it started; empty unless recorded.
+    arrived: Vec<f64>,
+    started: Vec<f64>,
 }
 
 impl Run<'_> {
@@ -397,7 +549,7 @@ impl Run<'_> {
         self.settle(c);
     }
 
-    /// Slice c - 1 of the same transfer started sending at t: the connection streams on.
+    /// The node before c on its connection or block started sending (or finished) at t.
     fn streamed(&mut self, c: usize, t: f64) {
         self.slices[c].stream = t;
         self.settle(c);
@@ -415,9 +567,18 @@ impl Run<'_> {
     /// Slice c enters its first hop's queue at `at` (or is done, with an empty route). A
     /// slice without dependencies still pays the message overhead.
     fn release(&mut self, c: usize, at: f64) {
+        if c >= self.chunks {
+            // A receive step done: its slice is at its destination, the block moves on.
+            self.finish(c - self.chunks, at);
+            self.stream_on(c, at);
+            return;
+        }
         let i = c / self.k;
         let tx = self.tx[i];
         self.slices[c].tail = 0.0;
+        if !self.started.is_empty() && tx.at.hops == 0 {
+            self.started[c] = at;
+        }
         if tx.at.hops == 0 {
             self.push(at, DONE, c, 0);
             return;
@@ -426,12 +587,39 @@ impl Run<'_> {
         let at = if tx.at.n_after == 0 { at.max(overhead) } else { at };
         // The connection is a virtual first hop, cut-through like the links: the slice
         // cannot leave its first link before the thread block has pushed its last byte.
-        let start = at.max(tx.connection_free);
+        let start = at.max(self.connection_free[tx.conn as usize]);
         let bytes = self.bytes[tx.at.piece as usize * self.k + c % self.k];
         let tail = start + bytes * connection;
         self.slices[c].tail = tail;
-        self.tx[i].connection_free = tail;
+        self.connection_free[tx.conn as usize] = tail;
         self.push(start, ARRIVE, c, 0);
+    }
+
+    /// Node c is done (sending, or its step) at t: the next on its connection or block goes.
+    fn stream_on(&mut self, c: usize, t: f64) {
+        let nx = self.next[c];
+        if nx != NONE {
+            self.streamed(nx as usize, t);
+        }
+    }
+
+    /// Slice c is at its destination at t: its dependents' contributions.
+    fn finish(&mut self, c: usize, t: f64) {
+        self.last = self.last.max(t);
+        self.done += 1;
+        if !self.arrived.is_empty() {
+            self.arrived[c] = t;
+        }
+        let (i, j) = (c / self.k, c % self.k);
+        let at = self.tx[i].at;
+        if at.hops == 0 {
+            // A local step: its block moves on.
+            self.stream_on(c, t);
+        }
+        for x in at.children..at.children + at.n_children {
+            let ch = self.children[x as usize] as usize;
+            self.contribution(ch * self.k + j, t, self.costs[self.tx[ch].cost as usize].0);
+        }
     }
 
     /// Serve slice c on hop h of its route from time t: schedules the link's release and the
@@ -441,9 +629,12 @@ impl Run<'_> {
         let at = self.tx[i].at;
         let (l, hops) = (self.link(i, h), at.hops as usize);
         let m = self.links[l];
-        if h == 0 && !(c + 1).is_multiple_of(self.k) {
+        if h == 0 {
+            if !self.started.is_empty() {
+                self.started[c] = t;
+            }
             // The connection streams on: the next slice may queue behind this one.
-            self.streamed(c + 1, t);
+            self.stream_on(c, t);
         }
         let finish = (t + self.bytes[at.piece as usize * self.k + c % self.k] * m.us_per_byte).max(self.slices[c].tail);
         self.free_at[l] = finish;

@@ -87,3 +87,73 @@ fn too_many_steps_for_one_channel_is_infeasible_and_auto_channels_fit() {
     let old = lower(&s, &Options { dialect: Dialect::Old, ..Options::default() }).unwrap();
     assert_eq!(old.nchannels, 1);
 }
+
+/// `block_plan` against the program `lower` writes: block for block, the same peers and as
+/// many sends and receives, a fused step being one step that does both.
+fn agrees_with_the_program(s: &Schedule, o: &Options) {
+    let plan = block_plan(s, o).unwrap();
+    let p = lower(s, o).unwrap();
+    assert_eq!(plan.channels, p.nchannels);
+    let mut first = vec![usize::MAX; s.n_ranks];
+    for (b, &r) in plan.ranks.iter().enumerate() {
+        first[r] = first[r].min(b);
+    }
+    for (b, ops) in plan.blocks.iter().enumerate() {
+        let r = plan.ranks[b];
+        let tb = &p.gpus[r].tbs[b - first[r]];
+        let steps: Vec<_> = tb.steps.iter().filter(|x| x.kind != StepType::Nop).collect();
+        let sends = ops.iter().filter(|o| o.1).count();
+        let receives = ops.len() - sends;
+        assert_eq!(steps.iter().filter(|x| x.kind.sends()).count(), sends, "rank {r} block {b}");
+        let both = steps.iter().filter(|x| x.kind.sends() && x.kind.receives()).count();
+        assert_eq!(steps.len(), ops.len() - both, "rank {r} block {b}");
+        assert!(steps.iter().filter(|x| !x.kind.sends()).count() <= receives);
+        for &(t, is_send) in ops {
+            let tr = &s.transfers[t];
+            match (is_send, tr.is_local()) {
+                (true, _) => assert_eq!((tr.src, tb.send), (r, tr.dst as i64)),
+                (false, false) => assert_eq!((tr.dst, tb.recv), (r, tr.src as i64)),
+                (false, true) => assert_eq!((tr.src, tb.send, tb.recv), (r, -1, -1)),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_block_plan_is_the_programs_thread_blocks() {
+    for (spec, c, alg) in [
+        ("ring:3", Collective::Allreduce, "ring"),
+        ("dgx-a100:1", Collective::Allgather, "forestcoll"),
+        ("switch:4", Collective::ReduceScatter, "forestcoll"),
+        ("dgx-a100:2", Collective::ReduceScatter, "forestcoll"),
+    ] {
+        let s = schedule(spec, c, alg);
+        agrees_with_the_program(&s, &Options::default());
+        agrees_with_the_program(&s, &Options { fused: false, ..Options::default() });
+        agrees_with_the_program(
+            &s,
+            &Options { channels: Some(s.pieces.len().min(MAX_CHANNELS)), ..Options::default() },
+        );
+    }
+}
+
+#[test]
+fn a_given_order_must_be_a_linear_extension() {
+    // A tree schedule (no steps): T is its numbering, each send right before its receive.
+    let s = crate::ir::orbit::flat(&schedule("switch:4", Collective::Allgather, "forestcoll")).unwrap().into_owned();
+    let order = |ops: Vec<Operation>| Options { order: Some(ops), ..Options::default() };
+    // T as the numbering gives it: accepted, and the same program.
+    let t: Vec<Operation> = (0..s.transfers.len()).flat_map(|i| [(i, true), (i, false)]).collect();
+    assert_eq!(lower(&s, &order(t.clone())).unwrap(), lower(&s, &Options::default()).unwrap());
+    let dependent = (0..s.transfers.len()).find(|&i| !s.transfers[i].after.is_empty()).unwrap();
+    let a = s.transfers[dependent].after[0];
+    // The dependent sent before its dependency is received; a receive before its send; one missing.
+    let mut early: Vec<Operation> = vec![(a, true), (dependent, true)];
+    early.extend(t.iter().copied().filter(|&o| o != (a, true) && o != (dependent, true)));
+    let mut swapped = t.clone();
+    swapped.swap(0, 1);
+    for bad in [early, swapped, t[..t.len() - 1].to_vec()] {
+        let e = lower(&s, &order(bad)).unwrap_err();
+        assert!(e.to_string().contains("the given operation order"), "{e}");
+    }
+}

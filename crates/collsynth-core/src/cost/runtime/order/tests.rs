@@ -1,0 +1,218 @@
+//! Thread blocks run their transfers in program order, and the time-reversed numbering, on
+//! closed forms a line of three ranks decides, and on a ForestColl reduce-scatter.
+
+use super::*;
+use crate::cost::runtime::sim::{makespan_in_blocks_us, makespan_us};
+use crate::cost::runtime::Protocol;
+use crate::ir::{Collective, Piece, Transfer};
+use crate::topology::TopologyBuilder;
+
+/// a <-> b <-> c at 100 GB/s (10^5 bytes per µs), no latency, generic classes (no overhead).
+fn line() -> Topology {
+    let mut b = TopologyBuilder::new("line");
+    let r: Vec<usize> = ["a", "b", "c"].iter().map(|n| b.compute(*n, None)).collect();
+    for (x, y) in [(0, 1), (1, 0), (1, 2), (2, 1)] {
+        b.link(r[x], r[y], Rat::from_integer(100), 0.0);
+    }
+    b.build().unwrap()
+}
+
+/// 3 MiB: a piece is one third, one Simple slice, `m / b` µs on a link.
+const SIZE: i128 = 3 << 20;
+const PIECE_US: f64 = (1 << 20) as f64 / 1e5;
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-9 * b, "{a} != {b}");
+}
+
+/// Reduce-scatter pieces of shards 1 and 2 on the line, transfers given as
+/// (shard, src, dst, after).
+fn schedule(topo: &Topology, transfers: &[(usize, usize, usize, Vec<usize>)]) -> Schedule {
+    let mut s = Schedule::new(Collective::ReduceScatter, 3, 0, "line");
+    let pieces: Vec<usize> = (0..3).map(|x| s.add_piece(Piece::whole(x))).collect();
+    for (shard, src, dst, after) in transfers {
+        let l = topo.link_between(topo.rank_node(*src), topo.rank_node(*dst)).unwrap();
+        s.add(Transfer::new(pieces[*shard], *src, *dst, vec![l], Op::Reduce, after.clone(), None));
+    }
+    s
+}
+
+fn makespan(s: &Schedule, topo: &Topology) -> f64 {
+    makespan_us(s, topo, Rat::from_integer(SIZE), Protocol::Simple, 1).unwrap()
+}
+
+#[test]
+fn a_thread_block_runs_its_transfers_in_program_order() {
+    // On b -> c, transfer 1 waits for a's contribution and transfer 2 is ready at once. As
+    // separate connections 2 goes first (2 m/b); one thread block runs 1 then 2, as MSCCL's
+    // interpreter runs a block's steps in order (3 m/b).
+    let topo = line();
+    let mut s = schedule(&topo, &[(2, 0, 1, vec![]), (2, 1, 2, vec![0]), (0, 1, 2, vec![])]);
+    close(makespan(&s, &topo), 2.0 * PIECE_US);
+    s.provenance.details.set(DETAIL, "as numbered");
+    assert!(has_thread_block_order(&s));
+    close(makespan(&s, &topo), 3.0 * PIECE_US);
+}
+
+#[test]
+fn the_listed_order_of_a_thread_block_decides() {
+    // The same transfers, the independent b -> c one listed first: b's block (receive from
+    // a, send to c) sends it, then receives shard 2 and forwards it in one fused step:
+    // 2 m/b, where listed second it waits behind that receive (3 m/b, above).
+    let topo = line();
+    let mut s = schedule(&topo, &[(0, 1, 2, vec![]), (2, 0, 1, vec![]), (2, 1, 2, vec![1])]);
+    s.provenance.details.set(DETAIL, "as numbered");
+    let plan = crate::cost::runtime::sim::block_plan(&s).unwrap();
+    // a: send to b; b: receive from a paired with send to c; c: receive from b.
+    assert_eq!(plan.blocks, [vec![(1, true)], vec![(0, true), (1, false), (2, true)], vec![(0, false), (2, false)]]);
+    close(makespan(&s, &topo), 2.0 * PIECE_US);
+}
+
+#[test]
+fn the_timed_order_forwards_before_the_unrelated_receive() {
+    // The schedule above that takes 3 m/b as numbered: by time, b's block sends the ready
+    // piece (start 0), receives shard 2 (arrives m) and forwards it in the same step (m,
+    // deeper than c's receive of the first at m): 2 m/b.
+    let topo = line();
+    let mut s = schedule(&topo, &[(2, 0, 1, vec![]), (2, 1, 2, vec![0]), (0, 1, 2, vec![])]);
+    let size = Rat::from_integer(SIZE);
+    let t = timed_operations(&s, &topo, size, Protocol::Simple, 1).unwrap();
+    assert_eq!(t, [(0, true), (2, true), (0, false), (1, true), (2, false), (1, false)]);
+    // On one channel (b's one block receives from a and sends to c) the order alone decides.
+    let one = crate::msccl::lower::Options { order: Some(t.clone()), channels: Some(1), ..Default::default() };
+    let plan = crate::msccl::lower::block_plan(&s, &one).unwrap();
+    assert_eq!(plan.blocks[1], [(2, true), (0, false), (1, true)]);
+    close(makespan_in_blocks_us(&s, &topo, size, Protocol::Simple, 1, &plan).unwrap(), 2.0 * PIECE_US);
+    // The simulator's timed lowering: one channel per piece (3 pieces).
+    assert_eq!(crate::cost::runtime::sim::timed_block_plan(&s, t).unwrap().channels, 3);
+    s.provenance.details.set(DETAIL, TIMED);
+    assert_eq!(thread_block_order(&s), Some(BlockOrder::Timed));
+    close(makespan(&s, &topo), 2.0 * PIECE_US);
+    s.provenance.details.set(DETAIL, "as numbered");
+    assert_eq!(thread_block_order(&s), Some(BlockOrder::Numbered));
+    close(makespan(&s, &topo), 3.0 * PIECE_US);
+}
+
+#[test]
+fn a_ring_in_thread_blocks_pays_every_hop_latency_once_per_slice() {
+    // ring:4 allgather (1 us per hop, 10^5 bytes per us, no overhead), k slices of s us:
+    // each rank's one block (receive from the left, send to the right) runs slice j's three
+    // steps before slice j + 1's, so the three hops of a slice are never overlapped:
+    // k 3 (s + 1), where independent connections stream (3 k s + 1).
+    let topo = crate::zoo::from_spec("ring:4").unwrap();
+    let mut s = crate::cost::testutil::ring_allgather(&topo, &[0, 1, 2, 3]);
+    let m = 4 * 4 * (2 << 20); // k = 4 slices of 2 MiB, s = 20.97 us
+    let slice = (2 << 20) as f64 / 1e5;
+    let size = Rat::from_integer(m);
+    close(makespan_us(&s, &topo, size, Protocol::Simple, 4).unwrap(), 12.0 * slice + 1.0);
+    s.provenance.details.set(DETAIL, "as numbered");
+    close(makespan_us(&s, &topo, size, Protocol::Simple, 4).unwrap(), 12.0 * (slice + 1.0));
+    let plan = crate::cost::runtime::sim::block_plan(&s).unwrap();
+    assert_eq!(plan.blocks.len(), 4);
+    close(makespan_in_blocks_us(&s, &topo, size, Protocol::Simple, 1, &plan).unwrap(), 3.0 * (4.0 * slice + 1.0));
+}
+
+#[test]
+fn a_switch_with_one_peer_per_block_loses_nothing() {
+    // Three ranks on a switch (100 GB/s, 1 us per link), each sends its piece to both
+    // others: every block has one peer, so blocks and connections agree: two pieces per
+    // up- and downlink, 2 s + 2 us in one slice.
+    let mut b = TopologyBuilder::new("star");
+    let r: Vec<usize> = (0..3).map(|i| b.compute(format!("r{i}"), None)).collect();
+    let sw = b.switch("sw", None);
+    for &x in &r {
+        b.link(x, sw, Rat::from_integer(100), 1.0);
+        b.link(sw, x, Rat::from_integer(100), 1.0);
+    }
+    let topo = b.build().unwrap();
+    let mut s = Schedule::new(Collective::Allgather, 3, 0, "direct");
+    for x in 0..3 {
+        let p = s.add_piece(Piece::whole(x));
+        for d in [(x + 1) % 3, (x + 2) % 3] {
+            let route = vec![topo.link_between(r[x], sw).unwrap(), topo.link_between(sw, r[d]).unwrap()];
+            s.add(Transfer::new(p, x, d, route, Op::Copy, vec![], None));
+        }
+    }
+    let size = Rat::from_integer(SIZE);
+    let free = makespan_us(&s, &topo, size, Protocol::Simple, 1).unwrap();
+    close(free, 2.0 * PIECE_US + 2.0);
+    let plan = crate::cost::runtime::sim::block_plan(&s).unwrap();
+    assert_eq!(plan.blocks.len(), 12);
+    assert!(plan.blocks.iter().all(|b| b.len() == 1));
+    close(makespan_in_blocks_us(&s, &topo, size, Protocol::Simple, 1, &plan).unwrap(), free);
+}
+
+#[test]
+fn time_reversal_serves_the_longer_chain_first() {
+    // a sends b two contributions: shard 1's (ends at b) and shard 2's (goes on to c). In
+    // arrival order shard 1's goes first and c waits (3 m/b); reversed, the allgather sends
+    // c's piece first, so the reduce-scatter sends shard 2's first; and b's block (receive
+    // from a, send to c) forwards it before it waits for shard 1's (b -> c is deeper, at
+    // the same reversed time): 2 m/b, the bound. Listed as given, the block would receive
+    // shard 1's before it forwards: 3 m/b.
+    let topo = line();
+    let mut s = schedule(&topo, &[(1, 0, 1, vec![]), (2, 0, 1, vec![]), (2, 1, 2, vec![1])]);
+    close(makespan(&s, &topo), 3.0 * PIECE_US);
+    let o = time_reversed(&s, &topo, Rat::from_integer(SIZE)).unwrap().unwrap();
+    let shards: Vec<(usize, usize, usize)> =
+        o.transfers.iter().map(|t| (o.pieces[t.piece].shard, t.src, t.dst)).collect();
+    assert_eq!(shards, [(2, 0, 1), (2, 1, 2), (1, 0, 1)]);
+    assert_eq!(o.transfers[1].after, [0]);
+    assert_eq!(o.provenance.details.text(DETAIL).as_deref(), Some("\"time-reversed\""));
+    close(makespan(&o, &topo), 2.0 * PIECE_US);
+    // Already in that order: nothing to change.
+    assert!(time_reversed(&o, &topo, Rat::from_integer(SIZE)).unwrap().is_none());
+    s.provenance.details.set(DETAIL, "as numbered");
+    close(makespan(&s, &topo), 3.0 * PIECE_US);
+}
+
+#[test]
+fn nothing_to_order_without_reductions_or_reverse_links() {
+    let topo = line();
+    let mut s = schedule(&topo, &[(1, 0, 1, vec![])]);
+    s.transfers[0].op = Op::Copy;
+    assert!(time_reversed(&s, &topo, Rat::from_integer(SIZE)).unwrap().is_none());
+    // a -> b without b -> a.
+    let mut b = TopologyBuilder::new("one-way");
+    let (x, y) = (b.compute("a", None), b.compute("b", None));
+    b.link(x, y, Rat::from_integer(100), 0.0);
+    b.link(y, x, Rat::from_integer(100), 0.0);
+    let sw = b.switch("sw", None);
+    b.link(x, sw, Rat::from_integer(100), 0.0);
+    b.link(sw, y, Rat::from_integer(100), 0.0);
+    let topo = b.build().unwrap();
+    let mut s = Schedule::new(Collective::ReduceScatter, 2, 0, "one-way");
+    let p = s.add_piece(Piece::whole(1));
+    let route = vec![topo.link_between(x, sw).unwrap(), topo.link_between(sw, y).unwrap()];
+    s.add(Transfer::new(p, 0, 1, route, Op::Reduce, vec![], None));
+    assert!(time_reversed(&s, &topo, Rat::from_integer(SIZE)).unwrap().is_none());
+}
+
+#[test]
+fn a_reordered_forestcoll_reduce_scatter_still_verifies_and_lowers_in_its_order() {
+    let mut reordered = 0;
+    for spec in ["switch:4", "dgx-a100:1", "dgx-a100:2"] {
+        let topo = crate::zoo::from_spec(spec).unwrap();
+        let size = Rat::from_integer(64 << 20);
+        let x =
+            crate::api::synthesize(&topo, Collective::ReduceScatter, "forestcoll", &Default::default(), size).unwrap();
+        let Some(o) = time_reversed(&x.schedule, &x.topology, size).unwrap() else {
+            continue;
+        };
+        crate::verify::verify(&o, &x.topology).unwrap();
+        // The numbering is the program order: every thread block the exporter writes runs
+        // its transfers by increasing index.
+        let plan = crate::cost::runtime::sim::block_plan(&o).unwrap();
+        assert!(plan.blocks.iter().all(|b| b.windows(2).all(|w| w[0].0 <= w[1].0)), "{spec}");
+        let key = |s: &Schedule| {
+            let mut v: Vec<_> = s.transfers.iter().map(|t| (t.piece, t.src, t.dst, t.route.clone())).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(key(&o), key(&x.schedule), "{spec}: not a renumbering");
+        crate::msccl::lower::lower(&o, &Default::default()).unwrap();
+        assert!(crate::cost::runtime::runtime(&o, &x.topology, size).unwrap().time_us > 0.0);
+        reordered += 1;
+    }
+    assert!(reordered >= 2, "{reordered}");
+}
