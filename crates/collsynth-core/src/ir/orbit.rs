@@ -22,6 +22,7 @@ use crate::rational::Rat;
 use crate::topology::Topology;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One generator of the group: a node permutation, the link permutation it induces, and its
 /// order (the smallest m > 0 with g^m the identity).
@@ -216,7 +217,7 @@ impl Group {
                 }
             }
         }
-        RankOrbits::new(self, topo)
+        RankOrbits::new(self, topo.n_ranks())
     }
 }
 
@@ -233,8 +234,11 @@ pub struct RankOrbits {
 }
 
 impl RankOrbits {
-    fn new(group: &Group, topo: &Topology) -> std::result::Result<RankOrbits, String> {
-        let nr = topo.n_ranks();
+    /// The orbits of `group` on ranks `0..nr`; fails when the action is not free.
+    pub fn new(group: &Group, nr: usize) -> std::result::Result<RankOrbits, String> {
+        if group.gens.iter().any(|g| g.ranks.len() != nr) {
+            return Err(format!("a generator does not permute the {nr} ranks"));
+        }
         let mut orbit = vec![usize::MAX; nr];
         let mut from_rep = vec![0usize; nr];
         let mut reps = Vec::new();
@@ -271,6 +275,23 @@ impl RankOrbits {
         }
         Ok(RankOrbits { orbit, from_rep, reps })
     }
+}
+
+/// `group`, made of automorphisms of `made_on`, as automorphisms of `target`, a topology on
+/// the same nodes (its transpose, when a reduction reverses a schedule made there): the same
+/// node permutations, their links those of `target`.
+pub fn on_topology(group: &Arc<Group>, made_on: &Topology, target: &Topology) -> Result<Arc<Group>> {
+    if std::ptr::eq(made_on, target) || made_on.links == target.links {
+        return Ok(group.clone());
+    }
+    let gens = group
+        .gens
+        .iter()
+        .map(|g| Generator::from_nodes(target, g.nodes.clone()))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .and_then(Group::new)
+        .map_err(|e| CollsynthError::internal(format!("symmetry on the reversed topology: {e}")))?;
+    Ok(Arc::new(gens))
 }
 
 /// Finds a piece by (shard, start, end): how a piece moves with its shard.

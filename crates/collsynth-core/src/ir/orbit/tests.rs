@@ -4,6 +4,8 @@
 use super::*;
 use crate::api;
 use crate::cost;
+use crate::ir::transform::{compose, reverse};
+use crate::ir::Collective;
 use crate::synth::{self, Request};
 use crate::topology::Topology;
 use crate::verify::verify;
@@ -14,11 +16,26 @@ use crate::zoo;
 const SYMMETRIC: &[&str] =
     &["torus:4x4", "torus:3x5", "hypercube:3", "circulant:8:1,3", "ring:6", "biring:5", "dgx-a100:2", "switch:6"];
 
+/// ForestColl states all three per orbit (reduce-scatter reverses the allgather, allreduce
+/// composes the two, both orbit by orbit).
+const COLLECTIVES: [Collective; 3] = [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce];
+
 fn compact(spec: &str) -> (Topology, Schedule) {
+    compact_of(spec, Collective::Allgather)
+}
+
+fn compact_of(spec: &str, c: Collective) -> (Topology, Schedule) {
     let topo = zoo::from_spec(spec).unwrap();
-    let s = synth::run(&topo, crate::ir::Collective::Allgather, "forestcoll", &Request::default()).unwrap();
-    assert!(s.is_compact(), "{spec}: forestcoll's allgather is stated per orbit");
+    let s = synth::run(&topo, c, "forestcoll", &Request::default()).unwrap();
+    assert!(s.is_compact(), "{spec}: forestcoll's {} is stated per orbit", c.name());
     (topo, s)
+}
+
+/// The pieces and transfers of a flat schedule, every `after` sorted (the transforms list
+/// dependencies in the order they find them; the set is what counts).
+fn sorted_after(mut s: Schedule) -> (Vec<Piece>, Vec<Transfer>) {
+    s.transfers.iter_mut().for_each(|t| t.after.sort_unstable());
+    (s.pieces, s.transfers)
 }
 
 fn verdict(s: &Schedule, topo: &Topology) -> bool {
@@ -32,14 +49,18 @@ fn flat_verdict(s: &Schedule, topo: &Topology) -> bool {
 #[test]
 fn compact_and_flat_verify_alike() {
     for spec in SYMMETRIC {
+        for c in COLLECTIVES {
+            let (topo, s) = compact_of(spec, c);
+            let group = s.symmetry.clone().unwrap();
+            let flat = expand(&s).unwrap();
+            assert_eq!(flat.transfers.len(), s.n_transfers());
+            assert_eq!(flat.transfers.len(), s.transfers.len() * group.order());
+            assert_eq!(group.order(), topo.n_ranks(), "{spec}: the group is regular");
+            let (a, b) = (verify(&s, &topo).unwrap(), verify(&flat, &topo).unwrap());
+            assert_eq!(a, b, "{spec} {}: the compact report counts the flat transfers", c.name());
+        }
         let (topo, s) = compact(spec);
-        let group = s.symmetry.clone().unwrap();
         let flat = expand(&s).unwrap();
-        assert_eq!(flat.transfers.len(), s.n_transfers());
-        assert_eq!(flat.transfers.len(), s.transfers.len() * group.order());
-        assert_eq!(group.order(), topo.n_ranks(), "{spec}: the group is regular");
-        let (a, b) = (verify(&s, &topo).unwrap(), verify(&flat, &topo).unwrap());
-        assert_eq!(a, b, "{spec}: the compact report counts the flat transfers");
         // The expansion is the flat schedule the synthesizer makes without the group, up to
         // the order of the transfers.
         let old = crate::synth::forestcoll::allgather(&topo, None).unwrap();
@@ -60,50 +81,107 @@ fn compact_and_flat_verify_alike() {
 }
 
 #[test]
-fn mutations_get_the_same_verdict() {
+fn reductions_expand_to_the_flat_transforms() {
+    // Reversal and composition orbit by orbit give exactly the flat transforms of the
+    // expansions, transfer for transfer, in orbit-major order.
     for spec in SYMMETRIC {
-        let (topo, s) = compact(spec);
-        let order = s.symmetry.as_ref().unwrap().order();
-        let mut cases: Vec<(String, Schedule)> = Vec::new();
-        for a in 0..s.transfers.len() {
-            let mut m = s.clone();
-            m.transfers.remove(a);
-            for t in &mut m.transfers {
-                t.after.retain(|&x| x / order != a);
-                t.after.iter_mut().for_each(|x| *x -= if *x / order > a { order } else { 0 });
-            }
-            cases.push((format!("drop {a}"), m));
+        let (topo, ag) = compact(spec);
+        let (_, rs) = compact_of(spec, Collective::ReduceScatter);
+        let (_, ar) = compact_of(spec, Collective::Allreduce);
+        let (flat_ag, flat_rs) = (expand(&ag).unwrap(), expand(&rs).unwrap());
+        let two_way = topo
+            .links
+            .iter()
+            .all(|l| topo.link_between(l.dst, l.src).is_some_and(|r| topo.links[r].bandwidth == l.bandwidth));
+        if two_way {
+            let made_on_topo = reverse(&flat_ag, &topo, &topo).unwrap();
+            assert!(sorted_after(made_on_topo) == sorted_after(flat_rs.clone()), "{spec}: reduce-scatter");
+        }
+        let composed = compose(&flat_rs, &flat_ag, Collective::Allreduce).unwrap();
+        assert!(sorted_after(expand(&ar).unwrap()) == sorted_after(composed), "{spec}: allreduce");
+        // Composing the compact forms directly gives the compact allreduce's transfers.
+        let direct = compose(&rs, &ag, Collective::Allreduce).unwrap();
+        assert!(direct.is_compact());
+        assert!(direct.transfers == ar.transfers, "{spec}");
+    }
+}
+
+#[test]
+fn a_transposed_reduce_scatter_keeps_its_group() {
+    // A one-way ring: reduce-scatter is the reverse of the transpose's allgather, and the
+    // group moves onto the ring's own links.
+    let topo = zoo::from_spec("ring:6").unwrap();
+    let t = crate::ir::transform::transpose(&topo);
+    assert_ne!(t.links, topo.links, "ring:6 is one way");
+    let ag_t = synth::run(&t, Collective::Allgather, "forestcoll", &Request::default()).unwrap();
+    let rs = reverse(&ag_t, &t, &topo).unwrap();
+    assert!(rs.is_compact());
+    assert_eq!(rs.symmetry.as_ref().unwrap().gens[0].links.len(), topo.links.len());
+    assert!(verify(&rs, &topo).is_ok());
+    let flat = reverse(&expand(&ag_t).unwrap(), &t, &topo).unwrap();
+    assert!(sorted_after(expand(&rs).unwrap()) == sorted_after(flat));
+}
+
+/// Broken variants of a compact schedule: representatives dropped, wrong routes, wrong and
+/// missing dependencies, and for reductions a copy in place of a reduction.
+fn mutants(s: &Schedule, topo: &Topology) -> Vec<(String, Schedule)> {
+    let order = s.symmetry.as_ref().unwrap().order();
+    let mut cases: Vec<(String, Schedule)> = Vec::new();
+    for a in 0..s.transfers.len() {
+        let mut m = s.clone();
+        m.transfers.remove(a);
+        for t in &mut m.transfers {
+            t.after.retain(|&x| x / order != a);
+            t.after.iter_mut().for_each(|x| *x -= if *x / order > a { order } else { 0 });
+        }
+        cases.push((format!("drop {a}"), m));
+        let mut m = s.clone();
+        let t = &mut m.transfers[a];
+        // A route that leaves from the wrong rank's node.
+        if let Some(l) = topo.out_links(topo.rank_node(t.dst)).next() {
+            t.route = vec![l];
+            cases.push((format!("wrong route {a}"), m));
+        }
+        for other in [0, order - 1, order / 2] {
             let mut m = s.clone();
             let t = &mut m.transfers[a];
-            // A route that leaves from the wrong rank's node.
-            if let Some(l) = topo.out_links(topo.rank_node(t.dst)).next() {
-                t.route = vec![l];
-                cases.push((format!("wrong route {a}"), m));
+            match t.after.first_mut() {
+                Some(x) => *x = (*x / order) * order + other,
+                None => t.after.push(((a + 1) % s.transfers.len()) * order + other),
             }
-            for other in [0, order - 1, order / 2] {
-                let mut m = s.clone();
-                let t = &mut m.transfers[a];
-                match t.after.first_mut() {
-                    Some(x) => *x = (*x / order) * order + other,
-                    None => t.after.push(((a + 1) % s.transfers.len()) * order + other),
-                }
-                cases.push((format!("dependency {a} element {other}"), m));
-            }
+            cases.push((format!("dependency {a} element {other}"), m));
+        }
+        let mut m = s.clone();
+        m.transfers[a].after.clear();
+        cases.push((format!("no dependency {a}"), m));
+        if s.transfers[a].op == crate::ir::Op::Reduce {
             let mut m = s.clone();
-            m.transfers[a].after.clear();
-            cases.push((format!("no dependency {a}"), m));
+            m.transfers[a].op = crate::ir::Op::Copy;
+            cases.push((format!("copy instead of reduce {a}"), m));
         }
-        let mut wrong = 0;
-        for (what, m) in &cases {
-            let (c, f) = (verdict(m, &topo), flat_verdict(m, &topo));
-            assert_eq!(c, f, "{spec}: {what}: compact says {c}, flat says {f}");
-            wrong += usize::from(!c);
+    }
+    cases
+}
+
+#[test]
+fn mutations_get_the_same_verdict() {
+    for spec in SYMMETRIC {
+        for c in COLLECTIVES {
+            let (topo, s) = compact_of(spec, c);
+            let cases = mutants(&s, &topo);
+            let mut wrong = 0;
+            for (what, m) in &cases {
+                let (v, f) = (verdict(m, &topo), flat_verdict(m, &topo));
+                assert_eq!(v, f, "{spec} {}: {what}: compact says {v}, flat says {f}", c.name());
+                wrong += usize::from(!v);
+            }
+            assert!(
+                wrong > cases.len() / 3,
+                "{spec} {}: the mutations must break most schedules ({wrong} of {})",
+                c.name(),
+                cases.len()
+            );
         }
-        assert!(
-            wrong > cases.len() / 3,
-            "{spec}: the mutations must break most schedules ({wrong} of {})",
-            cases.len()
-        );
     }
 }
 
@@ -139,8 +217,8 @@ fn a_generator_that_is_no_automorphism_is_refused() {
 fn quotient_costs_equal_flat_costs() {
     // Whole-byte shards on every topology here (N divides 2^20 * 315).
     let size = crate::rational::Rat::from_integer(315 << 20);
-    for spec in SYMMETRIC {
-        let (topo, s) = compact(spec);
+    for (spec, c) in SYMMETRIC.iter().flat_map(|s| COLLECTIVES.map(|c| (s, c))) {
+        let (topo, s) = compact_of(spec, c);
         let flat = expand(&s).unwrap();
         let q = quotient(&s, &topo).unwrap();
         let order = s.symmetry.as_ref().unwrap().order();
