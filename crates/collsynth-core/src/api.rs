@@ -378,7 +378,7 @@ pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std
     use crate::ir::orbit;
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),
-        Some(g) if orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
+        Some(g) if orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, s, topo) => {
             Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
         }
         Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),
@@ -400,10 +400,19 @@ pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime
     cost::runtime::runtime_copies(&q, topo, size, copies)
 }
 
-/// Every generator maps each link onto a link of the same runtime-model class.
-fn classes_move_with_group(g: &crate::ir::orbit::Group, topo: &Topology) -> bool {
+/// Every generator maps each link onto a link of the same runtime-model class (for a group
+/// on used links, each link the schedule uses: no other link carries anything).
+fn classes_move_with_group(g: &crate::ir::orbit::Group, s: &Schedule, topo: &Topology) -> bool {
     let classes = cost::runtime::classify(topo);
-    g.gens.iter().all(|gen| gen.links.iter().enumerate().all(|(l, &m)| classes.get(m) == Some(&classes[l])))
+    let links: Vec<usize> = if g.used_links_only() {
+        match crate::ir::orbit::used_links(g, s, topo.links.len()) {
+            Ok(used) => used,
+            Err(_) => return false,
+        }
+    } else {
+        (0..topo.links.len()).collect()
+    };
+    g.gens.iter().all(|gen| links.iter().all(|&l| classes.get(gen.links[l]) == Some(&classes[l])))
 }
 
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,

@@ -27,7 +27,7 @@ const NONE: usize = usize::MAX;
 
 pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> {
     let group = s.symmetry.as_deref().expect("a compact schedule");
-    let orbits = group.check(topo).map_err(|e| plain(format!("symmetry {}: {e}", group.name)))?;
+    let orbits = group.check_for(topo, s).map_err(|e| plain(format!("symmetry {}: {e}", group.name)))?;
     let copies = matches!(s.collective, Collective::Allgather | Collective::Allgatherv) && !s.uses_scratch();
     let sums = matches!(s.collective, Collective::ReduceScatter | Collective::Allreduce);
     if !(copies || sums) || s.shards.len() != s.n_ranks {

@@ -283,3 +283,103 @@ fn sizes_that_split_shards_mid_byte_are_costed_flat() {
         assert_eq!(e.runtime, f.runtime, "{bytes}");
     }
 }
+
+/// Rings whose rotation is no automorphism of the topology (a snake through a torus, a
+/// hypercube's Gray code) or is one (rings, a switch): stated per orbit of the rotation as a
+/// group on the used links only.
+const RINGS: &[&str] = &["torus:4x4", "torus:3x4", "hypercube:3", "ring:6", "biring:5", "switch:5"];
+
+fn ring_of(spec: &str, c: Collective) -> (Topology, Schedule, Schedule) {
+    use crate::synth::baselines::ring::synthesize_ring;
+    let topo = zoo::from_spec(spec).unwrap();
+    let compact = synthesize_ring(&topo, c, &Request::default(), true).unwrap();
+    let flat = synthesize_ring(&topo, c, &Request::default(), false).unwrap();
+    (topo, compact, flat)
+}
+
+#[test]
+fn rings_per_orbit_expand_to_the_flat_ring() {
+    for spec in RINGS {
+        for c in COLLECTIVES {
+            let (topo, s, flat) = ring_of(spec, c);
+            let group = s.symmetry.clone().unwrap_or_else(|| panic!("{spec} {}: per orbit", c.name()));
+            assert!(group.used_links_only());
+            assert_eq!(s.transfers.len() * topo.n_ranks(), flat.transfers.len(), "{spec}");
+            let expanded = expand(&s).unwrap();
+            if c == Collective::Allgather {
+                // The expansion is the flat ring, transfer for transfer, in its order.
+                assert!(expanded.transfers == flat.transfers, "{spec}");
+            } else {
+                // The reductions' transfers are the flat ring's (the reversed half in another order).
+                let key = |s: &Schedule| {
+                    let mut v: Vec<_> = s
+                        .transfers
+                        .iter()
+                        .map(|t| (t.piece, t.src, t.dst, t.route.clone(), t.step, t.op == crate::ir::Op::Copy))
+                        .collect();
+                    v.sort();
+                    v
+                };
+                assert_eq!(key(&expanded), key(&flat), "{spec} {}", c.name());
+            }
+            assert_eq!(verify(&s, &topo).unwrap(), verify(&flat, &topo).unwrap(), "{spec} {}", c.name());
+            let size = crate::rational::Rat::from_integer(315 << 20);
+            let b = api::bounds(&topo, c, 0).unwrap();
+            let (e, f) =
+                (api::evaluate(&s, &topo, size, 2, &b).unwrap(), api::evaluate(&expanded, &topo, size, 2, &b).unwrap());
+            assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{spec} {}", c.name());
+            assert_eq!(e.runtime, f.runtime, "{spec} {}", c.name());
+            assert_eq!((e.optimality, e.steps), (f.optimality, f.steps), "{spec}");
+            assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{spec}");
+            let cases = mutants(&s, &topo);
+            let mut wrong = 0;
+            for (what, m) in &cases {
+                let (v, w) = (verdict(m, &topo), flat_verdict(m, &topo));
+                assert_eq!(v, w, "{spec} {}: {what}: compact says {v}, flat says {w}", c.name());
+                wrong += usize::from(!v);
+            }
+            assert!(wrong > cases.len() / 3, "{spec}: {wrong} of {}", cases.len());
+        }
+    }
+}
+
+#[test]
+fn a_group_on_used_links_must_map_them_onto_links_alike() {
+    let (topo, s, _) = ring_of("torus:4x4", Collective::Allgather);
+    assert!(verify(&s, &topo).is_ok());
+    // The rotation taken as an automorphism of the whole torus: it is none.
+    let g = s.symmetry.as_ref().unwrap();
+    assert!(Generator::from_nodes(&topo, g.gens[0].nodes.clone()).is_err());
+    // A route through a link the rotation moves to no link.
+    let bad = (0..topo.links.len()).find(|&l| g.gens[0].links[l] == NO_LINK).unwrap();
+    let mut m = s.clone();
+    let link = &topo.links[bad];
+    let (a, b) = (topo.rank_of(link.src).unwrap(), topo.rank_of(link.dst).unwrap());
+    m.transfers[0].src = a;
+    m.transfers[0].dst = b;
+    m.transfers[0].route = vec![bad];
+    let why = verify(&m, &topo).unwrap_err().message;
+    assert!(why.contains("no link"), "{why}");
+    assert!(!flat_verdict(&m, &topo));
+    // Unequal bandwidths on the used links: the group is refused.
+    let mut slow = topo.clone();
+    let l0 = s.transfers[0].route[0];
+    slow.links[l0].bandwidth = slow.links[l0].bandwidth / crate::rational::Rat::from_integer(2);
+    let why = verify(&s, &slow).unwrap_err().message;
+    assert!(why.contains("bandwidth"), "{why}");
+}
+
+#[test]
+fn a_group_on_used_links_round_trips_through_format_2() {
+    let (topo, s, _) = ring_of("torus:4x4", Collective::Allreduce);
+    let text = crate::ir::json::write(&s, &topo);
+    assert!(text.contains("\"links\":\"used\""), "{}", &text[..text.find("\"pieces\"").unwrap()]);
+    let (back, t2, _) = crate::ir::json::read(&text).unwrap();
+    assert_eq!((&back.transfers, &back.symmetry), (&s.transfers, &s.symmetry));
+    assert_eq!(crate::ir::json::write(&back, &t2), text);
+    assert!(verify(&back, &t2).is_ok());
+    // Read as a group of whole-topology automorphisms, the rotation is refused.
+    let e = crate::ir::json::read(&text.replacen(",\"links\":\"used\"", "", 1).replacen("\"links\":\"used\",", "", 1))
+        .unwrap_err();
+    assert!(e.to_string().contains("no link"), "{e}");
+}
