@@ -364,7 +364,7 @@ fn a_group_on_used_links_must_map_them_onto_links_alike() {
     // Unequal bandwidths on the used links: the group is refused.
     let mut slow = topo.clone();
     let l0 = s.transfers[0].route[0];
-    slow.links[l0].bandwidth = slow.links[l0].bandwidth / crate::rational::Rat::from_integer(2);
+    slow.links[l0].bandwidth /= crate::rational::Rat::from_integer(2);
     let why = verify(&s, &slow).unwrap_err().message;
     assert!(why.contains("bandwidth"), "{why}");
 }
