@@ -434,9 +434,25 @@ pub fn export_msccl(
     o: &crate::msccl::lower::Options,
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
+    export_msccl_with(s, topo, o, auto_pipeline, true)
+}
+
+/// [`export_msccl`]; `text` false: the XML is left to `Exported::write_xml`
+/// (`msccl::export_streamed`).
+pub fn export_msccl_with(
+    s: &Schedule,
+    topo: &Topology,
+    o: &crate::msccl::lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+) -> Result<MscclExport> {
+    let export = |s: &Schedule| match text {
+        true => crate::msccl::export(s, o, auto_pipeline),
+        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    };
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
-    let why = match crate::msccl::export(s, o, auto_pipeline) {
+    let why = match export(s) {
         Ok(exported) => {
             let fallback = exported.unfused_because.clone();
             return Ok(MscclExport { exported, schedule: s.clone(), fallback });
@@ -457,7 +473,7 @@ pub fn export_msccl(
         let req = Request { root: s.root, options: options.clone(), size: None };
         let fixed = synth::run(topo, s.collective, &s.provenance.algorithm, &req)?;
         check(&fixed, topo)?;
-        match crate::msccl::export(&fixed, o, auto_pipeline) {
+        match export(&fixed) {
             Ok(e) => {
                 best = Some((mid, fixed, e));
                 lo = mid + 1;
