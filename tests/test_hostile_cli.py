@@ -95,7 +95,10 @@ def inputs(tmp_path_factory) -> Path:
         ("orb_after.json", lambda o: o["transfers"][0].update(after=[10**15])),
         ("orb_v1.json", lambda o: o.update(format="collsynth-schedule/1")),
         ("orb_links.json", lambda o: sym_of(o).update(links="some")),
-        ("orb_used.json", lambda o: sym_of(o).update(links="used", generators=[[1, 0, *range(2, nodes)]])),
+        (
+            "orb_used.json",
+            lambda o: sym_of(o).update(links="used", order=2, generators=[[1, 0, *range(2, nodes)]]),
+        ),
     ]:
         bad = json.loads(json.dumps(orbit))
         mutate(bad)
