@@ -13,6 +13,7 @@
 //! at all its images. Race-free schedules give the same values in every topological order,
 //! and a race is a violation in every order, so the verdict does not depend on the order.
 
+use super::exec::{full_word, Access};
 use super::orbit::Ancestors;
 use super::order::Dag;
 use super::{plain, rank_list, Cx, Violation};
@@ -150,24 +151,6 @@ pub(super) fn run(cx: &Cx, s: &Schedule, dag: &Dag, orbits: &RankOrbits, index: 
     postcondition(cx, s, &canon, &row, &bits, words)
 }
 
-/// How a transfer touches a cell (as in `exec`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Read,
-    Add,
-    Write,
-}
-
-impl Access {
-    fn describe(self) -> &'static str {
-        match self {
-            Access::Read => "sends it",
-            Access::Add => "reduces into it",
-            Access::Write => "overwrites it",
-        }
-    }
-}
-
 /// The race check of `exec` on the representative cells: each representative touches a
 /// representative cell through the member `a |G| + g^-1` (g moving the cell onto its own), in
 /// the quotient's topological order; adjacent runs of compatible accesses must be ordered.
@@ -265,14 +248,7 @@ fn postcondition(
     words: usize,
 ) -> Result<(), Violation> {
     let n = s.n_ranks;
-    let full = |r: u32| {
-        r != NONE
-            && (0..n).step_by(64).all(|q| {
-                let left = n - q;
-                let want = if left >= 64 { u64::MAX } else { (1u64 << left) - 1 };
-                bits[r as usize * words + q / 64] == want
-            })
-    };
+    let full = |r: u32| r != NONE && (0..n).step_by(64).all(|q| bits[r as usize * words + q / 64] == full_word(n - q));
     let check = |rank: usize, p: usize| -> Result<(), Violation> {
         let (cell, g) = canon.cell(cx, rank, DATA, p)?;
         if n == 1 || full(row[cell]) {
