@@ -35,6 +35,7 @@ ROWS = [
     ("hypercube:10", "bfb", "allgather", [], 1.0, None, False),
     ("torus:32x32", "forestcoll", "allgather", [], 1.5, None, False),
     ("torus:32x32", "ring", "allreduce", [], 1.5, None, False),
+    ("torus:32x32", "forestcoll", "allreduce", [], None, None, False),
     ("dgx-a100:128", "forestcoll", "allgather", [], None, None, False),
     ("dgx-a100:128", "forestcoll", "allreduce", [], None, None, False),
     ("dgx-a100:512", "forestcoll", "allgather", [], 10.0, 1000, True),
@@ -69,8 +70,14 @@ def row(spec, algorithm, collective, extra, target_s, target_mb, cli=None) -> di
     }
 
 
-def run(quick: bool = False, cli: str | None = None) -> list[dict]:
-    return [row(*r[:6], cli=cli) for r in ROWS if not (quick and r[6])]
+def run(quick: bool = False, cli: str | None = None, only: str | None = None) -> list[dict]:
+    """Every row (`quick`: not the big ones; `only`: those whose command contains one of
+    its `|`-separated texts)."""
+    rows = [r for r in ROWS if not (quick and r[6])]
+    wanted = None if only is None else only.split("|")
+    command = lambda r: " ".join([r[0], "-a", r[1], "-c", r[2], *r[3]])  # noqa: E731
+    rows = [r for r in rows if wanted is None or any(w in command(r) for w in wanted)]
+    return [row(*r[:6], cli=cli) for r in rows]
 
 
 def table(runs: dict[str, list[dict]]) -> str:
@@ -84,9 +91,14 @@ def table(runs: dict[str, list[dict]]) -> str:
         "result (optimality, time_us) | same result |",
         "|---|" + "---|" * len(labels) + "---|---|---|---|",
     ]
-    first = {r["command"]: r for r in runs[labels[0]]}
+    # Every command of any label, in order of first appearance; results compare with the
+    # first label that ran it.
+    first: dict[str, dict] = {}
+    for x in labels:
+        for r in runs[x]:
+            first.setdefault(r["command"], r)
     for cmd in first:
-        cells, same = [], True
+        cells, same, last = [], True, first[cmd]
         for x in labels:
             r = next((r for r in runs[x] if r["command"] == cmd), None)
             if r is None:
@@ -95,7 +107,7 @@ def table(runs: dict[str, list[dict]]) -> str:
             keys = ["wall_seconds", "user_seconds", "peak_mb", "synthesis_seconds"]
             cells.append(" / ".join(f"{r[k]:.2f}" for k in keys))
             same &= all(r[k] == first[cmd][k] for k in RESULT_KEYS)
-        last = next((r for r in runs[labels[-1]] if r["command"] == cmd), first[cmd])
+            last = r
         target = " ".join(
             t
             for t in [
@@ -143,7 +155,8 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="skip the big rows")
     ap.add_argument("--label", default="after")
     ap.add_argument("--cli", help="the collsynth executable to time (default: this environment's)")
+    ap.add_argument("--only", metavar="TEXT", help="only the rows whose command contains TEXT (A|B: either)")
     a = ap.parse_args()
-    save(a.label, run(a.quick, a.cli))
+    save(a.label, run(a.quick, a.cli, a.only))
     print((RESULTS / "scale_table.md").read_text())
     sys.exit(0)

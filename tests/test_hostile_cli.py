@@ -94,6 +94,11 @@ def inputs(tmp_path_factory) -> Path:
         ("orb_one.json", lambda o: sym_of(o).update(generators=[list(range(nodes))])),
         ("orb_after.json", lambda o: o["transfers"][0].update(after=[10**15])),
         ("orb_v1.json", lambda o: o.update(format="collsynth-schedule/1")),
+        ("orb_links.json", lambda o: sym_of(o).update(links="some")),
+        (
+            "orb_used.json",
+            lambda o: sym_of(o).update(links="used", order=2, generators=[[1, 0, *range(2, nodes)]]),
+        ),
     ]:
         bad = json.loads(json.dumps(orbit))
         mutate(bad)
@@ -130,6 +135,8 @@ BAD = [
     (["verify", "{d}/orb_one.json"], "group of order 1"),
     (["verify", "{d}/orb_after.json"], "beyond the 72 of the flat schedule"),
     (["export", "{d}/orb_v1.json", "--format", "msccl-xml", "-o", "x"], "only a collsynth-schedule/2 file"),
+    (["verify", "{d}/orb_links.json"], 'symmetry.links: expected "used"'),
+    (["simulate", "{d}/orb_used.json"], "which the schedule uses, to no link"),
     (["verify", "{d}/plan_blocks.json"], "thread blocks: beyond the 4096"),
     (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
     (

@@ -109,7 +109,12 @@ def msccl_export(
     pipeline: int | None = None,
     size_range: tuple[int, int] | None = None,
     size: str | None = None,
+    text: bool = True,
 ) -> dict[str, Any]: ...
+
+class MscclWriter:
+    def write_xml(self, path: str) -> None: ...
+
 def msccl_export_windows(
     topo: Topology,
     collective: str,

@@ -62,6 +62,7 @@ def export(
     pipeline: int | None = None,
     size_range: str | tuple[int, int] | None = None,
     size: int | str | None = None,
+    text: bool = True,
 ) -> dict:
     """Lower a verified schedule to MSCCL XML (validated in both buffer modes, unbounded and
     finite connection buffers, before it is returned). ``protocol="auto"``: the protocol the
@@ -69,7 +70,12 @@ def export(
     Keys: ``xml``, ``program`` (dict), ``pipeline``, ``nchunksperloop``, ``nchannels``,
     ``thread_blocks``, ``max_steps``, ``s_chunks``, ``min_bytes``, ``max_bytes``, ``fallback``
     (a note or None) and ``schedule`` (what was exported: a fixed-k forest when the optimal
-    one does not fit the runtime)."""
+    one does not fit the runtime).
+
+    ``text=False`` (for writing a file: ``atomic_write(path, out["write"])``): no ``xml`` and
+    no ``program`` (both None), but ``write``, which streams the XML into an existing file
+    given by its path; the text is never built, and the checks run on the program the writer
+    consumes (docs/msccl.md)."""
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
     if protocol not in PROTOCOLS and protocol != "auto":
@@ -84,8 +90,13 @@ def export(
         rng = None if size_range is None else _checked_range(size_range, "size_range")
     core = schedule._core
     size_text = None if size is None else str(size)
-    out = _core.msccl_export(core, dialect, protocol, channels, bool(unfused), pipeline, rng, size_text)
-    out["program"] = json.loads(out["program"])
+    out = _core.msccl_export(
+        core, dialect, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
+    )
+    if text:
+        out["program"] = json.loads(out["program"])
+    else:
+        out["write"] = out.pop("writer").write_xml
     from collsynth.schedule import Schedule
 
     out["schedule"] = Schedule(out["schedule"])

@@ -380,7 +380,7 @@ pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std
     let blocks = cost::runtime::order::has_thread_block_order(s);
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),
-        Some(g) if !blocks && orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, topo) => {
+        Some(g) if !blocks && orbit::bytes_move_with_group(s, size) && classes_move_with_group(g, s, topo) => {
             Ok((std::borrow::Cow::Owned(orbit::quotient(s, topo)?), g.order()))
         }
         Some(_) => Ok((std::borrow::Cow::Owned(orbit::expand(s)?), 1)),
@@ -402,10 +402,19 @@ pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime
     cost::runtime::runtime_copies(&q, topo, size, copies)
 }
 
-/// Every generator maps each link onto a link of the same runtime-model class.
-fn classes_move_with_group(g: &crate::ir::orbit::Group, topo: &Topology) -> bool {
+/// Every generator maps each link onto a link of the same runtime-model class (for a group
+/// on used links, each link the schedule uses: no other link carries anything).
+fn classes_move_with_group(g: &crate::ir::orbit::Group, s: &Schedule, topo: &Topology) -> bool {
     let classes = cost::runtime::classify(topo);
-    g.gens.iter().all(|gen| gen.links.iter().enumerate().all(|(l, &m)| classes.get(m) == Some(&classes[l])))
+    let links: Vec<usize> = if g.used_links_only() {
+        match crate::ir::orbit::used_links(g, s, topo.links.len()) {
+            Ok(used) => used,
+            Err(_) => return false,
+        }
+    } else {
+        (0..topo.links.len()).collect()
+    };
+    g.gens.iter().all(|gen| links.iter().all(|&l| classes.get(gen.links[l]) == Some(&classes[l])))
 }
 
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,
@@ -427,9 +436,25 @@ pub fn export_msccl(
     o: &crate::msccl::lower::Options,
     auto_pipeline: bool,
 ) -> Result<MscclExport> {
+    export_msccl_with(s, topo, o, auto_pipeline, true)
+}
+
+/// [`export_msccl`]; `text` false: the XML is left to `Exported::write_xml`
+/// (`msccl::export_streamed`).
+pub fn export_msccl_with(
+    s: &Schedule,
+    topo: &Topology,
+    o: &crate::msccl::lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+) -> Result<MscclExport> {
+    let export = |s: &Schedule| match text {
+        true => crate::msccl::export(s, o, auto_pipeline),
+        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    };
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
-    let why = match crate::msccl::export(s, o, auto_pipeline) {
+    let why = match export(s) {
         Ok(exported) => {
             let fallback = exported.unfused_because.clone();
             return Ok(MscclExport { exported, schedule: s.clone(), fallback });
@@ -450,7 +475,7 @@ pub fn export_msccl(
         let req = Request { root: s.root, options: options.clone(), size: None };
         let fixed = synth::run(topo, s.collective, &s.provenance.algorithm, &req)?;
         check(&fixed, topo)?;
-        match crate::msccl::export(&fixed, o, auto_pipeline) {
+        match export(&fixed) {
             Ok(e) => {
                 best = Some((mid, fixed, e));
                 lo = mid + 1;

@@ -37,7 +37,7 @@ fn lowering(
 /// `protocol="auto"`: the one the runtime model picks for the size range, else for `size`
 /// (default 1 GiB), `api::windows::protocol_for`.
 #[pyfunction]
-#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None, size=None))]
+#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None, size=None, text=true))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export<'py>(
     py: Python<'py>,
@@ -49,6 +49,7 @@ fn msccl_export<'py>(
     pipeline: Option<usize>,
     size_range: Option<(u64, u64)>,
     size: Option<&str>,
+    text: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let chosen;
     let protocol = if protocol == "auto" {
@@ -71,11 +72,17 @@ fn msccl_export<'py>(
         protocol
     };
     let o = lowering(dialect, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
-    let done = py.detach(|| guard(|| api::export_msccl(&schedule.inner, &schedule.topo, &o, pipeline.is_none())))?;
+    let done =
+        py.detach(|| guard(|| api::export_msccl_with(&schedule.inner, &schedule.topo, &o, pipeline.is_none(), text)))?;
     let p = &done.exported.program;
     let d = PyDict::new(py);
-    d.set_item("xml", &done.exported.xml)?;
-    d.set_item("program", p.to_json().to_string())?;
+    if text {
+        d.set_item("xml", &done.exported.xml)?;
+        d.set_item("program", p.to_json().to_string())?;
+    } else {
+        d.set_item("xml", py.None())?;
+        d.set_item("program", py.None())?;
+    }
     d.set_item("pipeline", done.exported.pipeline)?;
     d.set_item("nchunksperloop", p.nchunksperloop)?;
     d.set_item("nchannels", p.nchannels)?;
@@ -86,7 +93,32 @@ fn msccl_export<'py>(
     d.set_item("max_bytes", p.max_bytes)?;
     d.set_item("fallback", done.fallback)?;
     d.set_item("schedule", PySchedule::new(done.schedule, schedule.topo.clone()))?;
+    if !text {
+        d.set_item("writer", MscclWriter { exported: done.exported })?;
+    }
     Ok(d)
+}
+
+/// The XML of an export made with `text=False`, written on demand.
+#[pyclass(frozen)]
+struct MscclWriter {
+    exported: msccl::Exported,
+}
+
+#[pymethods]
+impl MscclWriter {
+    /// Stream the XML into the existing file `path` (truncated) through a buffer, never as
+    /// one string: the caller makes the file and renames it into place (atomic_write).
+    fn write_xml(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| {
+            use std::io::Write;
+            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            self.exported.write_xml(&mut out)?;
+            out.flush()
+        })
+        .map_err(PyErr::from)
+    }
 }
 
 /// Sized export (`synth --size-windows`): one XML per size window of `lo..=hi` bytes, each
@@ -195,6 +227,7 @@ fn msccl_program(text: &str) -> PyResult<String> {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(msccl_export, m)?)?;
+    m.add_class::<MscclWriter>()?;
     m.add_function(wrap_pyfunction!(msccl_export_windows, m)?)?;
     m.add_function(wrap_pyfunction!(msccl_validate, m)?)?;
     m.add_function(wrap_pyfunction!(msccl_program, m)?)?;

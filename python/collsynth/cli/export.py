@@ -35,8 +35,10 @@ def run_export(args) -> int:
         return run_export_plan(args)
     if args.threadblocks is not None:
         raise BadInput("--threadblocks applies to --format mscclpp-json only")
-    exported = msccl.export(verified(args.schedule), **msccl_kwargs(args))
-    return emit(args, exported["xml"], "msccl", msccl_summary(exported), print_msccl)
+    # To a file: streamed, the text never built (`msccl.export(text=False)`).
+    exported = msccl.export(verified(args.schedule), text=not args.output, **msccl_kwargs(args))
+    data = exported["write"] if args.output else exported["xml"]
+    return emit(args, data, "msccl", msccl_summary(exported), print_msccl)
 
 
 def run_export_plan(args) -> int:
@@ -49,8 +51,9 @@ def run_export_plan(args) -> int:
     return emit(args, plan["json"], "mscclpp", mscclpp_summary(plan), print_mscclpp)
 
 
-def emit(args, text: str, key: str, summary: dict, show) -> int:
-    """The exported text to -o (atomically) or stdout, and its summary as JSON or a table."""
+def emit(args, text, key: str, summary: dict, show) -> int:
+    """The exported text (or, for -o, a writer that streams it into a path) to -o
+    (atomically) or stdout, and its summary as JSON or a table."""
     files = []
     if args.output:
         atomic_write(args.output, text)

@@ -227,7 +227,9 @@ def run(args) -> int:
     s = summary(topo, sched, args.size, args.pipeline)
     exported = None
     if "msccl-xml" in formats:
-        exported = run_with_progress(lambda: msccl.export(sched, **msccl_kwargs(args)), "exporting MSCCL XML")
+        exported = run_with_progress(
+            lambda: msccl.export(sched, text=False, **msccl_kwargs(args)), "exporting MSCCL XML"
+        )
         s["msccl"] = msccl_summary(exported)
     plan = None
     if "mscclpp-json" in formats:
@@ -243,7 +245,7 @@ def run(args) -> int:
             s["files"].append(str(path))
         if exported is not None:
             path = Path(args.output) / "schedule.xml"
-            atomic_write(path, exported["xml"])
+            atomic_write(path, exported["write"])
             s["files"].append(str(path))
         if plan is not None:
             path = Path(args.output) / "schedule.mscclpp.json"

@@ -97,6 +97,17 @@ fn bad_input_is_an_error() {
 /// models before their internals were rewritten for speed: the simulator, the
 /// runtime simulator under each protocol and slice count, the protocol estimates, the
 /// alpha-beta model and the link loads must stay bit for bit what they were.
+/// ForestColl's reduce-scatter then allgather composed from its flat allgather (rank by rank),
+/// with `s`'s provenance: the schedule as it was before both were stated per orbit.
+fn rank_major_allreduce(topo: &crate::topology::Topology, s: crate::ir::Schedule) -> crate::ir::Schedule {
+    use crate::ir::transform::{compose, reverse};
+    let ag = crate::synth::forestcoll::allgather(topo, None).unwrap();
+    let mut old = compose(&reverse(&ag, topo, topo).unwrap(), &ag, crate::ir::Collective::Allreduce).unwrap();
+    old.root = 0;
+    old.provenance = s.provenance;
+    old
+}
+
 #[test]
 fn flat_consumers_keep_their_exact_results() {
     use crate::cost::runtime::{estimates_us, runtime, sim::makespan_us, Protocol};
@@ -122,6 +133,9 @@ fn flat_consumers_keep_their_exact_results() {
         };
         // The flat consumers: ForestColl's allgather on a torus is stated per orbit now.
         let s = crate::ir::orbit::expand(&s).unwrap();
+        // ForestColl's allreduce is too, and its expansion is orbit-major: the consumers get
+        // the flat composition they were pinned on (same transfers, rank-major order).
+        let s = if alg == "forestcoll" && c == Collective::Allreduce { rank_major_allreduce(&topo, s) } else { s };
         for m in [Rat::from_integer(1 << 20), Rat::new(1_000_000_007, 3)] {
             for k in [1, 3] {
                 let r = simulate(&s, &topo, m, k).unwrap();

@@ -73,7 +73,11 @@ pub fn write_to(s: &Schedule, topo: &Topology, out: &mut dyn std::io::Write) -> 
     }
     if let Some(g) = &s.symmetry {
         let gens: Vec<Value> = g.gens.iter().map(|gen| json!(gen.nodes)).collect();
-        writeln!(out, "  \"symmetry\": {},", json!({"group": g.name, "order": g.order(), "generators": gens}))?;
+        let mut sym = json!({"group": g.name, "order": g.order(), "generators": gens});
+        if g.used_links_only() {
+            sym["links"] = json!("used");
+        }
+        writeln!(out, "  \"symmetry\": {},", sym)?;
     }
     let topo_text = topo_json::write(topo);
     writeln!(out, "  \"topology\": {},", topo_text.trim_end().replace('\n', "\n  "))?;
@@ -220,16 +224,27 @@ fn read_symmetry(v: &Value, topo: &Topology) -> Result<super::orbit::Group> {
     if gens.is_empty() || gens.len() > 64 {
         return Err(CollsynthError::bad("symmetry.generators: expected 1 to 64 generators"));
     }
+    let used_only = match obj.get("links") {
+        None => false,
+        Some(v) if v.as_str() == Some("used") => true,
+        Some(_) => return Err(CollsynthError::bad("symmetry.links: expected \"used\" (or no key: all links)")),
+    };
     let gens = gens
         .iter()
         .enumerate()
         .map(|(i, g)| {
             let at = format!("symmetry.generators[{i}]");
             let nodes = uints(g, &at)?;
-            super::orbit::Generator::from_nodes(topo, nodes).map_err(|e| CollsynthError::bad(format!("{at}: {e}")))
+            let gen = if used_only {
+                super::orbit::Generator::from_nodes_on_used_links(topo, nodes)
+            } else {
+                super::orbit::Generator::from_nodes(topo, nodes)
+            };
+            gen.map_err(|e| CollsynthError::bad(format!("{at}: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let group = super::orbit::Group::new(gens).map_err(|e| CollsynthError::bad(format!("symmetry: {e}")))?;
+    let group = if used_only { super::orbit::Group::on_used_links(gens) } else { super::orbit::Group::new(gens) };
+    let group = group.map_err(|e| CollsynthError::bad(format!("symmetry: {e}")))?;
     if group.order() > topo.n_ranks() {
         return Err(CollsynthError::bad(format!(
             "symmetry: a group of order {} cannot act freely on {} ranks",

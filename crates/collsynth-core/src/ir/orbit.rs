@@ -22,6 +22,7 @@ use crate::rational::Rat;
 use crate::topology::Topology;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One generator of the group: a node permutation, the link permutation it induces, and its
 /// order (the smallest m > 0 with g^m the identity).
@@ -39,6 +40,16 @@ impl Generator {
     /// `a -> b` to the link `nodes[a] -> nodes[b]`) and its order (the lcm of its cycles).
     /// Fails when `nodes` is no permutation or a link has no image.
     pub fn from_nodes(topo: &Topology, nodes: Vec<usize>) -> std::result::Result<Generator, String> {
+        Generator::make(topo, nodes, false)
+    }
+
+    /// [`Generator::from_nodes`] for a group of automorphisms of the links a schedule uses
+    /// ([`Group::on_used_links`]): a link whose image is no link maps to [`NO_LINK`].
+    pub fn from_nodes_on_used_links(topo: &Topology, nodes: Vec<usize>) -> std::result::Result<Generator, String> {
+        Generator::make(topo, nodes, true)
+    }
+
+    fn make(topo: &Topology, nodes: Vec<usize>, partial: bool) -> std::result::Result<Generator, String> {
         let n = topo.n_nodes();
         let mut seen = vec![false; n];
         if nodes.len() != n || nodes.iter().any(|&v| v >= n || std::mem::replace(&mut seen[v], true)) {
@@ -47,8 +58,9 @@ impl Generator {
         let links = topo
             .links
             .iter()
-            .map(|l| {
-                topo.link_between(nodes[l.src], nodes[l.dst]).ok_or_else(|| {
+            .map(|l| match topo.link_between(nodes[l.src], nodes[l.dst]) {
+                None if partial => Ok(NO_LINK),
+                image => image.ok_or_else(|| {
                     format!(
                         "a generator maps link {} -> {} to {} -> {}, which is no link",
                         topo.nodes[l.src].name,
@@ -56,7 +68,7 @@ impl Generator {
                         topo.nodes[nodes[l.src]].name,
                         topo.nodes[nodes[l.dst]].name
                     )
-                })
+                }),
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let ranks = (0..topo.n_ranks())
@@ -87,6 +99,10 @@ impl Generator {
     }
 }
 
+/// The image of a link that a group of automorphisms of the used links
+/// ([`Group::on_used_links`]) does not map onto a link (a link the schedule does not use).
+pub const NO_LINK: usize = usize::MAX;
+
 fn lcm(a: usize, b: usize) -> Option<usize> {
     let (mut x, mut y) = (a, b);
     while y != 0 {
@@ -102,6 +118,9 @@ pub struct Group {
     pub name: String,
     pub gens: Vec<Generator>,
     size: usize,
+    /// The generators need only be automorphisms of the links the schedule uses (and of the
+    /// nodes' kinds and the ranks), not of the whole topology ([`Group::on_used_links`]).
+    used_links_only: bool,
 }
 
 impl Group {
@@ -110,7 +129,20 @@ impl Group {
     pub fn new(gens: Vec<Generator>) -> std::result::Result<Group, String> {
         let size = gens.iter().try_fold(1usize, |a, g| a.checked_mul(g.order)).ok_or("the group is too large")?;
         let name = gens.iter().map(|g| format!("Z_{}", g.order)).collect::<Vec<_>>().join(" x ");
-        Ok(Group { name, gens, size })
+        Ok(Group { name, gens, size, used_links_only: false })
+    }
+
+    /// A group that need only map the links a schedule uses onto links it uses, with equal
+    /// bandwidth and latency (docs/schedule-format.md: a ring's rotation along a cycle that
+    /// no automorphism of the topology follows, e.g. a snake through a torus). Its generators
+    /// come from [`Generator::from_nodes_on_used_links`].
+    pub fn on_used_links(gens: Vec<Generator>) -> std::result::Result<Group, String> {
+        Ok(Group { used_links_only: true, ..Group::new(gens)? })
+    }
+
+    /// See [`Group::on_used_links`].
+    pub fn used_links_only(&self) -> bool {
+        self.used_links_only
     }
 
     /// |G|: the product of the generators' orders (the elements are distinct once
@@ -170,9 +202,18 @@ impl Group {
         self.apply(g, v, |gen| &gen.nodes)
     }
 
-    /// Link `l` moved by `g`.
+    /// Link `l` moved by `g` ([`NO_LINK`] when a group on used links moves it off them).
     pub fn link(&self, g: usize, l: usize) -> usize {
-        self.apply(g, l, |gen| &gen.links)
+        let mut x = l;
+        for (d, gen) in self.digits(g).zip(&self.gens) {
+            for _ in 0..d {
+                x = match gen.links.get(x) {
+                    Some(&y) => y,
+                    None => return NO_LINK,
+                };
+            }
+        }
+        x
     }
 
     /// Rank `r` moved by `g`.
@@ -186,9 +227,25 @@ impl Group {
     /// and G acts freely on the ranks (every rank's orbit has |G| members, so no element but
     /// the identity fixes a rank). Returns the rank orbits.
     pub fn check(&self, topo: &Topology) -> std::result::Result<RankOrbits, String> {
-        let (n, m) = (topo.n_nodes(), topo.links.len());
+        let all: Vec<usize> = (0..topo.links.len()).collect();
+        self.check_links(topo, &all)
+    }
+
+    /// [`Group::check`] for schedule `s`: a group on used links must map every link of the
+    /// flat schedule's routes (the orbits of the representatives' route links) onto a link of
+    /// equal bandwidth and latency; any other group must be an automorphism of all of `topo`.
+    pub fn check_for(&self, topo: &Topology, s: &Schedule) -> std::result::Result<RankOrbits, String> {
+        if !self.used_links_only {
+            return self.check(topo);
+        }
+        self.check_links(topo, &used_links(self, s, topo.links.len())?)
+    }
+
+    fn check_links(&self, topo: &Topology, links: &[usize]) -> std::result::Result<RankOrbits, String> {
+        let n = topo.n_nodes();
         for (i, gen) in self.gens.iter().enumerate() {
-            let again = Generator::from_nodes(topo, gen.nodes.clone()).map_err(|e| format!("generator {i}: {e}"))?;
+            let again = Generator::make(topo, gen.nodes.clone(), self.used_links_only)
+                .map_err(|e| format!("generator {i}: {e}"))?;
             if again != *gen {
                 return Err(format!("generator {i}: its links or order do not follow from its node permutation"));
             }
@@ -201,8 +258,15 @@ impl Group {
                     ));
                 }
             }
-            for l in 0..m {
-                let (a, b) = (&topo.links[l], &topo.links[gen.links[l]]);
+            for &l in links {
+                let Some(b) = topo.links.get(gen.links[l]) else {
+                    let a = &topo.links[l];
+                    return Err(format!(
+                        "generator {i} maps link {} -> {}, which the schedule uses, to no link",
+                        topo.nodes[a.src].name, topo.nodes[a.dst].name
+                    ));
+                };
+                let a = &topo.links[l];
                 if a.bandwidth != b.bandwidth || a.latency.to_bits() != b.latency.to_bits() {
                     return Err(format!(
                         "generator {i} is no automorphism: link {} -> {} and its image {} -> {} differ in bandwidth or latency",
@@ -216,7 +280,7 @@ impl Group {
                 }
             }
         }
-        RankOrbits::new(self, topo)
+        RankOrbits::new(self, topo.n_ranks())
     }
 }
 
@@ -248,8 +312,11 @@ pub struct RankOrbits {
 }
 
 impl RankOrbits {
-    fn new(group: &Group, topo: &Topology) -> std::result::Result<RankOrbits, String> {
-        let nr = topo.n_ranks();
+    /// The orbits of `group` on ranks `0..nr`; fails when the action is not free.
+    pub fn new(group: &Group, nr: usize) -> std::result::Result<RankOrbits, String> {
+        if group.gens.iter().any(|g| g.ranks.len() != nr) {
+            return Err(format!("a generator does not permute the {nr} ranks"));
+        }
         let mut orbit = vec![usize::MAX; nr];
         let mut from_rep = vec![0usize; nr];
         let mut reps = Vec::new();
@@ -286,6 +353,23 @@ impl RankOrbits {
         }
         Ok(RankOrbits { orbit, from_rep, reps })
     }
+}
+
+/// `group`, made of automorphisms of `made_on`, as automorphisms of `target`, a topology on
+/// the same nodes (its transpose, when a reduction reverses a schedule made there): the same
+/// node permutations, their links those of `target`.
+pub fn on_topology(group: &Arc<Group>, made_on: &Topology, target: &Topology) -> Result<Arc<Group>> {
+    if std::ptr::eq(made_on, target) || made_on.links == target.links {
+        return Ok(group.clone());
+    }
+    let gens = group
+        .gens
+        .iter()
+        .map(|g| Generator::make(target, g.nodes.clone(), group.used_links_only))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .and_then(|gens| if group.used_links_only { Group::on_used_links(gens) } else { Group::new(gens) })
+        .map_err(|e| CollsynthError::internal(format!("symmetry on the reversed topology: {e}")))?;
+    Ok(Arc::new(gens))
 }
 
 /// Finds a piece by (shard, start, end): how a piece moves with its shard.
@@ -355,11 +439,18 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
             let piece = move_piece(s, &index, g, t.piece)
                 .ok_or_else(|| bad(format!("piece {} has no image under element {g}", t.piece)))?;
             let after = t.after.iter().map(|&x| (x / order) * order + group.compose(g, x % order)).collect();
+            let route: Vec<usize> = t.route.iter().map(|&l| group.link(g, l)).collect();
+            if route.contains(&NO_LINK) {
+                return Err(bad(format!(
+                    "element {g} moves a link of representative {} to no link",
+                    out.transfers.len() / order
+                )));
+            }
             out.transfers.push(Transfer {
                 piece,
                 src: group.rank(g, t.src),
                 dst: group.rank(g, t.dst),
-                route: t.route.iter().map(|&l| group.link(g, l)).collect(),
+                route,
                 after,
                 ..t.clone()
             });
@@ -429,7 +520,37 @@ pub fn quotient(s: &Schedule, topo: &Topology) -> Result<Schedule> {
     Ok(q)
 }
 
-/// For every link, the smallest link of its orbit under the generators.
+/// The links of the flat schedule's routes: the orbits of the representatives' route links,
+/// sorted. Fails on a link out of range or one that some generator maps to no link.
+pub fn used_links(group: &Group, s: &Schedule, m: usize) -> std::result::Result<Vec<usize>, String> {
+    let mut seen = vec![false; m];
+    let mut stack = Vec::new();
+    for t in &s.transfers {
+        for &l in &t.route {
+            if l >= m {
+                return Err(format!("a route names link {l}, beyond the topology's {m}"));
+            }
+            if !std::mem::replace(&mut seen[l], true) {
+                stack.push(l);
+            }
+        }
+    }
+    while let Some(l) = stack.pop() {
+        for (i, gen) in group.gens.iter().enumerate() {
+            let w = gen.links.get(l).copied().unwrap_or(NO_LINK);
+            if w >= m {
+                return Err(format!("generator {i} maps link {l}, which the schedule uses, to no link"));
+            }
+            if !std::mem::replace(&mut seen[w], true) {
+                stack.push(w);
+            }
+        }
+    }
+    Ok((0..m).filter(|&l| seen[l]).collect())
+}
+
+/// For every link, the smallest link of its orbit under the generators (links a group on
+/// used links moves off them stay alone; no schedule route uses them).
 fn link_orbits(group: &Group, m: usize) -> Vec<usize> {
     let mut rep = vec![usize::MAX; m];
     for l0 in 0..m {
@@ -441,7 +562,7 @@ fn link_orbits(group: &Group, m: usize) -> Vec<usize> {
         while let Some(l) = stack.pop() {
             for gen in &group.gens {
                 let w = gen.links[l];
-                if rep[w] == usize::MAX {
+                if w < m && rep[w] == usize::MAX {
                     rep[w] = l0;
                     stack.push(w);
                 }

@@ -4,7 +4,7 @@
 //! schedule onto other ranks and links (an isomorphism), and running schedules side by side
 //! on slices of every shard.
 
-use super::{Collective, Op, Piece, Schedule, Transfer};
+use super::{orbit, Collective, Op, Piece, Schedule, Transfer};
 use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
 use crate::topology::{Topology, TopologyBuilder};
@@ -97,8 +97,12 @@ pub fn transpose(topo: &Topology) -> Topology {
 /// matching reduction (reduce-scatter, reduce) on `target`: every transfer runs backwards
 /// as a Reduce along the reversed route, and every dependency flips. `made_on` is either
 /// `target` itself (every route reversible) or its transpose.
+///
+/// A compact schedule (`ir::orbit`) reverses orbit by orbit into a compact one with the same
+/// group (its links those of `target`): the reverse of `g t` is `g` applied to the reverse of
+/// `t`, and flat transfer `a |G| + g`'s dependents are the images under g of its
+/// representative's, so the expansion of the result is the reverse of the expansion.
 pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Schedule> {
-    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
     let collective = match s.collective {
         Collective::Allgather | Collective::Allgatherv => Collective::ReduceScatter,
         Collective::Broadcast => Collective::Reduce,
@@ -107,12 +111,7 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
     if s.uses_scratch() {
         return Err(CollsynthError::internal("cannot reverse a schedule that uses scratch slots"));
     }
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); s.transfers.len()];
-    for (i, t) in s.transfers.iter().enumerate() {
-        for &a in &t.after {
-            dependents[a].push(i);
-        }
-    }
+    let mut dependents = dependents(s);
     let last_step = s.n_steps().unwrap_or(0);
     let mut out = Schedule { collective, transfers: Vec::with_capacity(s.transfers.len()), ..s.clone() };
     for (i, t) in s.transfers.iter().enumerate() {
@@ -140,7 +139,26 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
             t.step.map(|st| last_step - 1 - st),
         ));
     }
+    if let Some(group) = &s.symmetry {
+        out.symmetry = Some(orbit::on_topology(group, made_on, target)?);
+    }
     Ok(out)
+}
+
+/// For every transfer, the transfers that wait for it; for a compact `s`, the flat transfers
+/// that wait for each representative: flat `b |G| + h` waits for `a |G| + h e` when
+/// representative b lists `a |G| + e`, so `a |G|` (h e the identity) has `b |G| + e^-1`.
+fn dependents(s: &Schedule) -> Vec<Vec<usize>> {
+    let order = s.symmetry.as_ref().map_or(1, |g| g.order());
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); s.transfers.len()];
+    for (i, t) in s.transfers.iter().enumerate() {
+        for &x in &t.after {
+            let (a, e) = (x / order, x % order);
+            let back = s.symmetry.as_ref().map_or(0, |g| g.inverse(e));
+            dependents[a].push(i * order + back);
+        }
+    }
+    dependents
 }
 
 /// Run `second` after `first` on the same shards (allreduce = reduce-scatter then
@@ -148,8 +166,18 @@ pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Sc
 /// [`refine`]d to their [`common_pieces`]. A transfer of `second` that sends piece p from rank
 /// u waits for every transfer of `first` that delivers p to u. Steps of `second` follow
 /// those of `first`.
+///
+/// Two compact schedules with the same group and pieces compose orbit by orbit into a compact
+/// one (flat order: `first`'s orbits, then `second`'s, as the flat composition of their
+/// expansions); any other pair with a compact one composes their flat forms.
 pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
-    assert!(first.symmetry.is_none() && second.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
+    match (&first.symmetry, &second.symmetry) {
+        (None, None) => {}
+        (Some(a), Some(b)) if a == b && first.pieces == second.pieces && first.shards == second.shards => {
+            return compose_compact(first, second, collective)
+        }
+        _ => return compose(orbit::flat(first)?.as_ref(), orbit::flat(second)?.as_ref(), collective),
+    }
     if first.uses_scratch() || second.uses_scratch() {
         return Err(CollsynthError::internal("cannot compose schedules that use scratch slots"));
     }
@@ -174,6 +202,45 @@ pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> R
     for t in &second.transfers {
         let mut after: Vec<usize> = t.after.iter().map(|a| a + offset).collect();
         after.extend(into.get(&(t.src, t.piece)).into_iter().flatten().copied());
+        out.transfers.push(Transfer { after, step: t.step.map(|s| s + step_offset), ..t.clone() });
+    }
+    Ok(out)
+}
+
+/// [`compose`] of two compact schedules with one group and the same pieces: representative
+/// b of `second` sending piece p from rank u waits for every flat transfer `a |G| + g` of
+/// `first` delivering p to u; since G is free on ranks, g is fixed by `g dst_a = u`, so the
+/// transfers of `first` are indexed by (rank orbit, piece moved back to the orbit's
+/// representative rank).
+fn compose_compact(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
+    let group = first.symmetry.as_deref().expect("compact");
+    if first.uses_scratch() || second.uses_scratch() {
+        return Err(CollsynthError::internal("cannot compose schedules that use scratch slots"));
+    }
+    let order = group.order();
+    let orbits = orbit::RankOrbits::new(group, first.n_ranks).map_err(CollsynthError::internal)?;
+    let index = orbit::PieceIndex::new(&first.pieces);
+    let canonical = |r: usize, p: usize| -> Result<(usize, usize, usize)> {
+        let g = *orbits.from_rep.get(r).ok_or_else(|| CollsynthError::internal(format!("rank {r} out of range")))?;
+        let p0 = orbit::move_piece(first, &index, group.inverse(g), p)
+            .ok_or_else(|| CollsynthError::internal(format!("piece {p} has no image")))?;
+        Ok((orbits.orbit[r], p0, g))
+    };
+    let mut into: std::collections::HashMap<(usize, usize), Vec<(usize, usize)>> = Default::default();
+    for (a, t) in first.transfers.iter().enumerate() {
+        let (o, p0, g) = canonical(t.dst, t.piece)?;
+        into.entry((o, p0)).or_default().push((a, g));
+    }
+    let offset = first.transfers.len() * order;
+    let step_offset = first.n_steps().unwrap_or(0);
+    let mut out = first.clone();
+    out.collective = collective;
+    out.provenance = second.provenance.clone();
+    for t in &second.transfers {
+        let (o, p0, g) = canonical(t.src, t.piece)?;
+        let mut after: Vec<usize> = t.after.iter().map(|a| a + offset).collect();
+        let delivered = into.get(&(o, p0)).into_iter().flatten();
+        after.extend(delivered.map(|&(a, h)| a * order + group.compose(g, group.inverse(h))));
         out.transfers.push(Transfer { after, step: t.step.map(|s| s + step_offset), ..t.clone() });
     }
     Ok(out)

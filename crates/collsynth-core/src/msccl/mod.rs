@@ -20,7 +20,9 @@ use crate::topology::Topology;
 /// An exported schedule: the program, its XML, and the sub-chunks per piece it uses.
 pub struct Exported {
     pub program: Program,
+    /// The XML; empty from [`export_streamed`] ([`Exported::write_xml`] writes it).
     pub xml: String,
+    pub dialect: Dialect,
     pub pipeline: usize,
     /// Why fused steps were dropped (the fused program's deadlock under the runtime's
     /// buffers, and the step counts), or None when the program is as fused as lowered.
@@ -36,6 +38,25 @@ pub struct Exported {
 /// fails is replaced by the same program without fused steps, which is deadlock-free at
 /// every buffer size (`docs/msccl.md`).
 pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
+    export_with(s, o, auto_pipeline, true)
+}
+
+/// [`export`] for a file: the XML text is never built. The checks run on the program the
+/// writer consumes (`rules::check`, `interp::check`) instead of on the text read back; the
+/// writer and the parser agree on every program (tested: `msccl::tests`), so the verdict is
+/// the same. [`Exported::write_xml`] then streams the text.
+pub fn export_streamed(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
+    export_with(s, o, auto_pipeline, false)
+}
+
+impl Exported {
+    /// The XML (as [`export`]'s `xml`) written to `out` tag by tag.
+    pub fn write_xml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write::write_xml(&self.program, self.dialect, out)
+    }
+}
+
+fn export_with(s: &Schedule, o: &lower::Options, auto_pipeline: bool, text: bool) -> Result<Exported> {
     // Every rank's program: a schedule stated per orbit is written out in full.
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
@@ -53,7 +74,11 @@ pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<E
                 }
                 Err(e) => return Err(e),
             };
-            match self_check(&program, o.dialect) {
+            let checked = match text {
+                true => self_check(&program, o.dialect),
+                false => check_program(&program, o.dialect).map(|()| String::new()),
+            };
+            match checked {
                 Ok(xml) => {
                     let unfused_because = unfused_because.map(|(why, steps)| {
                         format!(
@@ -64,7 +89,7 @@ pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<E
                             max_steps(&program)
                         )
                     });
-                    return Ok(Exported { program, xml, pipeline: k, unfused_because });
+                    return Ok(Exported { program, xml, dialect: o.dialect, pipeline: k, unfused_because });
                 }
                 Err(problem) if fuse => {
                     unfused_because = Some((problem.clone(), max_steps(&program)));
@@ -94,13 +119,19 @@ fn self_check(p: &Program, dialect: Dialect) -> std::result::Result<String, Stri
     if &parsed != p {
         return Err("the XML does not read back as the program written".into());
     }
-    if let Some(problem) = rules::check(&parsed, dialect).into_iter().next() {
-        return Err(problem);
-    }
-    if let Some(problem) = interp::check(&parsed).into_iter().next() {
-        return Err(problem);
-    }
+    check_program(&parsed, dialect)?;
     Ok(xml)
+}
+
+/// The runtimes' rules and the symbolic execution on `p`; Err: the first problem.
+fn check_program(p: &Program, dialect: Dialect) -> std::result::Result<(), String> {
+    if let Some(problem) = rules::check(p, dialect).into_iter().next() {
+        return Err(problem);
+    }
+    if let Some(problem) = interp::check(p).into_iter().next() {
+        return Err(problem);
+    }
+    Ok(())
 }
 
 /// The verdict on an XML file.

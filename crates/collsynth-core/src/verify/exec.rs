@@ -132,7 +132,7 @@ impl Values {
 }
 
 /// The word of a full set whose first bit is rank `64 k` when `left` ranks are left.
-fn full_word(left: usize) -> u64 {
+pub(super) fn full_word(left: usize) -> u64 {
     if left >= 64 {
         u64::MAX
     } else {
@@ -263,7 +263,7 @@ fn reduce(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<Values, Violation> {
 
 /// How a transfer touches a (rank, piece).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
+pub(super) enum Access {
     /// Sends it (reads the partial value).
     Read,
     /// Reduces into it.
@@ -273,7 +273,7 @@ enum Access {
 }
 
 impl Access {
-    fn describe(self) -> &'static str {
+    pub(super) fn describe(self) -> &'static str {
         match self {
             Access::Read => "sends it",
             Access::Add => "reduces into it",

@@ -19,6 +19,7 @@
 
 mod exec;
 mod orbit;
+mod orbit_sums;
 mod order;
 mod structure;
 

@@ -13,9 +13,9 @@
 //! acyclic iff its quotient by G is (a flat cycle projects to a quotient cycle; a quotient
 //! cycle lifts to a path from t to h t, and h has finite order).
 //!
-//! Copy collectives (allgather, allgatherv) run on the orbits here; the reductions expand
-//! and run the flat verifier (their partial sums are sets of ranks, which the group moves
-//! too, but that path is not built yet).
+//! Copy collectives (allgather, allgatherv) run on the orbits here; reduce-scatter and
+//! allreduce with one shard per rank in `orbit_sums` (partial sums are sets of ranks, which
+//! the group moves too); anything else expands and runs the flat verifier.
 
 use super::{order, plain, structure, verify, Cx, Report, Violation};
 use crate::ir::orbit::{self, move_piece, PieceIndex};
@@ -27,8 +27,10 @@ const NONE: usize = usize::MAX;
 
 pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> {
     let group = s.symmetry.as_deref().expect("a compact schedule");
-    let orbits = group.check(topo).map_err(|e| plain(format!("symmetry {}: {e}", group.name)))?;
-    if !matches!(s.collective, Collective::Allgather | Collective::Allgatherv) || s.uses_scratch() {
+    let orbits = group.check_for(topo, s).map_err(|e| plain(format!("symmetry {}: {e}", group.name)))?;
+    let copies = matches!(s.collective, Collective::Allgather | Collective::Allgatherv) && !s.uses_scratch();
+    let sums = matches!(s.collective, Collective::ReduceScatter | Collective::Allreduce);
+    if !(copies || sums) || s.shards.len() != s.n_ranks {
         let flat = orbit::expand(s).map_err(|e| plain(e.to_string()))?;
         return verify(&flat, topo);
     }
@@ -58,7 +60,11 @@ pub(super) fn check(s: &Schedule, topo: &Topology) -> Result<Report, Violation> 
             return Err(plain(format!("generator {i} maps {} to no piece of the schedule", cx.piece(p))));
         }
     }
-    copy(&cx, s, &orbits, &index)?;
+    if copies {
+        copy(&cx, s, &orbits, &index)?;
+    } else {
+        super::orbit_sums::run(&cx, s, &dag, &orbits, &index)?;
+    }
     Ok(Report { transfers: s.n_transfers(), pieces: s.pieces.len(), depth: dag.depth })
 }
 
@@ -135,16 +141,21 @@ fn moved(group: &orbit::Group, x: usize, g: usize) -> usize {
 /// Ancestor queries in the flat dependency graph, walked backwards from the dependent on
 /// the fly (flat transfer `b |G| + h` waits for the images under h of representative b's
 /// dependencies). Trees and chains answer at the first step.
+/// `pos`, when given, is each orbit's position in a topological order of the quotient:
+/// an ancestor of x lies in an orbit strictly before x's (the quotient is acyclic), so the
+/// search skips the transfers of orbits at or before x's.
 #[derive(Default)]
-struct Ancestors {
+pub(super) struct Ancestors {
     seen: HashSet<usize>,
     stack: Vec<usize>,
+    pub pos: Vec<u32>,
 }
 
 impl Ancestors {
-    fn is_ancestor(&mut self, s: &Schedule, x: usize, y: usize) -> bool {
+    pub fn is_ancestor(&mut self, s: &Schedule, x: usize, y: usize) -> bool {
         let group = s.symmetry.as_deref().expect("compact");
         let order = group.order();
+        let floor = self.pos.get(x / order).copied();
         self.seen.clear();
         self.stack.clear();
         self.stack.push(y);
@@ -153,6 +164,9 @@ impl Ancestors {
                 let dep = moved(group, e, z % order);
                 if dep == x {
                     return true;
+                }
+                if floor.is_some_and(|f| self.pos[dep / order] <= f) {
+                    continue;
                 }
                 if self.seen.insert(dep) {
                     self.stack.push(dep);

@@ -144,3 +144,41 @@ fn the_xml_writer_streams_the_same_bytes() {
         ]
     );
 }
+
+/// `export_streamed` checks the program the writer consumes instead of the text read back:
+/// the same program, `write_xml` writes `export`'s bytes, and a broken program gets the same
+/// verdict from both checks.
+#[test]
+fn a_streamed_export_writes_the_checked_bytes() {
+    for (spec, c, alg) in [
+        ("torus:3x3", Collective::Allgather, "forestcoll"),
+        ("ring:4", Collective::Allreduce, "ring"),
+        ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
+        ("hypercube:3", Collective::ReduceScatter, "bfb"),
+    ] {
+        let topo = from_spec(spec).unwrap();
+        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        for dialect in [Dialect::New, Dialect::Old] {
+            let o = lower::Options { dialect, ..lower::Options::default() };
+            let (e, f) =
+                (export(&done.schedule, &o, true).unwrap(), export_streamed(&done.schedule, &o, true).unwrap());
+            assert!(f.xml.is_empty(), "{spec}: no text");
+            assert!(e.program == f.program, "{spec}");
+            let mut out = Vec::new();
+            f.write_xml(&mut out).unwrap();
+            assert!(String::from_utf8(out).unwrap() == e.xml, "{spec}: the bytes export checked");
+            let mut broken = 0;
+            for g in 0..f.program.gpus.len().min(3) {
+                let mut p = f.program.clone();
+                if p.gpus[g].tbs.is_empty() || p.gpus[g].tbs[0].steps.is_empty() {
+                    continue;
+                }
+                p.gpus[g].tbs[0].steps.pop();
+                let (text, program) = (self_check(&p, dialect).is_ok(), check_program(&p, dialect).is_ok());
+                assert_eq!(text, program, "{spec}: gpu {g}");
+                broken += usize::from(!program);
+            }
+            assert!(broken > 0, "{spec}: a dropped step must break the program");
+        }
+    }
+}

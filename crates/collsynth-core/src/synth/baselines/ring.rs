@@ -11,9 +11,11 @@
 
 use super::common::{from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
-use crate::ir::{Collective, Schedule};
+use crate::ir::orbit::{Generator, Group};
+use crate::ir::{Collective, Op, Schedule, Transfer};
 use crate::synth::{Algorithm, Extras, Request};
 use crate::topology::Topology;
+use std::sync::Arc;
 
 pub const RING: Algorithm = Algorithm {
     name: "ring",
@@ -48,15 +50,32 @@ impl RingPlan {
     }
 }
 
+/// From this many ranks on, the ring is stated per orbit where it can be
+/// ([`allgather_per_orbit`]); smaller rings stay flat, their files as before.
+pub const PER_ORBIT_FROM: usize = 64;
+
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    synthesize_ring(topo, collective, req, topo.n_ranks() >= PER_ORBIT_FROM)
+}
+
+/// The ring for `collective`; `per_orbit`: stated per orbit of its rotation where it can be
+/// (reduce-scatter and allreduce then too, by `ir::transform`).
+pub fn synthesize_ring(topo: &Topology, collective: Collective, req: &Request, per_orbit: bool) -> Result<Schedule> {
     let plan = plan(topo)?;
     let for_topo = |transposed: bool| if transposed { plan.transposed() } else { plan.clone() };
+    let compact = |t: &Topology, transposed: bool| match per_orbit {
+        true => allgather_per_orbit(t, &for_topo(transposed), &plan.order),
+        false => Ok(None),
+    };
     from_copy_forms(
         topo,
         collective,
         req,
         RING.name,
-        &|t, transposed| allgather(t, &for_topo(transposed)),
+        &|t, transposed| match compact(t, transposed)? {
+            Some(s) => Ok(s),
+            None => allgather(t, &for_topo(transposed)),
+        },
         &|t, transposed, root| broadcast(t, &for_topo(transposed), root),
     )
 }
@@ -254,6 +273,79 @@ pub fn allgather(topo: &Topology, plan: &RingPlan) -> Result<Schedule> {
         }
     }
     Ok(s)
+}
+
+/// [`allgather`] stated per orbit (`ir::orbit`) of the rotation along the ring `forward`
+/// (rank `forward[i]` to `forward[i + 1]`, every other node fixed), a group of automorphisms
+/// of the links the ring uses only ([`Group::on_used_links`]: a snake through a torus follows
+/// no automorphism of the torus): the representatives are the sends of the ring's first rank,
+/// one per step and direction. `None` when the ring is not that regular: not a cycle of
+/// adjacent ranks, a hop's route not the rotation of the first one's, or the used links
+/// unequal in bandwidth or latency. `plan` runs `forward` either way (`RingPlan::transposed`
+/// on the transpose, which reduce-scatter reverses), so reduce-scatter and allgather share
+/// the group and allreduce composes them orbit by orbit.
+pub fn allgather_per_orbit(topo: &Topology, plan: &RingPlan, forward: &[usize]) -> Result<Option<Schedule>> {
+    let order = &plan.order;
+    let n = order.len();
+    if !plan.hamiltonian || n < 3 || forward.len() != n || forward[0] != order[0] {
+        return Ok(None);
+    }
+    let mut nodes: Vec<usize> = (0..topo.n_nodes()).collect();
+    for i in 0..n {
+        nodes[topo.rank_node(forward[i])] = topo.rank_node(forward[(i + 1) % n]);
+    }
+    let Ok(gen) = Generator::from_nodes_on_used_links(topo, nodes) else { return Ok(None) };
+    let Ok(group) = Group::on_used_links(vec![gen]) else { return Ok(None) };
+    let mut at = vec![0usize; n];
+    for (i, &r) in forward.iter().enumerate() {
+        at[r] = i;
+    }
+    // The element moving the first rank to position i of `plan`.
+    let element = |i: usize| at[order[i % n]];
+    let parts = if plan.bidirectional { 2 } else { 1 };
+    let mut paths = Paths::new(topo);
+    let mut first = Vec::with_capacity(parts);
+    for k in 0..parts {
+        let dir = if k == 0 { 1 } else { n - 1 };
+        // Every hop's route must be the image of the first one's, as the flat ring routes it.
+        let route = paths.route(order[0], order[dir % n])?;
+        for i in 0..n {
+            let moved: Vec<usize> = route.iter().map(|&l| group.link(element(i), l)).collect();
+            if paths.route(order[i], order[(i + dir) % n])? != moved {
+                return Ok(None);
+            }
+        }
+        first.push(route);
+    }
+    let mut s = Schedule::new(Collective::Allgather, n, 0, RING.name);
+    for shard in 0..n {
+        for k in 0..parts {
+            s.add_piece(part(shard, k, parts));
+        }
+    }
+    for t in 0..n - 1 {
+        for (k, route) in first.iter().enumerate() {
+            let dir = if k == 0 { 1 } else { n - 1 };
+            let shard = order[(n * n - t * dir) % n];
+            // Waits for the send into the first rank one step earlier (from position -dir).
+            let after = (t > 0).then(|| ((t - 1) * parts + k) * n + element(n - dir));
+            let dst = order[dir % n];
+            s.add(Transfer::new(
+                shard * parts + k,
+                order[0],
+                dst,
+                route.clone(),
+                Op::Copy,
+                after.into_iter().collect(),
+                Some(t as u32),
+            ));
+        }
+    }
+    s.symmetry = Some(Arc::new(group));
+    if s.symmetry.as_ref().expect("set").check_for(topo, &s).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(s))
 }
 
 /// Chain broadcast from `root` along the ring order (one piece).

@@ -90,6 +90,12 @@ fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
     if mode == LpMode::Never || topo.n_ranks() < 2 {
         return Ok(None);
     }
+    // The LP has at least N + 2 N^2 variables (x and the source arcs of its 2N flow
+    // blocks): `auto` decides on that before building an instance of N^2 arcs.
+    let n = topo.n_ranks();
+    if mode == LpMode::Auto && n.saturating_mul(n).saturating_mul(2).saturating_add(n) > AUTO_MAX_VARIABLES {
+        return Ok(None);
+    }
     let (caps, sigma) = super::rooted::scaled(topo)?;
     let inst = Instance::new(topo, caps);
     if mode == LpMode::Auto && inst.size().variables > AUTO_MAX_VARIABLES {

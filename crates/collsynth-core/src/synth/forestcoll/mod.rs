@@ -326,13 +326,15 @@ fn symmetric(topo: &Topology) -> bool {
 
 /// Reduce-scatter: the allgather trees of the transpose, reversed; also returns the
 /// allgather when it came for free (symmetric topology).
+/// Both stated per orbit when a translation group built the forest (`ir::transform::reverse`
+/// keeps the group).
 fn reduce_scatter(topo: &Topology, max_trees: Option<usize>) -> Result<(Schedule, Option<Schedule>)> {
     if symmetric(topo) {
-        let ag = allgather(topo, max_trees)?;
+        let ag = allgather_shaped(topo, max_trees, Shape::Budget, true)?;
         return Ok((reverse(&ag, topo, topo)?, Some(ag)));
     }
     let t = transpose(topo);
-    let ag_t = allgather(&t, max_trees)?;
+    let ag_t = allgather_shaped(&t, max_trees, Shape::Budget, true)?;
     Ok((reverse(&ag_t, &t, topo)?, None))
 }
 
@@ -364,7 +366,7 @@ fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Sha
     let (rs, ag) = reduce_scatter(topo, max_k)?;
     let ag = match ag.filter(|_| shape == Shape::Budget) {
         Some(ag) => ag,
-        None => allgather_shaped(topo, max_k, shape, false)?,
+        None => allgather_shaped(topo, max_k, shape, true)?,
     };
     let mut s = compose(&rs, &ag, Collective::Allreduce)?;
     s.root = 0;
