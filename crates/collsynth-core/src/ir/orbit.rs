@@ -24,6 +24,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// From this many ranks on, synthesizers whose compact form is a different (not only a
+/// reordered) schedule state it per orbit (the ring, BFB); smaller schedules stay flat, their
+/// files as before.
+pub const PER_ORBIT_FROM: usize = 64;
+
 /// One generator of the group: a node permutation, the link permutation it induces, and its
 /// order (the smallest m > 0 with g^m the identity).
 #[derive(Debug, Clone, PartialEq, Eq)]

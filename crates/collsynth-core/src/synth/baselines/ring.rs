@@ -50,9 +50,7 @@ impl RingPlan {
     }
 }
 
-/// From this many ranks on, the ring is stated per orbit where it can be
-/// ([`allgather_per_orbit`]); smaller rings stay flat, their files as before.
-pub const PER_ORBIT_FROM: usize = 64;
+use crate::ir::orbit::PER_ORBIT_FROM;
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     synthesize_ring(topo, collective, req, topo.n_ranks() >= PER_ORBIT_FROM)

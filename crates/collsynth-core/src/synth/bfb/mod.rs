@@ -52,6 +52,7 @@ mod transport;
 pub use plan::{plan, BfbPlan};
 pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
+use crate::ir::orbit::PER_ORBIT_FROM;
 use super::{Algorithm, Extras, Request};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
@@ -102,18 +103,27 @@ fn synthesize_as(topo: &Topology, collective: Collective, req: &Request, compact
         // An expansion's allgather is mapped from its base's (§5.1-5.2), as the paper does.
         Collective::Allgather => match expand::mapped_allgather(topo)? {
             Some(s) => Ok(s),
-            None if compact && chunks.is_none() && hetero.is_none() => match compact::regular_group(topo) {
-                Some((group, orbits)) => {
-                    let (mut s, p) = compact::allgather(topo, group, &orbits)?;
-                    s.provenance.details = p.one_phase_details();
-                    Ok(s)
+            // Stated per orbit from PER_ORBIT_FROM ranks: below, the flat plan is cheap and its
+            // files stay what they were (rank 0's cuts applied to every shard add pieces).
+            None if compact && chunks.is_none() && hetero.is_none() && topo.n_ranks() >= PER_ORBIT_FROM => {
+                match compact_allgather(topo)? {
+                    Some(s) => Ok(s),
+                    None => allgather(topo),
                 }
-                None => allgather(topo),
-            },
+            }
             None => allgather_with(topo, chunks, hetero),
         },
         _ => schedule_with(topo, collective, chunks, hetero),
     }
+}
+
+/// The plain allgather stated per orbit of the topology's regular group of translations
+/// (rank 0 planned alone), or `None` when the topology has none.
+fn compact_allgather(topo: &Topology) -> Result<Option<Schedule>> {
+    let Some((group, orbits)) = compact::regular_group(topo) else { return Ok(None) };
+    let (mut s, p) = compact::allgather(topo, group, &orbits)?;
+    s.provenance.details = p.one_phase_details();
+    Ok(Some(s))
 }
 
 /// The `chunks` and `hetero` options of `req` for `collective` on `topo`; `BadInput` when

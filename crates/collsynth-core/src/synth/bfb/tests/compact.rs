@@ -33,7 +33,8 @@ const SYMMETRIC: &[&str] = &[
 
 fn compact(spec: &str) -> (Topology, Schedule) {
     let t = from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let s = synth::run(&t, Collective::Allgather, "bfb", &Request::default()).unwrap();
+    // Below PER_ORBIT_FROM ranks `synthesize` stays flat; the compact path is called directly.
+    let s = super::super::compact_allgather(&t).unwrap().expect("a regular group");
     assert!(s.is_compact(), "{spec}: bfb's allgather is stated per orbit");
     assert_eq!(s.symmetry.as_ref().unwrap().order(), t.n_ranks(), "{spec}: the group is regular");
     (t, s)
@@ -152,16 +153,25 @@ fn two_runs_write_the_same_bytes() {
 
 #[test]
 fn topologies_without_a_regular_group_stay_flat() {
-    // Kautz (no translation), a mesh (none), and the options that plan every rank.
-    for spec in ["kautz:2:12", "mesh:3x3"] {
+    // Kautz (no translation) and a mesh (none) have no regular group.
+    for spec in ["kautz:2:12", "mesh:3x3", "mesh:8x8"] {
         let t = from_spec(spec).unwrap();
-        let s = synth::run(&t, Collective::Allgather, "bfb", &Request::default()).unwrap();
-        assert!(!s.is_compact(), "{spec}");
+        assert!(super::super::compact_allgather(&t).unwrap().is_none(), "{spec}");
+        assert!(!synth::run(&t, Collective::Allgather, "bfb", &Request::default()).unwrap().is_compact(), "{spec}");
     }
-    let t = from_spec("torus:3x5").unwrap();
+}
+
+#[test]
+fn synthesize_states_it_per_orbit_from_64_ranks_without_options() {
+    let run = |spec: &str, req: &Request| {
+        synth::run(&from_spec(spec).unwrap(), Collective::Allgather, "bfb", req).unwrap().is_compact()
+    };
+    assert!(run("torus:8x8", &Request::default()), "64 ranks");
+    assert!(!run("torus:7x9", &Request::default()), "63 ranks stay flat");
+    // The options that plan every rank stay flat.
     let req =
         Request { options: [("chunks".to_string(), "4".to_string())].into_iter().collect(), ..Default::default() };
-    assert!(!synth::run(&t, Collective::Allgather, "bfb", &req).unwrap().is_compact());
+    assert!(!run("torus:8x8", &req));
 }
 
 proptest! {
