@@ -104,6 +104,9 @@ pub struct Net {
     pub n_res: usize,
     /// The hops of all virtual links (see [`Net::hops_of`]).
     pub hops: Vec<Hop>,
+    /// Shared networks: the hops of `in_v[d][i]` are `hops[in_hops[d][i]..in_hops[d][i + 1]]`
+    /// (read in order when matching d, without a look-up in `vlinks`); empty otherwise.
+    pub in_hops: Vec<Vec<u32>>,
     /// Per virtual link, its physical links (indices into the topology's links).
     pub routes: Vec<Vec<usize>>,
     /// Some resource is used by more than one virtual link.
@@ -316,16 +319,34 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             in_groups.push(groups);
         }
     }
+    // Hops stored in the order of the destinations' in-links (on point-to-point networks,
+    // the order of the virtual links), so that matching a rank reads its in-links' hops in
+    // one sequential pass.
     let mut hops = Vec::new();
+    let mut first_hop = vec![0u32; vlinks.len()];
+    let mut in_hops = Vec::with_capacity(if shared { n } else { 0 });
+    for links in &in_v {
+        let mut starts = Vec::with_capacity(if shared { links.len() + 1 } else { 0 });
+        for &l in links {
+            first_hop[l as usize] = hops.len() as u32;
+            if shared {
+                starts.push(hops.len() as u32);
+            }
+            hops.extend_from_slice(&vlinks[l as usize].hops);
+        }
+        if shared {
+            starts.push(hops.len() as u32);
+            in_hops.push(starts);
+        }
+    }
     let mut routes = Vec::with_capacity(vlinks.len());
     let vlinks = vlinks
         .into_iter()
-        .map(|d| {
-            let first_hop = hops.len() as u32;
-            hops.extend_from_slice(&d.hops);
+        .zip(first_hop)
+        .map(|(d, first_hop)| {
             routes.push(d.route);
             VLink { src: d.src, dst: d.dst, cost: d.cost, first_hop, n_hops: d.hops.len() as u32 }
         })
         .collect();
-    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, routes, shared, res_dsts, in_groups, uniform })
+    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, in_hops, routes, shared, res_dsts, in_groups, uniform })
 }
