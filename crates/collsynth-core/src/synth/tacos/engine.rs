@@ -186,6 +186,8 @@ struct Scratch {
     cand: Vec<u32>,
     /// The free in-links that offer something, and the chunks taken so far.
     f: Vec<u32>,
+    /// Shared networks: the positions in `in_v[d]` of the links of `f`.
+    fpos: Vec<u32>,
     taken: Vec<u32>,
     /// `pick`: where each free link's list ends, the union as a bitset over chunks, the free
     /// links' sources as a bitset over ranks.
@@ -247,15 +249,9 @@ impl Matcher<'_, '_> {
         &mut self.lists[l as usize - self.l0]
     }
 
+    /// Is l free at t (point-to-point networks: no overlay)?
     fn free(&self, l: u32, t: f64) -> bool {
-        let hops = self.view.net.hops_of(l);
-        if self.scratch.overlay.is_empty() {
-            return hops.iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset);
-        }
-        hops.iter().all(|h| {
-            let extra = self.scratch.overlay.iter().filter(|o| o.0 == h.res).map(|o| o.1).fold(0.0, f64::max);
-            self.view.busy[h.res as usize].max(extra) <= t + h.offset
-        })
+        self.view.net.hops_of(l).iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset)
     }
 
     /// Does link `l` (into `d`) offer anything? Purges its list first when it may be mostly
@@ -610,16 +606,16 @@ impl Matcher<'_, '_> {
                 if view.busy[g.res as usize] > t + g.offset {
                     continue;
                 }
-                let starts = &net.in_hops[d];
+                let in_hops = &net.in_hops[d];
                 for &p in &g.pos {
-                    let hops = &net.hops[starts[p as usize] as usize..starts[p as usize + 1] as usize];
-                    if hops.iter().all(|h| view.busy[h.res as usize] <= t + h.offset) && self.offers(ins[p as usize], d)
-                    {
+                    if in_hops.free(p as usize, view.busy, &[], t) && self.offers(ins[p as usize], d) {
                         self.scratch.f.push(p);
                     }
                 }
             }
             self.scratch.f.sort_unstable();
+            self.scratch.fpos.clear();
+            self.scratch.fpos.extend_from_slice(&self.scratch.f);
             for x in self.scratch.f.iter_mut() {
                 *x = ins[*x as usize];
             }
@@ -655,9 +651,18 @@ impl Matcher<'_, '_> {
                 for h in net.hops_of(l) {
                     self.scratch.overlay.push((h.res, t + h.offset + h.cost));
                 }
-                let mut f = std::mem::take(&mut self.scratch.f);
-                f.retain(|&x| x != l && self.free(x, t));
-                self.scratch.f = f;
+                // `free(x, t)` with the overlay, read from the rank's in-link hops in order.
+                let (in_hops, sc) = (&net.in_hops[d], &mut self.scratch);
+                let mut kept = 0;
+                for j in 0..sc.f.len() {
+                    let (x, p) = (sc.f[j], sc.fpos[j]);
+                    if x != l && in_hops.free(p as usize, view.busy, &sc.overlay, t) {
+                        (sc.f[kept], sc.fpos[kept]) = (x, p);
+                        kept += 1;
+                    }
+                }
+                sc.f.truncate(kept);
+                sc.fpos.truncate(kept);
             } else {
                 self.scratch.f.retain(|&x| x != l);
             }
