@@ -230,7 +230,10 @@ fn copy_part(topo: &Topology, part: Part, o: &Options, details: &mut Details, ta
     let sampler = o.sampler.on(&net);
     let out = engine::run(&net, &sources, seed, true, sampler)?;
     details.set(format!("{tag}tacos_time_us"), out.time_us);
-    details.set(format!("{tag}sampler"), sampler_name(sampler));
+    // Only the new process is named: a schedule made by the lists keeps its bytes.
+    if sampler != Sampler::Lists {
+        details.set(format!("{tag}sampler"), sampler_name(sampler));
+    }
     details.set(format!("{tag}seed"), seed);
     details.set(format!("{tag}replacements"), out.replacements);
     Ok(to_ir(topo, &net, part, o.chunks, &out))

@@ -491,6 +491,10 @@ fn first_pick_is_uniform_over_what_the_free_links_supply() {
     }
 }
 
+fn small_topo() -> Topology {
+    from_spec("rfs:2,4,2").unwrap()
+}
+
 #[test]
 fn auto_sampler_is_direct_on_large_switched_networks_only() {
     let auto = SamplerChoice::parse("auto").unwrap();
@@ -502,6 +506,9 @@ fn auto_sampler_is_direct_on_large_switched_networks_only() {
     assert_eq!(auto.on(&small), engine::Sampler::Lists);
     assert_eq!(auto.on(&mesh), engine::Sampler::Lists);
     assert_eq!(SamplerChoice::parse("lists").unwrap().on(&large), engine::Sampler::Lists);
+    // Only `direct` is named in the details (a lists schedule keeps its bytes).
+    let (_, s) = synthesize_sized(&small_topo(), Collective::Allgather, &req(&[], 0), None).unwrap();
+    assert_eq!(s.provenance.details.text("sampler"), None);
     assert_eq!(SamplerChoice::parse("direct").unwrap().on(&mesh), engine::Sampler::Direct);
     assert!(SamplerChoice::parse("fast").is_err());
 }
