@@ -326,19 +326,24 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     let s = q.as_ref();
     // The two simulators are independent and each walks every transfer: on a large schedule
     // the runtime model runs on a second core meanwhile (same results, same errors first).
-    let (sim, runtime) = if s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1 {
+    // The flat passes after the simulator (alpha-beta, link loads, steps, hop costs), each
+    // also a walk over every transfer, run on the first core while the runtime model runs.
+    let models = || {
+        let sim = cost::simulate(s, topo, size, pipeline)?;
+        let ab = cost::alpha_beta(s, topo, size, pipeline)?;
+        Ok((sim, ab, cost::bandwidth_term_us(s, topo, size), s.steps(), cost::latency_bandwidth_costs(s, topo)))
+    };
+    let (models, runtime) = if s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1 {
         std::thread::scope(|scope| {
             let runtime = scope.spawn(|| cost::runtime::runtime_copies(s, topo, size, copies));
-            let sim = cost::simulate(s, topo, size, pipeline);
-            (sim, runtime.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            let models: Result<_> = models();
+            (models, runtime.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })
     } else {
-        let sim = cost::simulate(s, topo, size, pipeline)?;
-        (Ok(sim), cost::runtime::runtime_copies(s, topo, size, copies))
+        let models = models()?;
+        (Ok(models), cost::runtime::runtime_copies(s, topo, size, copies))
     };
-    let sim = sim?;
-    let ab = cost::alpha_beta(s, topo, size, pipeline)?;
-    let sched_bw = cost::bandwidth_term_us(s, topo, size);
+    let (sim, ab, sched_bw, steps, direct) = models?;
     let bound_bw = b.time_per_byte_us * size;
     let one = Rat::from_integer(1);
     let optimality = if sched_bw == Rat::from_integer(0) { one } else { (bound_bw / sched_bw).min(one) };
@@ -357,8 +362,8 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         algbw_gbps: algbw,
         busbw_gbps: algbw * s.collective.busbw_factor(s.n_ranks),
         optimality,
-        steps: s.steps(),
-        direct: cost::latency_bandwidth_costs(s, topo),
+        steps,
+        direct,
         runtime,
         time_bound_us,
         time_optimality,

@@ -135,6 +135,10 @@ pub const OPTIONS: &[AlgorithmOption] = &[
         name: "switch-mode",
         help: "switches as shared ports (ports, default) or as links to the next D ranks (unwind:D)",
     },
+    AlgorithmOption {
+        name: "sampler",
+        help: "TACOS chunk draws: lists (reference-identical), direct (fast at large fan-in) or auto (default)",
+    },
     AlgorithmOption { name: "blocks", help: "blocks the buffer is cut into (at least 1; default: the cost model's)" },
     AlgorithmOption {
         name: "counts",

@@ -69,6 +69,8 @@ pub(super) struct Ctx<'a> {
     /// Range g holds ranks `bounds[g]..bounds[g + 1]`.
     pub bounds: &'a [usize],
     pub t: f64,
+    /// [`super::engine::Sampler::Direct`]: no candidate lists (then one range).
+    pub direct: bool,
 }
 
 /// The state of the ranks `d0..d1`: their holdings rows, missing counts, in-link lists
@@ -81,6 +83,9 @@ pub(super) struct Part<'a> {
     pub lists: &'a mut [Vec<u32>],
     pub rngs: &'a mut [Rng],
     pub is_dirty: &'a mut [bool],
+    /// How many of this range's ranks are not dirty: at 0 a marking loop has nothing to do
+    /// (on shared networks one arrival marks every rank behind the sender's port).
+    pub clean: usize,
     /// Shared networks (one range): the chunk-major holdings, row c = the ranks holding c.
     pub holders: &'a mut [u64],
 }
@@ -111,6 +116,7 @@ impl Part<'_> {
         let flag = &mut self.is_dirty[v as usize - self.d0];
         if !*flag {
             *flag = true;
+            self.clean -= 1;
             marks.push(v);
         }
     }
@@ -128,7 +134,7 @@ impl Part<'_> {
             let m = ctx.matches[id as usize];
             let v = &net.vlinks[m.vlink as usize];
             let (u, d) = (v.src, v.dst as usize);
-            if net.shared {
+            if net.shared && self.clean > 0 {
                 for &x in net.hops_of(m.vlink).iter().flat_map(|h| &net.res_dsts[h.res as usize]) {
                     self.mark(x, &mut out.marks);
                 }
@@ -158,6 +164,20 @@ impl Part<'_> {
                 }
             }
             out.outcomes.push((id, c));
+            if ctx.direct {
+                // No lists to append to (one range): phase B's marks, made here. A neighbour
+                // that gets c later in this phase is marked by its own arrival anyway.
+                for &(_, nb) in &net.out_v[d] {
+                    if self.clean == 0 {
+                        break;
+                    }
+                    let x = nb as usize;
+                    if !self.is_dirty[x] && nb != u && self.missing[x] > 0 && !self.has(ctx, x, c) {
+                        self.mark(nb, &mut out.marks);
+                    }
+                }
+                continue;
+            }
             for &(l, nb) in &net.out_v[d] {
                 if nb != u {
                     out.offers[ctx.bounds.partition_point(|&b| b <= nb as usize) - 1].push((l, c, nb));
@@ -173,6 +193,24 @@ impl Part<'_> {
     fn replacement(&mut self, ctx: &Ctx, m: &Match, u: u32, d: usize) -> Option<u32> {
         let row = (d - self.d0) * ctx.words;
         let held = |c: u32| ctx.stamps.arrived(c as usize * ctx.net.n + u as usize, ctx.matches) <= m.start;
+        if ctx.direct {
+            // No lists: the link's would hold exactly the chunks u has and d lacks (one range,
+            // so u's row is here); drawn in increasing chunk order.
+            debug_assert_eq!(self.d0, 0);
+            let urow = u as usize * ctx.words;
+            let mut options = Vec::new();
+            for w in 0..ctx.words {
+                let mut bits = self.has[urow + w] & !self.has[row + w];
+                while bits != 0 {
+                    let c = (w * 64) as u32 + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    if held(c) {
+                        options.push(c);
+                    }
+                }
+            }
+            return (!options.is_empty()).then(|| options[self.rngs[d - self.d0].below(options.len())]);
+        }
         let options: Vec<u32> = self.lists[m.vlink as usize - self.l0]
             .iter()
             .copied()
@@ -194,7 +232,9 @@ impl Part<'_> {
                 }
                 let d = d as usize;
                 if self.missing[d - self.d0] > 0 && !self.has(ctx, d, c) {
-                    self.lists[l as usize - self.l0].push(c);
+                    if !ctx.direct {
+                        self.lists[l as usize - self.l0].push(c);
+                    }
                     self.mark(d as u32, &mut marks);
                 }
             }

@@ -35,6 +35,21 @@ const PURGE_MIN: usize = 64;
 /// tens of microseconds to start).
 const PARALLEL_MIN: usize = 512;
 const MAX_THREADS: usize = 8;
+/// The direct sampler's proposals (a uniformly random chunk the destination lacks) before
+/// it draws from the exact union: each costs a row scan, the union |free links| rows.
+const DIRECT_TRIES: usize = 16;
+
+/// How a destination's next chunk is drawn (both uniform over the union of what its free
+/// in-links can supply; different random streams, so different schedules for one seed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampler {
+    /// The reference-identical process: per-link candidate lists, rejection by
+    /// multiplicity, the list edits the reference makes (pinned results).
+    Lists,
+    /// No lists: propose a uniformly random chunk the destination lacks, accept it when a
+    /// free in-link's source holds it (chunk-major holdings AND the free sources' mask).
+    Direct,
+}
 
 /// How many arrivals ahead the arrival loop prefetches the memory an arrival will touch
 /// (the holdings words and candidate-list tails of the destination's neighbours): at 10K+
@@ -102,6 +117,7 @@ struct State<'a> {
     holders: Vec<u64>,
     #[cfg(test)]
     reference: bool,
+    direct: bool,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
     /// One random stream per destination (its matching and its chunk replacements), so the
@@ -134,6 +150,8 @@ struct View<'a> {
     missing: &'a [u32],
     busy: &'a [f64],
     holders: &'a [u64],
+    /// [`Sampler::Direct`]: no candidate lists.
+    direct: bool,
     /// Tests: match with [`Matcher::pick_reference`].
     #[cfg(test)]
     reference: bool,
@@ -168,6 +186,8 @@ struct Scratch {
     cand: Vec<u32>,
     /// The free in-links that offer something, and the chunks taken so far.
     f: Vec<u32>,
+    /// Shared networks: the positions in `in_v[d]` of the links of `f`.
+    fpos: Vec<u32>,
     taken: Vec<u32>,
     /// `pick`: where each free link's list ends, the union as a bitset over chunks, the free
     /// links' sources as a bitset over ranks.
@@ -201,6 +221,23 @@ pub(super) fn nth_bit(bits: &[u64], mut k: usize) -> u32 {
     unreachable!("nth_bit: fewer than k + 1 bits set")
 }
 
+/// The `k`-th zero bit (from 0) of a holdings row with more than `k` zeros among its chunks
+/// (the padding bits above the last chunk are zeros too, but come last).
+pub(super) fn nth_zero(row: &[u64], mut k: usize) -> u32 {
+    for (i, &w) in row.iter().enumerate() {
+        let zeros = w.count_zeros() as usize;
+        if k < zeros {
+            let mut w = !w;
+            for _ in 0..k {
+                w &= w - 1;
+            }
+            return (i * 64) as u32 + w.trailing_zeros();
+        }
+        k -= zeros;
+    }
+    unreachable!("nth_zero: fewer than k + 1 zeros")
+}
+
 /// The set bits of `bits`, increasing.
 #[cfg(any(test, debug_assertions))]
 fn bits_to_chunks(bits: &[u64]) -> Vec<u32> {
@@ -212,15 +249,9 @@ impl Matcher<'_, '_> {
         &mut self.lists[l as usize - self.l0]
     }
 
+    /// Is l free at t (point-to-point networks: no overlay)?
     fn free(&self, l: u32, t: f64) -> bool {
-        let hops = self.view.net.hops_of(l);
-        if self.scratch.overlay.is_empty() {
-            return hops.iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset);
-        }
-        hops.iter().all(|h| {
-            let extra = self.scratch.overlay.iter().filter(|o| o.0 == h.res).map(|o| o.1).fold(0.0, f64::max);
-            self.view.busy[h.res as usize].max(extra) <= t + h.offset
-        })
+        self.view.net.hops_of(l).iter().all(|h| self.view.busy[h.res as usize] <= t + h.offset)
     }
 
     /// Does link `l` (into `d`) offer anything? Purges its list first when it may be mostly
@@ -230,6 +261,9 @@ impl Matcher<'_, '_> {
     /// so the sampled distribution is unchanged.
     fn offers(&mut self, l: u32, d: usize) -> bool {
         let (i, view) = (l as usize - self.l0, self.view);
+        if view.direct {
+            return true; // no lists: `pick_direct` finds what the link's source holds
+        }
         let len = self.lists[i].len();
         if len == 0 {
             return false;
@@ -247,6 +281,9 @@ impl Matcher<'_, '_> {
         #[cfg(test)]
         if self.view.reference {
             return self.pick_reference(d);
+        }
+        if self.view.direct {
+            return self.pick_direct(d);
         }
         let view = self.view;
         let rng = d - self.d0;
@@ -320,6 +357,48 @@ impl Matcher<'_, '_> {
         {
             self.union_bits(d);
             debug_assert_eq!(self.union_of_lists(), bits_to_chunks(&self.scratch.bits));
+        }
+        chosen
+    }
+
+    /// [`Sampler::Direct`]: propose a uniformly random chunk d lacks; accept it when it is not
+    /// taken and some free in-link's source holds it (rejection from a superset: uniform over
+    /// the union); after `DIRECT_TRIES` rejections draw from the exact union.
+    fn pick_direct(&mut self, d: usize) -> Option<u32> {
+        let view = self.view;
+        let rng = d - self.d0;
+        let rw = view.net.n.div_ceil(64);
+        let mask = &mut self.scratch.mask;
+        mask.clear();
+        mask.resize(rw, 0);
+        for &l in &self.scratch.f {
+            let src = view.net.vlinks[l as usize].src as usize;
+            mask[src >> 6] |= 1 << (src & 63);
+        }
+        let row = &view.has[d * view.words..(d + 1) * view.words];
+        let missing = view.missing[d] as usize;
+        let mut chosen = None;
+        for _ in 0..DIRECT_TRIES {
+            let c = nth_zero(row, self.rngs[rng].below(missing));
+            if self.scratch.taken.contains(&c) {
+                continue;
+            }
+            let holders = &view.holders[c as usize * rw..(c as usize + 1) * rw];
+            if holders.iter().zip(&self.scratch.mask).any(|(h, m)| h & m != 0) {
+                chosen = Some(c);
+                break;
+            }
+        }
+        if chosen.is_none() {
+            self.union_bits(d);
+            let bits = &self.scratch.bits;
+            let size: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+            chosen = (size > 0).then(|| nth_bit(bits, self.rngs[rng].below(size)));
+        }
+        #[cfg(debug_assertions)]
+        if let Some(c) = chosen {
+            self.union_bits(d);
+            debug_assert!(holds(&self.scratch.bits, 0, c), "pick_direct: chunk {c} is not in the union");
         }
         chosen
     }
@@ -527,14 +606,16 @@ impl Matcher<'_, '_> {
                 if view.busy[g.res as usize] > t + g.offset {
                     continue;
                 }
+                let in_hops = &net.in_hops[d];
                 for &p in &g.pos {
-                    let l = ins[p as usize];
-                    if self.free(l, t) && self.offers(l, d) {
+                    if in_hops.free(p as usize, view.busy, &[], t) && self.offers(ins[p as usize], d) {
                         self.scratch.f.push(p);
                     }
                 }
             }
             self.scratch.f.sort_unstable();
+            self.scratch.fpos.clear();
+            self.scratch.fpos.extend_from_slice(&self.scratch.f);
             for x in self.scratch.f.iter_mut() {
                 *x = ins[*x as usize];
             }
@@ -570,9 +651,18 @@ impl Matcher<'_, '_> {
                 for h in net.hops_of(l) {
                     self.scratch.overlay.push((h.res, t + h.offset + h.cost));
                 }
-                let mut f = std::mem::take(&mut self.scratch.f);
-                f.retain(|&x| x != l && self.free(x, t));
-                self.scratch.f = f;
+                // `free(x, t)` with the overlay, read from the rank's in-link hops in order.
+                let (in_hops, sc) = (&net.in_hops[d], &mut self.scratch);
+                let mut kept = 0;
+                for j in 0..sc.f.len() {
+                    let (x, p) = (sc.f[j], sc.fpos[j]);
+                    if x != l && in_hops.free(p as usize, view.busy, &sc.overlay, t) {
+                        (sc.f[kept], sc.fpos[kept]) = (x, p);
+                        kept += 1;
+                    }
+                }
+                sc.f.truncate(kept);
+                sc.fpos.truncate(kept);
             } else {
                 self.scratch.f.retain(|&x| x != l);
             }
@@ -617,6 +707,7 @@ impl State<'_> {
             missing: &self.missing,
             busy: &self.busy,
             holders: &self.holders,
+            direct: self.direct,
             #[cfg(test)]
             reference: self.reference,
         };
@@ -681,7 +772,8 @@ impl State<'_> {
     /// ranges of ranks on separate threads; true when one of them delivered a chunk.
     fn arrive_all(&mut self, ids: &mut [u32], t: f64) -> bool {
         let net = self.net;
-        let ranges = if net.shared || ids.len() < PARALLEL_MIN { 1 } else { self.threads };
+        // The direct sampler's replacements read any sender's row: one range.
+        let ranges = if net.shared || self.direct || ids.len() < PARALLEL_MIN { 1 } else { self.threads };
         let bounds: Vec<usize> = (0..=ranges).map(|g| g * self.n / ranges).collect();
         let dst = |id: u32| net.vlinks[self.matches[id as usize].vlink as usize].dst as usize;
         let mut groups = Vec::with_capacity(ranges);
@@ -700,7 +792,15 @@ impl State<'_> {
             ref mut has, ref mut missing, ref mut lists, ref mut rngs, ref mut is_dirty, ref mut holders, ..
         } = *self;
         let parts = split_parts(net, self.words, &bounds, has, missing, lists, rngs, is_dirty, holders);
-        let ctx = Ctx { net, words: self.words, matches: &self.matches, stamps: &self.stamps, bounds: &bounds, t };
+        let ctx = Ctx {
+            net,
+            words: self.words,
+            matches: &self.matches,
+            stamps: &self.stamps,
+            bounds: &bounds,
+            t,
+            direct: self.direct,
+        };
         let taken = on_threads(parts.into_iter().zip(groups).collect(), |(mut p, ids)| {
             let d = p.take(&ctx, ids);
             (p, d)
@@ -755,15 +855,19 @@ fn split_parts<'a>(
     // Kept on shared networks only, which have one range.
     let mut holders = Some(holders);
     (0..bounds.len() - 1)
-        .map(|g| Part {
-            d0: bounds[g],
-            l0: link_bounds[g],
-            has: has.next().unwrap(),
-            missing: missing.next().unwrap(),
-            lists: lists.next().unwrap(),
-            rngs: rngs.next().unwrap(),
-            is_dirty: is_dirty.next().unwrap(),
-            holders: holders.take().unwrap_or_default(),
+        .map(|g| {
+            let is_dirty = is_dirty.next().unwrap();
+            Part {
+                d0: bounds[g],
+                l0: link_bounds[g],
+                has: has.next().unwrap(),
+                missing: missing.next().unwrap(),
+                lists: lists.next().unwrap(),
+                rngs: rngs.next().unwrap(),
+                clean: is_dirty.iter().filter(|&&x| !x).count(),
+                is_dirty,
+                holders: holders.take().unwrap_or_default(),
+            }
         })
         .collect()
 }
@@ -795,9 +899,9 @@ pub(super) fn on_threads<I: Send, R: Send>(mut items: Vec<I>, f: impl Fn(I) -> R
 }
 
 /// Run the greedy matching on `net` for chunks whose sources are `sources` (chunk c starts
-/// at rank `sources[c]`; every rank needs every chunk).
-pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<Outcome> {
-    run_on(net, sources, seed, materialize, threads())
+/// at rank `sources[c]`; every rank needs every chunk), drawing chunks with `sampler`.
+pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, sampler: Sampler) -> Result<Outcome> {
+    run_picking(net, sources, seed, materialize, threads(), sampler, false)
 }
 
 /// Worker threads for TACOS's parallel parts: [`crate::parallel::threads`], at most `MAX_THREADS`.
@@ -805,15 +909,15 @@ pub fn threads() -> usize {
     crate::parallel::threads(MAX_THREADS)
 }
 
-/// [`run`] matching on `threads` threads; the outcome is the same for any count.
+/// [`run`] with [`Sampler::Lists`] matching on `threads` threads; the outcome is the same for any count.
 pub fn run_on(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads: usize) -> Result<Outcome> {
-    run_picking(net, sources, seed, materialize, threads, false)
+    run_picking(net, sources, seed, materialize, threads, Sampler::Lists, false)
 }
 
 /// [`run_on`] with the reference pick ([`Matcher::pick_reference`]); the outcome must be the same.
 #[cfg(test)]
 pub(super) fn run_reference(net: &Net, sources: &[u32], seed: u64, materialize: bool) -> Result<Outcome> {
-    run_picking(net, sources, seed, materialize, 1, true)
+    run_picking(net, sources, seed, materialize, 1, Sampler::Lists, true)
 }
 
 fn run_picking(
@@ -822,15 +926,19 @@ fn run_picking(
     seed: u64,
     materialize: bool,
     threads: usize,
+    sampler: Sampler,
     #[cfg_attr(not(test), allow(unused_variables))] reference: bool,
 ) -> Result<Outcome> {
     let n = net.n;
     let c_count = sources.len();
     let words = c_count.div_ceil(64);
     let slots = c_count * n;
+    let direct = sampler == Sampler::Direct;
     let stamps = if materialize {
         Stamps::Match((0..slots).map(|_| NONE.into()).collect())
-    } else if net.uniform {
+    } else if net.uniform && !direct {
+        // (The direct sampler's replacements read the sender's holdings row, which may hold
+        // chunks that arrived at this very event: it needs the times.)
         Stamps::None
     } else {
         Stamps::Time((0..slots).map(|_| 0.into()).collect())
@@ -844,9 +952,10 @@ fn run_picking(
         busy: vec![0.0; net.n_res],
         lists: vec![Vec::new(); net.vlinks.len()],
         purged: vec![Purged { at: c_count as u32, clean: c_count as u32 }; net.vlinks.len()],
-        holders: if net.shared { vec![0; c_count * n.div_ceil(64)] } else { Vec::new() },
+        holders: if net.shared || direct { vec![0; c_count * n.div_ceil(64)] } else { Vec::new() },
         #[cfg(test)]
         reference,
+        direct,
         dirty: Vec::new(),
         is_dirty: vec![false; n],
         rngs: (0..n).map(|d| Rng::new(rng::restart_seed(seed, d + 1))).collect(),
@@ -867,7 +976,7 @@ fn run_picking(
         st.has[s as usize * words + (c >> 6)] |= 1 << (c & 63);
         st.missing[s as usize] -= 1;
         st.remaining -= 1;
-        if net.shared {
+        if !st.holders.is_empty() {
             st.holders[c * n.div_ceil(64) + (s as usize >> 6)] |= 1 << (s & 63);
         }
     }
@@ -876,7 +985,7 @@ fn run_picking(
         p.clean = st.missing[v.dst as usize];
     }
     // Initial candidate lists: every out-link of a source offers its chunks.
-    for (c, &s) in sources.iter().enumerate() {
+    for (c, &s) in sources.iter().enumerate().filter(|_| !direct) {
         for &(l, _) in &net.out_v[s as usize] {
             st.lists[l as usize].push(c as u32);
         }

@@ -30,13 +30,53 @@ use crate::rational::{to_f64, Rat};
 use crate::topology::restrict::{parse_ranks, restrict_ranks};
 use crate::topology::Topology;
 use crate::units::parse_size;
+use engine::Sampler;
 use network::{Net, SwitchMode};
+
+/// `auto` picks [`Sampler::Direct`] on networks with shared switch ports from this many
+/// ranks on (below it, and on point-to-point networks, the reference-identical lists; see
+/// docs/tacos.md "Samplers").
+pub const DIRECT_FROM: usize = 512;
+
+/// The `sampler` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplerChoice {
+    Auto,
+    Fixed(Sampler),
+}
+
+impl SamplerChoice {
+    pub fn parse(text: &str) -> Result<SamplerChoice> {
+        match text {
+            "auto" => Ok(SamplerChoice::Auto),
+            "lists" => Ok(SamplerChoice::Fixed(Sampler::Lists)),
+            "direct" => Ok(SamplerChoice::Fixed(Sampler::Direct)),
+            _ => Err(CollsynthError::bad(format!("--sampler must be auto, lists or direct, got '{text}'"))),
+        }
+    }
+
+    /// The sampler for `net`.
+    pub fn on(self, net: &Net) -> Sampler {
+        match self {
+            SamplerChoice::Fixed(s) => s,
+            SamplerChoice::Auto if net.shared && net.n >= DIRECT_FROM => Sampler::Direct,
+            SamplerChoice::Auto => Sampler::Lists,
+        }
+    }
+}
+
+fn sampler_name(s: Sampler) -> &'static str {
+    match s {
+        Sampler::Lists => "lists",
+        Sampler::Direct => "direct",
+    }
+}
 
 pub const TACOS: Algorithm = Algorithm {
     name: "tacos",
     help: "TACOS greedy link-chunk matching on the time-expanded network (heterogeneous, asymmetric, large)",
     collectives: Collective::FIVE,
-    options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "size"],
+    options: &["chunks-per-npu", "seed", "restarts", "ranks", "switch-mode", "sampler", "size"],
     synthesize,
     extras: Extras { time_only: Some(time_report), sized: true, ..Extras::NONE },
 };
@@ -67,6 +107,7 @@ pub struct Options {
     pub seed: u64,
     pub restarts: usize,
     pub mode: SwitchMode,
+    pub sampler: SamplerChoice,
     /// Collective size M in bytes.
     pub size: Rat,
     pub ranks: Option<Vec<usize>>,
@@ -87,6 +128,7 @@ impl Options {
             Some(v) => v.parse().map_err(|_| CollsynthError::bad(format!("--seed: '{v}' is not a whole number")))?,
         };
         let mode = SwitchMode::parse(req.options.get("switch-mode").map(String::as_str).unwrap_or("ports"))?;
+        let sampler = SamplerChoice::parse(req.options.get("sampler").map(String::as_str).unwrap_or("auto"))?;
         let size = match (size, req.options.get("size")) {
             (Some(s), _) => s,
             (None, Some(v)) => parse_size(v).map_err(|e| e.context("--size"))?,
@@ -96,7 +138,7 @@ impl Options {
             return Err(CollsynthError::bad("--size must be positive"));
         }
         let ranks = req.options.get("ranks").map(|v| parse_ranks(v)).transpose()?;
-        Ok(Options { chunks, seed, restarts, mode, size, ranks })
+        Ok(Options { chunks, seed, restarts, mode, sampler, size, ranks })
     }
 }
 
@@ -144,7 +186,7 @@ fn best_seed(net: &Net, sources: &[u32], o: &Options) -> Result<Best> {
 fn restarts(net: &Net, sources: &[u32], o: &Options) -> Result<(Best, usize)> {
     let run = |i: usize| {
         let seed = rng::restart_seed(o.seed, i);
-        engine::run(net, sources, seed, false).map(|out| (seed, out.time_us, out.events))
+        engine::run(net, sources, seed, false, o.sampler.on(net)).map(|out| (seed, out.time_us, out.events))
     };
     let runs = if o.restarts == 1 {
         vec![vec![run(0)]] // one run: all cores for its own parallel parts
@@ -185,8 +227,13 @@ fn copy_part(topo: &Topology, part: Part, o: &Options, details: &mut Details, ta
     let net = network::build(topo, part.chunk_bytes(n, o.chunks, o.size), o.mode)?;
     let sources = part.sources(n, o.chunks);
     let seed = if o.restarts > 1 { best_seed(&net, &sources, o)?.seed } else { o.seed };
-    let out = engine::run(&net, &sources, seed, true)?;
+    let sampler = o.sampler.on(&net);
+    let out = engine::run(&net, &sources, seed, true, sampler)?;
     details.set(format!("{tag}tacos_time_us"), out.time_us);
+    // Only the new process is named: a schedule made by the lists keeps its bytes.
+    if sampler != Sampler::Lists {
+        details.set(format!("{tag}sampler"), sampler_name(sampler));
+    }
     details.set(format!("{tag}seed"), seed);
     details.set(format!("{tag}replacements"), out.replacements);
     Ok(to_ir(topo, &net, part, o.chunks, &out))

@@ -90,6 +90,28 @@ pub struct InGroup {
     pub pos: Vec<u32>,
 }
 
+/// The hops of a rank's in-links: those of `in_v[d][i]` are at `starts[i]..starts[i + 1]`
+/// of `res` and `offset` (see [`Hop`]).
+#[derive(Debug, Clone, Default)]
+pub struct InHops {
+    pub starts: Vec<u32>,
+    pub res: Vec<u32>,
+    pub offset: Vec<f64>,
+}
+
+impl InHops {
+    /// Is the in-link at position i free at t (every hop's resource free when it gets there),
+    /// with resources also busy until the times `overlay` assigns them?
+    #[inline]
+    pub fn free(&self, i: usize, busy: &[f64], overlay: &[(u32, f64)], t: f64) -> bool {
+        let r = self.starts[i] as usize..self.starts[i + 1] as usize;
+        self.res[r.clone()].iter().zip(&self.offset[r]).all(|(&res, &o)| {
+            let extra = overlay.iter().filter(|v| v.0 == res).map(|v| v.1).fold(0.0, f64::max);
+            busy[res as usize].max(extra) <= t + o
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Net {
     pub n: usize,
@@ -104,6 +126,9 @@ pub struct Net {
     pub n_res: usize,
     /// The hops of all virtual links (see [`Net::hops_of`]).
     pub hops: Vec<Hop>,
+    /// Shared networks: per rank, its in-links' hops in `in_v` order, as matching reads them
+    /// (one sequential pass, half the bytes of [`Hop`]s, no look-up in `vlinks`); empty otherwise.
+    pub in_hops: Vec<InHops>,
     /// Per virtual link, its physical links (indices into the topology's links).
     pub routes: Vec<Vec<usize>>,
     /// Some resource is used by more than one virtual link.
@@ -316,16 +341,37 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             in_groups.push(groups);
         }
     }
+    // Hops stored in the order of the destinations' in-links (on point-to-point networks,
+    // the order of the virtual links), so that matching a rank reads its in-links' hops in
+    // one sequential pass.
     let mut hops = Vec::new();
+    let mut first_hop = vec![0u32; vlinks.len()];
+    let mut in_hops = Vec::with_capacity(if shared { n } else { 0 });
+    for links in &in_v {
+        let mut mine = InHops::default();
+        for &l in links {
+            first_hop[l as usize] = hops.len() as u32;
+            let h = &vlinks[l as usize].hops;
+            if shared {
+                mine.starts.push(mine.res.len() as u32);
+                mine.res.extend(h.iter().map(|h| h.res));
+                mine.offset.extend(h.iter().map(|h| h.offset));
+            }
+            hops.extend_from_slice(h);
+        }
+        if shared {
+            mine.starts.push(mine.res.len() as u32);
+            in_hops.push(mine);
+        }
+    }
     let mut routes = Vec::with_capacity(vlinks.len());
     let vlinks = vlinks
         .into_iter()
-        .map(|d| {
-            let first_hop = hops.len() as u32;
-            hops.extend_from_slice(&d.hops);
+        .zip(first_hop)
+        .map(|(d, first_hop)| {
             routes.push(d.route);
             VLink { src: d.src, dst: d.dst, cost: d.cost, first_hop, n_hops: d.hops.len() as u32 }
         })
         .collect();
-    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, routes, shared, res_dsts, in_groups, uniform })
+    Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, in_hops, routes, shared, res_dsts, in_groups, uniform })
 }

@@ -413,3 +413,125 @@ proptest::proptest! {
         }
     }
 }
+
+/// The direct sampler on `topo`: every collective verifies, the run completes, and the
+/// time-only engine (times as stamps) decides exactly what the materializing one does.
+fn direct_sampler_holds(topo: &Topology, mode: &str, k: usize, seed: u64) {
+    let opts =
+        [("sampler", "direct"), ("switch-mode", mode), ("chunks-per-npu", &k.to_string()), ("seed", &seed.to_string())];
+    for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce, Collective::Broadcast] {
+        let (t, s) = match synthesize_sized(topo, c, &req(&opts, 0), Some(mib(64))) {
+            Ok(x) => x,
+            Err(e) => {
+                // Only an unsatisfiable collective may fail, and then the lists fail too.
+                let lists = [("switch-mode", mode), ("chunks-per-npu", &k.to_string())];
+                let other = synthesize_sized(topo, c, &req(&lists, 0), Some(mib(64))).err().map(|e| e.to_string());
+                assert_eq!(Some(e.to_string()), other, "{}", crate::testing::describe(topo));
+                continue;
+            }
+        };
+        if let Err(v) = verify(&s, &t) {
+            panic!("{} on {}: {v}", c.name(), crate::testing::describe(topo));
+        }
+        let tag = if c == Collective::Allreduce { "ag_" } else { "" };
+        assert_eq!(s.provenance.details.text(&format!("{tag}sampler")).as_deref(), Some("\"direct\""));
+    }
+    let net = match network::build(topo, 1e6, network::SwitchMode::parse(mode).unwrap()) {
+        Ok(net) => net,
+        Err(_) => return,
+    };
+    let n = topo.n_ranks();
+    let sources: Vec<u32> = (0..n * k).map(|c| (c % n) as u32).collect();
+    let full = engine::run(&net, &sources, seed, true, engine::Sampler::Direct);
+    let quick = engine::run(&net, &sources, seed, false, engine::Sampler::Direct);
+    match (full, quick) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.time_us.to_bits(), b.time_us.to_bits());
+            assert_eq!((a.events, a.replacements), (b.events, b.replacements));
+        }
+        (a, b) => assert_eq!(a.err().map(|e| e.to_string()), b.err().map(|e| e.to_string())),
+    }
+}
+
+#[test]
+fn direct_sampler_on_switched_and_point_to_point_networks() {
+    for (spec, mode, k) in [
+        ("rfs:2,4,8", "ports", 2),
+        ("switch:70", "ports", 1),
+        ("dgx-a100:2", "ports", 3),
+        ("switch2d:4,3", "unwind:2", 1),
+        ("mesh:5x5,bw=100/25", "ports", 2),
+        ("torus:4x3", "ports", 1),
+    ] {
+        for seed in 0..2 {
+            direct_sampler_holds(&from_spec(spec).unwrap(), mode, k, seed);
+        }
+    }
+}
+
+/// The first transfer of a run on switch:4 (ports): its destination's down port and every
+/// source's up port are free, so its chunk is uniform over the other three ranks' chunks,
+/// with either sampler (a sampler biased towards low chunks or near ranks fails this).
+#[test]
+fn first_pick_is_uniform_over_what_the_free_links_supply() {
+    let topo = from_spec("switch:4").unwrap();
+    let net = network::build(&topo, 1e6, network::SwitchMode::Ports).unwrap();
+    let sources: Vec<u32> = (0..4).collect();
+    for sampler in [engine::Sampler::Lists, engine::Sampler::Direct] {
+        let mut counts = [0usize; 4];
+        for seed in 0..3000 {
+            let out = engine::run(&net, &sources, seed, true, sampler).unwrap();
+            let m = out.matches[0];
+            let v = &net.vlinks[m.vlink as usize];
+            counts[(m.chunk as usize + 4 - v.dst as usize) % 4] += 1;
+        }
+        assert_eq!(counts[0], 0, "{sampler:?}");
+        // 1000 expected each; the standard deviation is 26.
+        assert!(counts[1..].iter().all(|&c| (880..=1120).contains(&c)), "{sampler:?}: {counts:?}");
+    }
+}
+
+fn small_topo() -> Topology {
+    from_spec("rfs:2,4,2").unwrap()
+}
+
+#[test]
+fn auto_sampler_is_direct_on_large_switched_networks_only() {
+    let auto = SamplerChoice::parse("auto").unwrap();
+    let small = network::build(&from_spec("rfs:2,4,32").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    let large = network::build(&from_spec("switch:512").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    let mesh = network::build(&from_spec("mesh:24x24").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    assert_eq!((large.n, large.shared), (DIRECT_FROM, true));
+    assert_eq!(auto.on(&large), engine::Sampler::Direct);
+    assert_eq!(auto.on(&small), engine::Sampler::Lists);
+    assert_eq!(auto.on(&mesh), engine::Sampler::Lists);
+    assert_eq!(SamplerChoice::parse("lists").unwrap().on(&large), engine::Sampler::Lists);
+    // Only `direct` is named in the details (a lists schedule keeps its bytes).
+    let (_, s) = synthesize_sized(&small_topo(), Collective::Allgather, &req(&[], 0), None).unwrap();
+    assert_eq!(s.provenance.details.text("sampler"), None);
+    assert_eq!(SamplerChoice::parse("direct").unwrap().on(&mesh), engine::Sampler::Direct);
+    assert!(SamplerChoice::parse("fast").is_err());
+}
+
+#[test]
+fn nth_zero_counts_from_the_lowest() {
+    let row = [!0b1010u64, !0, !(1u64 << 63 | 1)];
+    let all: Vec<u32> = (0..4).map(|k| engine::nth_zero(&row, k)).collect();
+    assert_eq!(all, [1, 3, 128, 191]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// Random directed, asymmetric, heterogeneous topologies with and without switches.
+    #[test]
+    fn direct_sampler_verifies_on_random_topologies(
+        topo in crate::testing::arb_topology(12),
+        k in 1usize..4,
+        seed in 0u64..1000,
+    ) {
+        direct_sampler_holds(&topo, "ports", k, seed);
+        if topo.n_switches() > 0 {
+            direct_sampler_holds(&topo, "unwind:2", k, seed);
+        }
+    }
+}
