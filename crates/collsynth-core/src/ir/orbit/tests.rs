@@ -251,8 +251,7 @@ pub(crate) fn assert_costs_agree(spec: &str, topo: &Topology, s: &Schedule, size
             "{spec}"
         );
         let b = api::bounds(topo, s.collective, 0).unwrap();
-        let (e, f) =
-            (api::evaluate(s, topo, size, 2, &b).unwrap(), api::evaluate(&flat, topo, size, 2, &b).unwrap());
+        let (e, f) = (api::evaluate(s, topo, size, 2, &b).unwrap(), api::evaluate(&flat, topo, size, 2, &b).unwrap());
         assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{spec}");
         assert_eq!(e.runtime, f.runtime, "{spec}");
         assert_eq!((e.optimality, e.steps, e.direct), (f.optimality, f.steps, f.direct), "{spec}");

@@ -52,10 +52,10 @@ mod transport;
 pub use plan::{plan, BfbPlan};
 pub use profile::{profile, profile_arcs, profile_with_automorphism, Profile, Symmetry};
 
-use crate::ir::orbit::PER_ORBIT_FROM;
 use super::{Algorithm, Extras, Request};
 use crate::error::{CollsynthError, Result};
 use crate::flow::Cap;
+use crate::ir::orbit::PER_ORBIT_FROM;
 use crate::ir::transform::{compose, reverse};
 use crate::ir::{Collective, Schedule};
 use crate::rational::Rat;
