@@ -272,6 +272,26 @@ pub(super) enum Access {
     Write,
 }
 
+/// For each access of a cell, in the cell's order: its index, its kind and the run before its
+/// own. A run is a stretch of equal reads or equal adds (a write stands alone); every access
+/// must come after each member of the previous run, which both the flat check and the
+/// per-orbit check (`orbit_sums`) apply.
+pub(super) fn previous_runs(
+    accesses: impl IntoIterator<Item = Access>,
+) -> impl Iterator<Item = (usize, Access, std::ops::Range<usize>)> {
+    let (mut prev, mut cur) = (0..0, 0..0);
+    let mut cur_access = Access::Read;
+    accesses.into_iter().enumerate().map(move |(k, a)| {
+        if k > 0 && a == cur_access && a != Access::Write {
+            cur.end = k + 1;
+        } else {
+            prev = std::mem::replace(&mut cur, k..k + 1);
+            cur_access = a;
+        }
+        (k, a, prev.clone())
+    })
+}
+
 impl Access {
     pub(super) fn describe(self) -> &'static str {
         match self {
@@ -325,18 +345,9 @@ fn races(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<(), Violation> {
             }
         };
         let place = if slot == 0 { format!("rank {r}") } else { format!("rank {r} (scratch slot {slot})") };
-        let (mut prev, mut cur) = (0..0, 0..0);
-        let mut cur_access = Access::Read;
-        for (k, &e) in ev.iter().enumerate() {
-            let a = access(e);
-            if k > 0 && a == cur_access && a != Access::Write {
-                cur.end = k + 1;
-            } else {
-                prev = cur;
-                cur = k..k + 1;
-                cur_access = a;
-            }
-            for &x in &ev[prev.clone()] {
+        for (k, a, prev) in previous_runs(ev.iter().map(|&e| access(e))) {
+            let e = ev[k];
+            for &x in &ev[prev] {
                 if !dag.is_ancestor(s, x as usize, e as usize) {
                     let (x, e) = (x as usize, e as usize);
                     return Err(Violation {

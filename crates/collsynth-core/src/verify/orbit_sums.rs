@@ -13,7 +13,7 @@
 //! at all its images. Race-free schedules give the same values in every topological order,
 //! and a race is a violation in every order, so the verdict does not depend on the order.
 
-use super::exec::{full_word, Access};
+use super::exec::{full_word, previous_runs, Access};
 use super::orbit::Ancestors;
 use super::order::Dag;
 use super::{plain, rank_list, Cx, Violation};
@@ -190,17 +190,9 @@ fn races(cx: &Cx, s: &Schedule, dag: &Dag, ends: &[Ends], cells: usize) -> Resul
         if ev.len() < 2 {
             continue;
         }
-        let (mut prev, mut cur) = (0..0, 0..0);
-        let mut cur_access = Access::Read;
-        for (k, &(e, a)) in ev.iter().enumerate() {
-            if k > 0 && a == cur_access && a != Access::Write {
-                cur.end = k + 1;
-            } else {
-                prev = cur;
-                cur = k..k + 1;
-                cur_access = a;
-            }
-            for &(x, xa) in &ev[prev.clone()] {
+        for (k, a, prev) in previous_runs(ev.iter().map(|&(_, a)| a)) {
+            let e = ev[k].0;
+            for &(x, xa) in &ev[prev] {
                 if !search.is_ancestor(s, x, e) {
                     let (rep, g) = (e / order, e % order);
                     let t = &s.transfers[rep];
