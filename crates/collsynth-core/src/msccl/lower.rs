@@ -95,6 +95,9 @@ pub fn lower(s: &Schedule, o: &Options) -> Result<Program> {
 /// fused steps is what `export` falls back to when fusion needs more connection slots
 /// than the runtime has).
 pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
+    // Every rank's program is written, so a schedule stated per orbit is expanded here.
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     if s.collective == Collective::Allgatherv {
         return Err(CollsynthError::bad("allgatherv has no MSCCL collective (coll); export allgather instead"));
     }
@@ -161,6 +164,8 @@ pub struct BlockPlan {
 
 /// [`BlockPlan`] of `s` under `o`: errors as [`lower`] does when no channel count fits.
 pub fn block_plan(s: &Schedule, o: &Options) -> Result<BlockPlan> {
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     let (_, plan, ops) = fit(s, o, o.fused)?;
     let mut base = Vec::with_capacity(plan.tbs.len());
     let mut ranks = Vec::new();

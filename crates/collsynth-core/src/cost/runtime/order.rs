@@ -74,6 +74,9 @@ pub fn timed_operations(
     protocol: Protocol,
     k: usize,
 ) -> Result<Vec<Operation>> {
+    // Operations name flat transfers (the expansion's order, as the lowering sees it).
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     let n = s.transfers.len();
     let forth = timeline(s, topo, size, protocol, k)?;
     let mut key: Vec<[(u8, u64); 2]> =
@@ -165,6 +168,9 @@ fn reversed_reductions(s: &Schedule, topo: &Topology) -> Option<(Schedule, Vec<u
 /// [`DETAIL`]. `None` when there is nothing to order (no reduction, not MSCCL's, a missing
 /// reverse link) or the numbering would not change.
 pub fn time_reversed(s: &Schedule, topo: &Topology, size: Rat) -> Result<Option<Schedule>> {
+    // The order is per flat transfer: a schedule stated per orbit is expanded first.
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
     if s.provenance.executor != Executor::Msccl || !s.transfers.iter().any(|t| t.op == Op::Reduce) {
         return Ok(None);
     }
