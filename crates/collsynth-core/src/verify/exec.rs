@@ -67,9 +67,21 @@ fn copy(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
         }
         *slot = i as u32;
     }
-    for r in 0..s.n_ranks {
+    ends_with_every_piece(cx, (0..s.n_ranks).map(|r| (r, r)), np, initially, |i| delivered[i] != NONE)
+}
+
+/// The copy collectives' postcondition, flat and per orbit: each of `rows` (a row of the
+/// delivered table and its rank) holds every piece it did not start with (`has(row * np + p)`).
+pub(super) fn ends_with_every_piece(
+    cx: &Cx,
+    rows: impl IntoIterator<Item = (usize, usize)>,
+    np: usize,
+    initially: impl Fn(usize, usize) -> bool,
+    has: impl Fn(usize) -> bool,
+) -> Result<(), Violation> {
+    for (row, r) in rows {
         for p in 0..np {
-            if !initially(r, p) && delivered[r * np + p] == NONE {
+            if !initially(r, p) && !has(row * np + p) {
                 return Err(Violation {
                     rank: Some(r),
                     piece: Some(p),

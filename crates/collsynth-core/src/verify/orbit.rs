@@ -118,18 +118,8 @@ fn copy(cx: &Cx, s: &Schedule, orbits: &orbit::RankOrbits, index: &PieceIndex) -
             });
         }
     }
-    for (o, &r) in orbits.reps.iter().enumerate() {
-        for p in 0..np {
-            if !initially(r, p) && delivered[o * np + p] == NONE {
-                return Err(Violation {
-                    rank: Some(r),
-                    piece: Some(p),
-                    ..plain(format!("rank {r} ends without {}", cx.piece(p)))
-                });
-            }
-        }
-    }
-    Ok(())
+    let rows = orbits.reps.iter().copied().enumerate();
+    super::exec::ends_with_every_piece(cx, rows, np, initially, |i| delivered[i] != NONE)
 }
 
 /// Flat transfer `x` moved by `g`.
