@@ -21,6 +21,7 @@ mod exec_plan;
 mod find;
 mod msccl;
 mod mscclpp;
+mod stream;
 mod values;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
@@ -232,14 +233,7 @@ impl PySchedule {
     /// through a buffer, never as one string: the caller makes the file and renames it into
     /// place (atomic_write). OSError on a write failure.
     fn write_json(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            use std::io::Write;
-            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            ir::json::write_to(&self.inner, &self.topo, &mut out)?;
-            out.flush()
-        })
-        .map_err(PyErr::from)
+        stream::to_path(py, path, |out| ir::json::write_to(&self.inner, &self.topo, out))
     }
 
     #[getter]

@@ -234,7 +234,7 @@ def run(args) -> int:
     plan = None
     if "mscclpp-json" in formats:
         plan = run_with_progress(
-            lambda: mscclpp.export(sched, args.threadblocks), "exporting the MSCCL++ plan"
+            lambda: mscclpp.export(sched, args.threadblocks, text=False), "exporting the MSCCL++ plan"
         )
         s["mscclpp"] = mscclpp_summary(plan)
     if args.output:
@@ -249,7 +249,7 @@ def run(args) -> int:
             s["files"].append(str(path))
         if plan is not None:
             path = Path(args.output) / "schedule.mscclpp.json"
-            atomic_write(path, plan["json"])
+            atomic_write(path, plan["write"])
             s["files"].append(str(path))
     if args.json:
         emit_json(s)
@@ -358,7 +358,7 @@ def print_msccl(m: dict) -> None:
 
 def mscclpp_summary(plan: dict) -> dict:
     """The `mscclpp` object of `synth --json`: the plan's shape (no text)."""
-    return {k: v for k, v in plan.items() if k != "json"}
+    return {k: v for k, v in plan.items() if k not in ("json", "write", "stream")}
 
 
 def print_mscclpp(m: dict) -> None:
