@@ -256,6 +256,11 @@ impl PySchedule {
     fn n_transfers(&self) -> usize {
         self.inner.n_transfers()
     }
+    /// The same schedule stated flat (every transfer, no group): the expansion of a compact
+    /// schedule, or a copy of a flat one. Not verified: call `verify()` on it.
+    fn flat_form(&self) -> PyResult<PySchedule> {
+        Ok(PySchedule::new(self.flat()?.clone(), self.topo.clone()))
+    }
     /// A compact schedule's symmetry: (group, |G|, representative transfers); None when flat.
     #[getter]
     fn compact(&self) -> Option<(String, usize, usize)> {
