@@ -166,8 +166,9 @@ def table(runs: dict[str, list[dict]]) -> str:
         "Same result: the row's `optimality_exact`, `time_us`, `runtime_time_us`, `alpha_beta_us` and"
         " `transfers` equal the flat form's (`synth --form flat`: the schedule expanded, verified and"
         " costed flat) on the same build, compared as the printed JSON numbers. Earlier labels were"
-        " other builds: their last digits may differ where the cost code changed between builds"
-        " (README, Scale)."
+        " other builds, some of which costed a different flat schedule (the flat plans from before"
+        " the per-orbit form: the same loads per step and link, other pieces and transfer order);"
+        " there the last digits of time_us may differ (README, Performance)."
     )
     return "\n".join(lines) + "\n"
 
