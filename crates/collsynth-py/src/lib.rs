@@ -258,8 +258,10 @@ impl PySchedule {
     }
     /// The same schedule stated flat (every transfer, no group): the expansion of a compact
     /// schedule, or a copy of a flat one. Not verified: call `verify()` on it.
-    fn flat_form(&self) -> PyResult<PySchedule> {
-        Ok(PySchedule::new(self.flat()?.clone(), self.topo.clone()))
+    fn flat_form(&self, py: Python<'_>) -> PyResult<PySchedule> {
+        // Expanded afresh, not through the cached `flat` (which would then be held twice).
+        let flat = py.detach(|| guard(|| ir::orbit::expand(&self.inner)))?;
+        Ok(PySchedule::new(flat, self.topo.clone()))
     }
     /// A compact schedule's symmetry: (group, |G|, representative transfers); None when flat.
     #[getter]
