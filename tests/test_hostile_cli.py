@@ -286,6 +286,13 @@ BAD = [
     ),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--time-only"], "--time-only applies"),
     (["synth", "ring:4", "-c", "allgather", "-a", "nosuch", "--time-only"], "unknown algorithm"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--form", "compact"], "invalid choice: 'compact'"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "bfb", "--time-only", "--form", "flat"], "drop --form"),
+    (
+        ["synth", "ring:4", "-c", "allgather", "-a", "auto", "--format", "msccl-xml"]
+        + ["--size-windows", "1KiB-1GiB", "--form", "flat"],
+        "drop --form",
+    ),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile"], "not a directory"),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile/sub"], "not a directory"),
     (["export", "{d}/step_beyond.json", "--format", "msccl-xml", "-o", "{d}/afile/x.xml"], ""),

@@ -141,6 +141,16 @@ class Schedule:
     n_pieces = property(lambda self: self._core.n_pieces)
     options = property(lambda self: dict(self._core.options))
 
+    def flat(self) -> Schedule:
+        """The same schedule stated flat, one transfer per (piece, link) and no group (what a
+        tool that reads only collsynth-schedule/1 needs): the expansion of a compact schedule,
+        verified flat, or the schedule itself when it is flat already."""
+        if self._core.compact is None:
+            return self
+        flat = Schedule(self._core.flat_form(), self.synthesis_seconds)
+        flat.verify()
+        return flat
+
     @property
     def compact(self) -> dict | None:
         """A schedule stated per orbit of a symmetry group (docs/schedule-format.md):

@@ -110,14 +110,12 @@ impl MscclWriter {
     /// Stream the XML into the existing file `path` (truncated) through a buffer, never as
     /// one string: the caller makes the file and renames it into place (atomic_write).
     fn write_xml(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            use std::io::Write;
-            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            self.exported.write_xml(&mut out)?;
-            out.flush()
-        })
-        .map_err(PyErr::from)
+        crate::stream::to_path(py, path, |out| self.exported.write_xml(out))
+    }
+
+    /// Pass the XML to `write` (e.g. `sys.stdout.write`) in pieces of about 64 KiB.
+    fn stream_xml(&self, write: Bound<'_, PyAny>) -> PyResult<()> {
+        crate::stream::to_callable(write, |out| self.exported.write_xml(out))
     }
 }
 
