@@ -267,6 +267,11 @@ impl PySchedule {
     fn compact(&self) -> Option<(String, usize, usize)> {
         self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), ir::ranges::n_expanded(&self.inner)))
     }
+    /// The transfers stored when some are range transfers (`ir::ranges`); None otherwise.
+    #[getter]
+    fn range_transfers(&self) -> Option<usize> {
+        ir::ranges::has_ranges(&self.inner).then_some(self.inner.transfers.len())
+    }
     #[getter]
     fn n_pieces(&self) -> usize {
         self.inner.pieces.len()
