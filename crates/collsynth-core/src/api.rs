@@ -98,7 +98,7 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 /// baseline `auto` is measured against, not something it can return.
 /// Flat: the exporters write every rank's program (and candidates compare as schedules).
 fn as_exported(s: Schedule) -> Result<Schedule> {
-    let mut s = if s.is_compact() { crate::ir::orbit::expand(&s)? } else { s };
+    let mut s = if s.is_flat() { s } else { crate::ir::orbit::expand(&s)? };
     s.provenance.executor = crate::ir::Executor::Msccl;
     Ok(s)
 }
@@ -382,6 +382,16 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
 pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
     use crate::ir::orbit;
     // Thread blocks are per rank: a schedule run in them is costed on its expansion.
+    if crate::ir::ranges::has_ranges(s) {
+        // Ranges are expanded (a compact schedule's representatives only): one queue per piece.
+        let expanded = crate::ir::ranges::flat(s)?.into_owned();
+        let (q, copies) = cost_view(&expanded, topo, size)?;
+        let q = match q {
+            std::borrow::Cow::Owned(q) => Some(q),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        return Ok((std::borrow::Cow::Owned(q.unwrap_or(expanded)), copies));
+    }
     let blocks = cost::runtime::order::has_thread_block_order(s);
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),

@@ -205,7 +205,7 @@ impl PySchedule {
 
     /// The flat schedule (the schedule itself unless it is compact).
     pub(crate) fn flat(&self) -> PyResult<&Schedule> {
-        if !self.inner.is_compact() {
+        if self.inner.is_flat() {
             return Ok(&self.inner);
         }
         if let Some(f) = self.flat.get() {
@@ -266,7 +266,12 @@ impl PySchedule {
     /// A compact schedule's symmetry: (group, |G|, representative transfers); None when flat.
     #[getter]
     fn compact(&self) -> Option<(String, usize, usize)> {
-        self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), self.inner.transfers.len()))
+        self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), ir::ranges::n_expanded(&self.inner)))
+    }
+    /// The transfers stored when some are range transfers (`ir::ranges`); None otherwise.
+    #[getter]
+    fn range_transfers(&self) -> Option<usize> {
+        ir::ranges::has_ranges(&self.inner).then_some(self.inner.transfers.len())
     }
     #[getter]
     fn n_pieces(&self) -> usize {

@@ -151,6 +151,7 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
             "synthesis_seconds": sched.synthesis_seconds,
             "transfers": sched.n_transfers,
             **compact_keys(sched),
+            "range_transfers": sched.range_transfers,
             **e,
             **sched.details,
         },
