@@ -26,6 +26,7 @@ fn lowering(
             pipeline,
             size_range,
             order: None,
+            spread: None,
         })
     })
 }
