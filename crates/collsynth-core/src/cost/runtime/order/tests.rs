@@ -308,4 +308,3 @@ fn the_numbered_lowering_is_kept_when_nothing_beats_it() {
     assert_eq!((e.lowering, e.options.order.is_none(), e.options.channels), (Lowering::Numbered, true, None));
     close(e.makespan_us, 2.0 * PIECE_US + 2.0);
 }
-
