@@ -463,10 +463,25 @@ pub fn export_msccl_with(
     auto_pipeline: bool,
     text: bool,
 ) -> Result<MscclExport> {
-    let export = |s: &Schedule| match text {
-        true => crate::msccl::export(s, o, auto_pipeline),
-        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    export_msccl_at(s, topo, o, auto_pipeline, text, windows::judged_bytes(o.size_range))
+}
+
+/// [`export_msccl_with`], the lowering chosen at `bytes`: of the exporter's candidates
+/// (`cost::runtime::order::exported_lowering`), the fastest in MSCCL's thread blocks there.
+pub fn export_msccl_at(
+    s: &Schedule,
+    topo: &Topology,
+    o: &crate::msccl::lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+    bytes: u64,
+) -> Result<MscclExport> {
+    let size = Rat::from_integer(bytes.max(1) as i128);
+    let choose = |p: &Schedule, o: &crate::msccl::lower::Options| {
+        let e = cost::runtime::exported(p, topo, size, o)?;
+        Ok(e.map(|(e, time)| (e.options, time.time_us)))
     };
+    let export = |s: &Schedule| crate::msccl::export_chosen(s, o, auto_pipeline, text, &choose);
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
     let why = match export(s) {
