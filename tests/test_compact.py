@@ -77,8 +77,9 @@ def test_form_flat_states_verifies_and_costs_the_schedule_flat(tmp_path, args):
     flat = run_json("synth", *args, "--form", "flat", "-o", str(tmp_path / "flat"))
     assert auto["compact_group"] is not None and flat["compact_group"] is None
     assert flat["compact_order"] is None and flat["compact_transfers"] is None
+    assert flat["range_transfers"] is None  # the flat form has one transfer per piece too
     timing = {k for k in auto if k.endswith("_seconds")}
-    compact_keys = {"compact_group", "compact_order", "compact_transfers", "files"}
+    compact_keys = {"compact_group", "compact_order", "compact_transfers", "range_transfers", "files"}
     same = set(auto) - timing - compact_keys
     assert {k: flat[k] for k in same} == {k: auto[k] for k in same}
     doc = json.loads((tmp_path / "flat" / "schedule.json").read_text())
