@@ -117,22 +117,7 @@ fn a_switch_with_one_peer_per_block_loses_nothing() {
     // Three ranks on a switch (100 GB/s, 1 us per link), each sends its piece to both
     // others: every block has one peer, so blocks and connections agree: two pieces per
     // up- and downlink, 2 s + 2 us in one slice.
-    let mut b = TopologyBuilder::new("star");
-    let r: Vec<usize> = (0..3).map(|i| b.compute(format!("r{i}"), None)).collect();
-    let sw = b.switch("sw", None);
-    for &x in &r {
-        b.link(x, sw, Rat::from_integer(100), 1.0);
-        b.link(sw, x, Rat::from_integer(100), 1.0);
-    }
-    let topo = b.build().unwrap();
-    let mut s = Schedule::new(Collective::Allgather, 3, 0, "direct");
-    for x in 0..3 {
-        let p = s.add_piece(Piece::whole(x));
-        for d in [(x + 1) % 3, (x + 2) % 3] {
-            let route = vec![topo.link_between(r[x], sw).unwrap(), topo.link_between(sw, r[d]).unwrap()];
-            s.add(Transfer::new(p, x, d, route, Op::Copy, vec![], None));
-        }
-    }
+    let (topo, s) = switch_allgather();
     let size = Rat::from_integer(SIZE);
     let free = makespan_us(&s, &topo, size, Protocol::Simple, 1).unwrap();
     close(free, 2.0 * PIECE_US + 2.0);
@@ -287,6 +272,16 @@ fn export_writes_the_lowering_that_streams() {
 fn the_numbered_lowering_is_kept_when_nothing_beats_it() {
     // A switch allgather whose every block has one peer (above): all three candidates take
     // 2 s + 2 µs; a tie keeps the numbered one, the program `export` wrote before.
+    let (topo, s) = switch_allgather();
+    let size = Rat::from_integer(SIZE);
+    let e = exported_lowering(&s, &topo, size, Protocol::Simple, 1, &Default::default()).unwrap().unwrap();
+    assert_eq!((e.lowering, e.options.order.is_none(), e.options.channels), (Lowering::Numbered, true, None));
+    close(e.makespan_us, 2.0 * PIECE_US + 2.0);
+}
+
+/// Three ranks on a switch (100 GB/s, 1 us per link), each sending its piece to both others
+/// straight through the switch.
+fn switch_allgather() -> (Topology, Schedule) {
     let mut b = TopologyBuilder::new("star");
     let r: Vec<usize> = (0..3).map(|i| b.compute(format!("r{i}"), None)).collect();
     let sw = b.switch("sw", None);
@@ -303,8 +298,5 @@ fn the_numbered_lowering_is_kept_when_nothing_beats_it() {
             s.add(Transfer::new(p, x, d, route, Op::Copy, vec![], None));
         }
     }
-    let size = Rat::from_integer(SIZE);
-    let e = exported_lowering(&s, &topo, size, Protocol::Simple, 1, &Default::default()).unwrap().unwrap();
-    assert_eq!((e.lowering, e.options.order.is_none(), e.options.channels), (Lowering::Numbered, true, None));
-    close(e.makespan_us, 2.0 * PIECE_US + 2.0);
+    (topo, s)
 }
