@@ -444,7 +444,9 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
     let index = PieceIndex::new(&s.pieces);
     let total = s.transfers.len().checked_mul(order).filter(|&t| t < u32::MAX as usize);
     let total = total.ok_or_else(|| bad(format!("{} orbits of {order} transfers are too many", s.transfers.len())))?;
-    let mut out = Schedule { transfers: Vec::with_capacity(total), symmetry: None, ..s.clone() };
+    // Built field by field: cloning the representatives (or each one's route and `after`)
+    // only to replace them cost two throw-away allocations per flat transfer.
+    let mut out = Schedule { transfers: Vec::with_capacity(total), symmetry: None, ..s.without_transfers() };
     for t in &s.transfers {
         for g in 0..order {
             let piece = move_piece(s, &index, g, t.piece)
@@ -463,7 +465,11 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
                 dst: group.rank(g, t.dst),
                 route,
                 after,
-                ..t.clone()
+                op: t.op,
+                step: t.step,
+                src_slot: t.src_slot,
+                dst_slot: t.dst_slot,
+                count: t.count,
             });
         }
     }

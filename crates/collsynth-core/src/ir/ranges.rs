@@ -136,7 +136,7 @@ fn continues(last: &Transfer, t: &Transfer, stride: usize) -> bool {
 
 impl Schedule {
     /// A copy of everything but the transfers (which can be millions).
-    fn without_transfers(&self) -> Schedule {
+    pub(super) fn without_transfers(&self) -> Schedule {
         Schedule {
             collective: self.collective,
             n_ranks: self.n_ranks,
