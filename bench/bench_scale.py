@@ -49,7 +49,14 @@ ROWS = [
 ]
 
 # The result keys that must not move between builds.
-RESULT_KEYS = ["optimality_exact", "time_us", "runtime_time_us", "alpha_beta_us", "transfers"]
+RESULT_KEYS = [
+    "optimality_exact",
+    "time_us",
+    "runtime_time_us",
+    "alpha_beta_us",
+    "transfers",
+    "size_moved_bytes",
+]
 
 
 def row(spec, algorithm, collective, extra, target_s, target_mb, flat=False, cli=None) -> dict:

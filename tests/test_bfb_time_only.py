@@ -45,7 +45,13 @@ def test_time_only_equals_the_full_path(spec, collective):
     assert_same(full, quick)
     # BFB's own clock is the analytic model; the simulator needs the transfers.
     assert quick["time_model"] == "alpha-beta" and quick["time_us"] == full["alpha_beta_us"]
-    assert quick["algbw_GBps"] == pytest.approx(3 * 2**20 / quick["time_us"] / 1e3)
+    # algbw is on the bytes nccl-tests moves: each rank's part trimmed to 16 bytes for allgather
+    # and reduce-scatter (src/all_gather.cu AllGatherGetCollByteCount, src/reduce_scatter.cu
+    # ReduceScatterGetCollByteCount); 3 MiB on circulant:15 moves 3,145,680 bytes
+    n, m = quick["N"], 3 * 2**20
+    moved = m if collective == "allreduce" else 16 * n * (m // (16 * n))
+    assert quick["size_moved_bytes"] == full["size_moved_bytes"] == moved
+    assert quick["algbw_GBps"] == pytest.approx(moved / quick["time_us"] / 1e3)
 
 
 def test_exact_values_of_kautz_2_12():

@@ -109,3 +109,98 @@ def test_draw_from_the_api(tmp_path):
     with pytest.raises(collsynth.BadInput, match=".svg or .png"):
         sched.draw(tmp_path / "r.gif")
     assert {p.name for p in tmp_path.iterdir()} == {"r.svg"}
+
+
+# What nccl-tests moves of an allgather or reduce-scatter of M bytes on N ranks: each rank's
+# part trimmed to a multiple of 16 bytes (src/all_gather.cu AllGatherGetCollByteCount,
+# src/reduce_scatter.cu ReduceScatterGetCollByteCount, since nccl-tests commit 29f4114).
+def _moved(m: int, n: int) -> int:
+    return 16 * n * (m // (16 * n))
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+def test_synth_costs_the_size_nccl_tests_moves(collective):
+    """1 GiB on ring:5: allgather and reduce-scatter cost 1,073,741,760 bytes, bit for bit the
+    run at that size; allreduce keeps its count whole (AllReduceGetCollByteCount): 2^30."""
+    moved = _moved(1 << 30, 5) if collective != "allreduce" else 1 << 30
+    s = run_json("synth", "ring:5", "-a", "ring", "-c", collective, "--json")
+    at = run_json("synth", "ring:5", "-a", "ring", "-c", collective, "--size", str(moved), "--json")
+    assert (s["size_bytes"], s["size_bytes_exact"]) == (1 << 30, str(1 << 30))
+    assert (s["size_moved_bytes"], s["size_moved_exact"], s["size_moved_note"]) == (moved, str(moved), None)
+    keys = ["time_us", "runtime_time_us", "alpha_beta_us", "algbw_GBps", "busbw_GBps", "time_bound_us"]
+    assert {k: s[k] for k in keys + ["runtime_algbw_GBps", "optimality_exact"]} == {
+        k: at[k] for k in keys + ["runtime_algbw_GBps", "optimality_exact"]
+    }
+    assert s["algbw_GBps"] == moved / s["time_us"] / 1e3
+    assert s["runtime_algbw_GBps"] == moved / s["runtime_time_us"] / 1e3
+
+
+def test_power_of_two_sizes_on_power_of_two_ranks_move_themselves():
+    s = run_json("synth", "hypercube:4", "-a", "bfb", "-c", "reduce-scatter", "--size", "64KiB", "--json")
+    assert s["size_moved_bytes"] == s["size_bytes"] == 65536 and s["size_moved_note"] is None
+
+
+def test_below_16_n_bytes_the_size_asked_is_costed_and_said():
+    s = run_json("synth", "ring:5", "-a", "ring", "-c", "allgather", "--size", "64", "--json")
+    assert s["size_moved_bytes"] == 64 and s["time_us"] > 0 and s["algbw_GBps"] > 0
+    assert s["size_moved_note"].startswith("below 16 N = 80 bytes nccl-tests moves nothing")
+    text = run_cli("synth", "ring:5", "-a", "ring", "-c", "allgather", "--size", "64").stdout
+    assert "below 16 N = 80 bytes" in text
+
+
+def test_a_sweep_through_sizes_below_16_n_goes_on():
+    """-b 8 -e 128 on ring:5 (16 N = 80): every size has a row; 8 to 64 bytes are costed as
+    asked with nccl-tests' count 0 and one note per size; 128 bytes move 80 (4 floats a rank)."""
+    out = run_cli("compare", "ring:5", "-c", "allgather", "-b", "8", "-e", "128", "-f", "2").stdout
+    ring = out.splitlines()[out.splitlines().index("# algorithm: ring") + 1 :][:5]
+    assert [line.split()[:2] for line in ring] == [
+        ["8", "0"],
+        ["16", "0"],
+        ["32", "0"],
+        ["64", "0"],
+        ["80", "4"],
+    ]
+    notes = [line for line in out.splitlines() if line.startswith("# size ")]
+    assert [n.split(":")[0] for n in notes] == ["# size 8", "# size 16", "# size 32", "# size 64"]
+    rows = run_json("compare", "ring:5", "-c", "reduce-scatter", "--sizes", "64,1KiB", "--json")
+    assert {(r["size_bytes"], r["size_moved_bytes"], r["count_elements"]) for r in rows} == {
+        (64, 64, 0),
+        (1024, 960, 48),
+    }
+    assert all((r["size_moved_note"] is None) == (r["size_bytes"] == 1024) for r in rows)
+
+
+def test_time_only_times_the_moved_size():
+    s = run_json("synth", "torus:3x3", "-a", "bfb", "-c", "allgather", "--time-only", "--json")
+    at = run_json(
+        "synth",
+        "torus:3x3",
+        "-a",
+        "bfb",
+        "-c",
+        "allgather",
+        "--time-only",
+        "--json",
+        "--size",
+        str(_moved(1 << 30, 9)),
+    )
+    assert (
+        s["size_bytes"] == 1 << 30 and s["size_moved_bytes"] == _moved(1 << 30, 9) == at["size_moved_bytes"]
+    )
+    assert (s["time_us"], s["algbw_GBps"]) == (at["time_us"], at["algbw_GBps"])
+
+
+def test_schedule_methods_cost_the_moved_size():
+    s = collsynth.synthesize("ring:5", "allgather", "ring")
+    moved = str(_moved(1 << 30, 5))
+    assert s.simulate("1GiB") == {
+        **s.simulate(moved),
+        "size_bytes": 1 << 30,
+        "size_bytes_exact": str(1 << 30),
+    }
+    assert s.runtime("1GiB") == {**s.runtime(moved), "size_bytes": 1 << 30}
+    assert s.runtime("1GiB", "Simple")["runtime_time_us"] == s.runtime(moved, "Simple")["runtime_time_us"]
+    assert s.cost("1GiB") == {**s.cost(moved), "size_bytes": 1 << 30}
+    assert s.link_loads("1GiB") == s.link_loads(moved) != s.link_loads(str(1 << 30 | 1 << 12))
+    assert s.transfers(shard=0, size="1GiB") == s.transfers(shard=0, size=moved)
+    assert s.evaluate("1GiB")["size_moved_bytes"] == int(moved)

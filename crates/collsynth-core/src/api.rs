@@ -39,7 +39,9 @@ pub fn synthesize(
     if algorithm == "auto" {
         return auto(topo, collective, &req, size);
     }
-    let (topology, req) = sub_collective(topo, algorithm, req)?;
+    let (topology, mut req) = sub_collective(topo, algorithm, req)?;
+    // A sized synthesizer plans for the bytes the collective moves on its own ranks.
+    req.0.size = Some(moved_size(collective, topology.n_ranks(), size).moved);
     let start = Instant::now();
     let mut schedule =
         synth::run(&topology, collective, algorithm, &req.0).map_err(|e| does_not_apply(e, algorithm, collective))?;
@@ -135,6 +137,7 @@ fn fastest_candidate<'a>(
             }
         }
     }
+    let size = moved_size(collective, topology.n_ranks(), size).moved;
     let Some((i, k, _)) = cost::tuning::fastest(made.iter().map(|(s, _)| s), &topology, size)? else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
@@ -149,6 +152,37 @@ fn fastest_candidate<'a>(
     schedule.provenance.details.set("auto_choice", label);
     schedule.provenance.details.set("auto_pipeline", k);
     Ok(Synthesized { schedule, topology, synthesis_seconds: seconds })
+}
+
+/// A collective's size: M as asked (the nccl-tests size, schedule-format.md) and the bytes
+/// every cost is on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MovedSize {
+    pub asked: Rat,
+    /// What nccl-tests moves ([`Collective::bytes_moved`]: allgather and reduce-scatter trim
+    /// each rank's part to 16 bytes), or M where that would be nothing (see `note`).
+    pub moved: Rat,
+    /// One line when M is below 16 N bytes for allgather or reduce-scatter: nccl-tests moves
+    /// nothing there, and the costs are on M as asked instead of on zero bytes.
+    pub note: Option<String>,
+}
+
+/// The bytes a `collective` of size `size` (M) on `n_ranks` ranks is costed at: every `api`
+/// function that takes a size of a collective (synthesize and `auto`'s search, evaluate,
+/// simulate, runtime, time_bound, time_only) costs this, so a caller passes M as the user gave
+/// it. Idempotent: the moved size moves itself.
+pub fn moved_size(collective: Collective, n_ranks: usize, size: Rat) -> MovedSize {
+    let moved = collective.bytes_moved(size, n_ranks);
+    if moved == Rat::from_integer(0) && size > moved {
+        let note = format!(
+            "below 16 N = {} bytes nccl-tests moves nothing ({} on {n_ranks} ranks: each rank's part is \
+             trimmed to a multiple of 16 bytes); costed at the size asked",
+            16 * n_ranks,
+            collective.name()
+        );
+        return MovedSize { asked: size, moved: size, note: Some(note) };
+    }
+    MovedSize { asked: size, moved, note: None }
 }
 
 /// The bounds reported next to every schedule.
@@ -256,6 +290,8 @@ pub struct Timed {
     pub synthesis_seconds: f64,
     pub algbw_gbps: f64,
     pub busbw_gbps: f64,
+    /// The size asked and the bytes timed ([`moved_size`]).
+    pub size: MovedSize,
 }
 
 /// `--time-only` with `algorithm`, after the checks the full path makes; `BadInput` for an
@@ -269,13 +305,20 @@ pub fn time_only(topo: &Topology, collective: Collective, algorithm: &str, req: 
         return Err(CollsynthError::bad(format!("--time-only applies to --algorithm {} only", names.join(" or "))));
     };
     let alg = synth::checked(topo, collective, algorithm, &req)?;
+    let n = match req.options.get("ranks") {
+        Some(ranks) => crate::topology::restrict::parse_ranks(ranks)?.len(),
+        None => topo.n_ranks(),
+    };
+    let size = moved_size(collective, n, size);
+    let req = Request { size: Some(size.moved), ..req };
     let start = Instant::now();
     let report = time_only(topo, collective, &req).map_err(|e| does_not_apply(e, alg.name, collective))?;
     let synthesis_seconds = start.elapsed().as_secs_f64();
     // Zero time means zero bytes: 0 GB/s, as in `evaluate`.
-    let algbw_gbps = if report.time_us > 0.0 { crate::rational::to_f64(&size) / report.time_us / 1e3 } else { 0.0 };
+    let bytes = crate::rational::to_f64(&size.moved);
+    let algbw_gbps = if report.time_us > 0.0 { bytes / report.time_us / 1e3 } else { 0.0 };
     let busbw_gbps = algbw_gbps * collective.busbw_factor(report.n_ranks);
-    Ok(Timed { report, synthesis_seconds, algbw_gbps, busbw_gbps })
+    Ok(Timed { report, synthesis_seconds, algbw_gbps, busbw_gbps, size })
 }
 
 /// Everything `synth`, `simulate` and `compare` report for one schedule and size.
@@ -297,10 +340,12 @@ pub struct Evaluation {
     pub time_bound_us: f64,
     /// `time_bound_us / runtime.time_us` (1 for a zero time).
     pub time_optimality: f64,
+    /// The size asked and the bytes every value above is for ([`moved_size`]).
+    pub size: MovedSize,
 }
 
-/// Lower bound (us) on the runtime model's time of any `collective` schedule on `topo` for
-/// `size` bytes, and the protocol attaining it (`cost::runtime::bound`): the latency floor
+/// Lower bound (us) on the runtime model's time of any `collective` schedule on `topo` of size
+/// `size` (at the bytes it moves, [`moved_size`]), and the protocol attaining it (`cost::runtime::bound`): the latency floor
 /// and the exact cut bound on the effective link bandwidths.
 pub fn time_bound(
     topo: &Topology,
@@ -309,6 +354,7 @@ pub fn time_bound(
     size: Rat,
 ) -> Result<(f64, cost::runtime::Protocol)> {
     use cost::runtime::bound;
+    let size = moved_size(collective, topo.n_ranks(), size).moved;
     let b = bounds(&bound::effective_topology(topo), collective, root)?;
     let floor = bound::latency_floor(topo, collective, root);
     Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
@@ -317,11 +363,14 @@ pub fn time_bound(
 /// Transfers from which [`evaluate`] runs its two simulators side by side.
 const PARALLEL_EVALUATION: usize = 100_000;
 
-/// Cost a verified schedule at `size` bytes with `pipeline` sub-chunks per piece.
+/// Cost a verified schedule of size `size` (M as asked) with `pipeline` sub-chunks per piece,
+/// at the bytes it moves ([`moved_size`]).
 ///
 /// A compact schedule (`ir::orbit`) is costed on its quotient by the group, which gives the
 /// flat schedule's answers exactly ([`cost_view`]).
 pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &Bounds) -> Result<Evaluation> {
+    let moved = moved_size(s.collective, s.n_ranks, size);
+    let size = moved.moved;
     let (q, copies) = cost_view(s, topo, size)?;
     let s = q.as_ref();
     // The two simulators are independent and each walks every transfer: on a large schedule
@@ -367,6 +416,7 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
         runtime,
         time_bound_us,
         time_optimality,
+        size: moved,
     })
 }
 
@@ -402,17 +452,21 @@ pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std
     }
 }
 
-/// The event simulator on `s` (flat or compact, [`cost_view`]): the flat schedule's time,
+/// The event simulator on `s` (flat or compact, [`cost_view`]) at the bytes it moves
+/// ([`moved_size`]): the flat schedule's time,
 /// chunk transfers and busiest link (the quotient's busiest link is the smallest of its orbit,
 /// which is the flat answer: every link of an orbit is equally busy).
 pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<cost::SimResult> {
+    let size = moved_size(s.collective, s.n_ranks, size).moved;
     let (q, copies) = cost_view(s, topo, size)?;
     let r = cost::simulate(&q, topo, size, pipeline)?;
     Ok(cost::SimResult { transfers: r.transfers * copies, ..r })
 }
 
-/// The runtime model's time of `s` (flat or compact, [`cost::runtime::runtime`]).
+/// The runtime model's time of `s` (flat or compact, [`cost::runtime::runtime`]) at the bytes
+/// it moves ([`moved_size`]).
 pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime::RuntimeEstimate> {
+    let size = moved_size(s.collective, s.n_ranks, size).moved;
     let (q, copies) = cost_view(s, topo, size)?;
     cost::runtime::runtime_copies(&q, topo, size, copies)
 }

@@ -214,6 +214,19 @@ impl PySchedule {
         let f = guard(|| ir::orbit::expand(&self.inner))?;
         Ok(self.flat.get_or_init(|| f))
     }
+
+    /// The bytes this schedule moves at the size text `size` ([`api::moved_size`]), for the
+    /// model probes that cost at exact bytes.
+    fn moved(&self, size: &str) -> PyResult<Rat> {
+        Ok(api::moved_size(self.inner.collective, self.inner.n_ranks, size_arg(size)?).moved)
+    }
+}
+
+/// `size_moved_bytes`, `size_moved_exact` and `size_moved_note` ([`api::MovedSize`]).
+fn set_moved(d: &Bound<'_, PyDict>, size: &api::MovedSize) -> PyResult<()> {
+    d.set_item("size_moved_bytes", to_f64(&size.moved))?;
+    d.set_item("size_moved_exact", to_fraction_string(&size.moved))?;
+    d.set_item("size_moved_note", size.note.as_deref())
 }
 
 #[pymethods]
@@ -322,6 +335,7 @@ impl PySchedule {
         let d = bounds_dict(py, &self.topo, self.inner.collective, &b)?;
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
+        set_moved(&d, &e.size)?;
         d.set_item("time_us", e.time_us)?;
         d.set_item("alpha_beta_us", e.alpha_beta_us)?;
         d.set_item("latency_us", e.latency_us)?;
@@ -337,7 +351,7 @@ impl PySchedule {
         d.set_item("bandwidth_factor_optimum", to_fraction_string(&e.direct.optimum_factor))?;
         let rt = e.runtime.time_us;
         d.set_item("runtime_time_us", rt)?;
-        d.set_item("runtime_algbw_GBps", if rt > 0.0 { to_f64(&m) / rt / 1e3 } else { 0.0 })?;
+        d.set_item("runtime_algbw_GBps", if rt > 0.0 { to_f64(&e.size.moved) / rt / 1e3 } else { 0.0 })?;
         d.set_item("runtime_protocol", e.runtime.protocol.name())?;
         d.set_item("runtime_slices", e.runtime.slices)?;
         d.set_item("time_bound_us", e.time_bound_us)?;
@@ -351,20 +365,23 @@ impl PySchedule {
     fn runtime<'py>(&self, py: Python<'py>, size: &str, protocol: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
         use collsynth_core::cost::runtime::{self, Protocol};
         let m = size_arg(size)?;
+        let moved = api::moved_size(self.inner.collective, self.inner.n_ranks, m);
         let flat = if protocol.is_some() { Some(self.flat()?) } else { None };
         let r = guard(|| match (protocol, flat) {
             (Some(name), Some(flat)) => {
                 let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
                     collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
                 })?;
-                runtime::runtime_time(flat, &self.topo, m, p)
+                runtime::runtime_time(flat, &self.topo, moved.moved, p)
             }
             _ => api::runtime(&self.inner, &self.topo, m),
         })?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
+        set_moved(&d, &moved)?;
         d.set_item("runtime_time_us", r.time_us)?;
-        d.set_item("runtime_algbw_GBps", if r.time_us > 0.0 { to_f64(&m) / r.time_us / 1e3 } else { 0.0 })?;
+        let bytes = to_f64(&moved.moved);
+        d.set_item("runtime_algbw_GBps", if r.time_us > 0.0 { bytes / r.time_us / 1e3 } else { 0.0 })?;
         d.set_item("runtime_protocol", r.protocol.name())?;
         d.set_item("runtime_slices", r.slices)?;
         Ok(d)
@@ -378,6 +395,7 @@ impl PySchedule {
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
+        set_moved(&d, &api::moved_size(self.inner.collective, self.inner.n_ranks, m))?;
         d.set_item("time_us", r.time_us)?;
         d.set_item("chunk_transfers", r.transfers)?;
         d.set_item(
@@ -394,7 +412,7 @@ impl PySchedule {
     /// Bytes each link carries over the whole schedule at `size` (the core's exact link loads),
     /// as (src, dst, bytes) in the topology's link order.
     fn link_loads(&self, size: &str) -> PyResult<Vec<(String, String, f64)>> {
-        let m = size_arg(size)?;
+        let m = self.moved(size)?;
         // alpha_beta checks the schedule's pieces and routes against the topology first
         let flat = self.flat()?;
         guard(|| collsynth_core::cost::alpha_beta(flat, &self.topo, m, 1))?;
@@ -412,7 +430,7 @@ impl PySchedule {
     /// schedule order, as chosen by the core (`ir::select`): (transfer, piece, shard, src rank,
     /// dst rank, op, step, level, bytes, hops as (src node, dst node) names).
     fn select(&self, kind: &str, k: usize, size: &str) -> PyResult<Vec<SelectedRow>> {
-        let m = size_arg(size)?;
+        let m = self.moved(size)?;
         let sel = match kind {
             "shard" => ir::select::Selection::Shard(k),
             "step" => ir::select::Selection::Step(k),
@@ -436,10 +454,12 @@ impl PySchedule {
     /// The analytic alpha-beta model alone.
     fn alpha_beta<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
+        let moved = api::moved_size(self.inner.collective, self.inner.n_ranks, m);
         let flat = self.flat()?;
-        let e = guard(|| collsynth_core::cost::alpha_beta(flat, &self.topo, m, 1))?;
+        let e = guard(|| collsynth_core::cost::alpha_beta(flat, &self.topo, moved.moved, 1))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
+        set_moved(&d, &moved)?;
         d.set_item("alpha_beta_us", e.total_us)?;
         d.set_item("latency_us", e.latency_us)?;
         d.set_item("bandwidth_us", e.bandwidth_us)?;
@@ -489,6 +509,7 @@ fn time_only<'py>(
     d.set_item("time_model", t.report.time_model)?;
     d.set_item("algbw_GBps", t.algbw_gbps)?;
     d.set_item("busbw_GBps", t.busbw_gbps)?;
+    set_moved(&d, &t.size)?;
     values::set_all(py, &d, &t.report.keys)?;
     Ok(d)
 }

@@ -127,6 +127,8 @@ def run(args) -> int:
     console.print(table(f"{args.collective} on {topo.name} (N={topo.n_ranks})", cols, out))
     for name, reason in skipped.items():
         console.print(f"{name}: not applicable ({reason})", markup=False)
+    for note in size_notes(rows):
+        console.print(note, markup=False)
     if args.plot:
         console.print(f"wrote {args.plot}")
     return 0
@@ -148,4 +150,14 @@ def print_nccl_tests(rows: list[dict], collective: str) -> None:
         for r in (r for r in rows if r["algorithm"] == alg):
             h = nccl_tests.half(r["time_us"], r["algbw_GBps"], r["busbw_GBps"], None)
             root = r["root"] if collective in ("broadcast", "reduce") else None
-            print(nccl_tests.line(collective, r["N"], int(r["size_bytes"]), "float32", root, h, h))
+            # the size column is what nccl-tests moves (and the times are for), as it prints it
+            size = int(r["size_moved_bytes"])
+            print(nccl_tests.line(collective, r["N"], size, "float32", root, h, h))
+    for note in size_notes(rows):
+        print(f"# {note}")
+
+
+def size_notes(rows: list[dict]) -> list[str]:
+    """One line per size costed as asked because nccl-tests would move nothing there."""
+    notes = {f"{r['size_bytes']:.0f}": r["size_moved_note"] for r in rows if r["size_moved_note"]}
+    return [f"size {size}: {note}" for size, note in notes.items()]

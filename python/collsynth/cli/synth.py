@@ -81,8 +81,10 @@ def _time_rows(algorithm: str, keys: dict) -> list[list]:
         ["synthesis (s)", f"{keys['synthesis_seconds']:.4f}"],
         [f"collective time (us, {keys['time_model']})", f"{keys['time_us']:.3f}"],
         ["algbw / busbw (GB/s)", f"{keys['algbw_GBps']:.3f} / {keys['busbw_GBps']:.3f}"],
+        ["size moved (bytes)", keys["size_moved_note"] or f"{keys['size_moved_bytes']:.0f}"],
     ]
     shown = {"N", "synthesis_seconds", "time_us", "time_model", "algbw_GBps", "busbw_GBps"}
+    shown |= {"size_moved_bytes", "size_moved_exact", "size_moved_note"}
     for k, v in keys.items():
         if k in shown:
             continue
@@ -168,6 +170,16 @@ def compact_keys(sched: Schedule) -> dict:
     }
 
 
+def size_text(s: dict) -> str:
+    """The size asked and, where the costs are on another, the bytes moved (or why not)."""
+    text = f"{s['size_bytes']:.0f}"
+    if s.get("size_moved_note"):
+        return f"{text} ({s['size_moved_note']})"
+    if s.get("size_moved_bytes", s["size_bytes"]) != s["size_bytes"]:
+        return f"{text} (nccl-tests moves {s['size_moved_bytes']:.0f})"
+    return text
+
+
 def summary_rows(s: dict, details: dict | None = None) -> list[list]:
     rows = [
         ["algorithm", s["algorithm"]],
@@ -177,7 +189,7 @@ def summary_rows(s: dict, details: dict | None = None) -> list[list]:
             f"{s['synthesis_seconds']:.4f}" if s.get("synthesis_seconds") is not None else "-",
         ],
         ["verified", "yes"],
-        ["size (bytes)", f"{s['size_bytes']:.0f}"],
+        ["size (bytes)", size_text(s)],
         ["simulated time (us)", f"{s['time_us']:.3f}"],
     ]
     if s.get("runtime_time_us") is not None:

@@ -109,3 +109,97 @@ fn auto_hands_out_msccl_programs_even_of_nccl_rings() {
     let time = |s: &Schedule| crate::cost::runtime::runtime(s, &t, size).unwrap().time_us;
     assert!(time(&got) < time(&nccl), "{} vs {}", time(&got), time(&nccl));
 }
+
+/// What nccl-tests moves (src/all_gather.cu `AllGatherGetCollByteCount`, src/reduce_scatter.cu
+/// `ReduceScatterGetCollByteCount`: each rank's part trimmed to 16 bytes): the size asked on a
+/// power of two that 16 N divides, `16 N floor(M / (16 N))` otherwise, M below 16 N (noted).
+#[test]
+fn moved_size_is_what_nccl_tests_moves() {
+    let r = Rat::from_integer;
+    let m = moved_size(Collective::Allgather, 8, r(1 << 30));
+    assert_eq!((m.moved, m.note), (r(1 << 30), None));
+    let m = moved_size(Collective::ReduceScatter, 2500, r(1 << 30));
+    assert_eq!((m.asked, m.moved, m.note), (r(1 << 30), r(1_073_720_000), None));
+    assert_eq!(moved_size(Collective::Allreduce, 5, r(1001)).moved, r(1001));
+    // exactly 16 N moves; one byte less would move nothing: costed as asked, and said so
+    assert_eq!(moved_size(Collective::Allgather, 5, r(80)), MovedSize { asked: r(80), moved: r(80), note: None });
+    let m = moved_size(Collective::Allgather, 5, r(79));
+    assert_eq!(m.moved, r(79));
+    assert!(m
+        .note
+        .as_deref()
+        .unwrap()
+        .starts_with("below 16 N = 80 bytes nccl-tests moves nothing (allgather on 5 ranks"));
+    // zero bytes asked is zero bytes moved, nothing to say
+    assert_eq!(moved_size(Collective::Allgather, 5, r(0)).note, None);
+    // idempotent: the api functions may apply it twice
+    for (c, n, size) in
+        [(Collective::Allgather, 5, 1 << 30), (Collective::ReduceScatter, 7, 100), (Collective::Reduce, 3, 7)]
+    {
+        let once = moved_size(c, n, r(size)).moved;
+        assert_eq!(moved_size(c, n, once).moved, once);
+    }
+}
+
+/// Every cost through `api` at 1 GiB on five ranks is the cost at the bytes nccl-tests moves
+/// (1,073,741,760), not at 2^30, for allgather and reduce-scatter; allreduce costs 2^30.
+#[test]
+fn the_api_costs_the_moved_size() {
+    let t = from_spec("ring:5").unwrap();
+    let (gib, moved) = (Rat::from_integer(1 << 30), Rat::from_integer(1_073_741_760));
+    for (c, at) in [(Collective::Allgather, moved), (Collective::ReduceScatter, moved), (Collective::Allreduce, gib)] {
+        let s = synthesize(&t, c, "ring", &Request::default(), gib).unwrap().schedule;
+        let b = bounds(&t, c, 0).unwrap();
+        let (e, f) = (evaluate(&s, &t, gib, 2, &b).unwrap(), evaluate(&s, &t, at, 2, &b).unwrap());
+        assert_eq!((e.size.asked, e.size.moved), (gib, at), "{c:?}");
+        assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{c:?}");
+        assert_eq!(e.algbw_gbps.to_bits(), f.algbw_gbps.to_bits(), "{c:?}");
+        assert_eq!((e.runtime, e.optimality), (f.runtime, f.optimality), "{c:?}");
+        assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{c:?}");
+        assert_eq!(e.time_bound_us.to_bits(), f.time_bound_us.to_bits(), "{c:?}");
+        // the models themselves cost exactly the bytes given: 2^30 is slower
+        let flat = cost::simulate(&crate::ir::orbit::flat(&s).unwrap(), &t, at, 2).unwrap().time_us;
+        assert_eq!(e.time_us.to_bits(), flat.to_bits(), "{c:?}");
+        let raw = cost::simulate(&crate::ir::orbit::flat(&s).unwrap(), &t, gib, 2).unwrap().time_us;
+        assert_eq!(raw > e.time_us, at < gib, "{c:?}");
+        assert_eq!(e.algbw_gbps, crate::rational::to_f64(&at) / e.time_us / 1e3);
+        assert_eq!(simulate(&s, &t, gib, 3).unwrap(), simulate(&s, &t, at, 3).unwrap(), "{c:?}");
+        assert_eq!(runtime(&s, &t, gib).unwrap(), runtime(&s, &t, at).unwrap(), "{c:?}");
+        let bound = |size| time_bound(&t, c, 0, size).unwrap().0;
+        assert_eq!(bound(gib).to_bits(), bound(at).to_bits(), "{c:?}");
+        assert!(bound(gib) > bound(at - Rat::from_integer(80)), "{c:?}");
+    }
+}
+
+/// Below 16 N bytes nccl-tests moves nothing of an allgather; the costs are on the size asked
+/// (never a silent zero-byte collective), with a note.
+#[test]
+fn below_16_n_bytes_the_size_asked_is_costed() {
+    let t = from_spec("ring:5").unwrap();
+    let s = synthesize(&t, Collective::Allgather, "ring", &Request::default(), Rat::from_integer(64)).unwrap().schedule;
+    let b = bounds(&t, Collective::Allgather, 0).unwrap();
+    let e = evaluate(&s, &t, Rat::from_integer(64), 1, &b).unwrap();
+    assert_eq!(e.size.moved, Rat::from_integer(64));
+    assert!(e.size.note.is_some() && e.time_us > 0.0 && e.algbw_gbps > 0.0);
+    let direct = cost::simulate(&s, &t, Rat::from_integer(64), 1).unwrap().time_us;
+    assert_eq!(e.time_us.to_bits(), direct.to_bits());
+}
+
+/// `--time-only` times the moved size too, and says so.
+#[test]
+fn time_only_times_the_moved_size() {
+    let t = from_spec("torus:3x3").unwrap();
+    let (gib, moved) = (Rat::from_integer(1 << 30), Rat::from_integer(16 * 9 * ((1 << 30) / (16 * 9))));
+    let (a, b) = (
+        time_only(&t, Collective::Allgather, "bfb", &Request::default(), gib).unwrap(),
+        time_only(&t, Collective::Allgather, "bfb", &Request::default(), moved).unwrap(),
+    );
+    assert_eq!((a.size.asked, a.size.moved), (gib, moved));
+    assert_eq!(a.report.time_us.to_bits(), b.report.time_us.to_bits());
+    assert_eq!(a.algbw_gbps, crate::rational::to_f64(&moved) / a.report.time_us / 1e3);
+    // with --ranks, N is the sub-collective's: 4 ranks, 16 N = 64 divides 2^30
+    let req = Request { options: [("ranks".to_string(), "0-3".to_string())].into(), ..Request::default() };
+    if let Ok(sub) = time_only(&t, Collective::Allgather, "bfb", &req, gib) {
+        assert_eq!(sub.size.moved, gib);
+    }
+}

@@ -92,17 +92,39 @@ impl Collective {
     }
 
     /// nccl-tests' (size, count) columns for a requested size of `bytes` in elements of `elt`
-    /// bytes on `n` ranks: the count is the collective's per-call count (per rank for allgather
-    /// and reduce-scatter, whose buffer rounds down to whole per-rank elements), as
-    /// `*GetCollByteCount` in nccl-tests src/all_gather.cu, reduce_scatter.cu, all_reduce.cu set it.
+    /// bytes on `n` ranks, as `setupArgs` (src/common.cu: `count = size / wordSize(type)`) and the
+    /// collective's `*GetCollByteCount` set them; the size is `max(sendBytes, expectedBytes)`.
+    /// Allgather and reduce-scatter (src/all_gather.cu `AllGatherGetCollByteCount`,
+    /// src/reduce_scatter.cu `ReduceScatterGetCollByteCount`): the count is per rank, trimmed to
+    /// 16 bytes, `(count / n) & ~(16 / elt - 1)` (since nccl-tests commit 29f4114, 2024-12-18;
+    /// 4 elements per rank from d313d20, 2022-09-20; `count / n` before). The others keep the
+    /// count whole (`AllReduceGetCollByteCount`, `BroadcastGetCollByteCount`,
+    /// `ReduceGetCollByteCount`). Every NCCL type's `elt` (1, 2, 4, 8) divides 16.
     pub fn nccl_tests_count(self, bytes: u64, elt: u64, n: u64) -> (u64, u64) {
-        let count = bytes / elt.max(1);
+        let elt = elt.max(1);
+        let count = bytes / elt;
         match self {
             Collective::Allgather | Collective::Allgatherv | Collective::ReduceScatter => {
-                let per_rank = count / n.max(1);
+                let per_rank = (count / n.max(1)) & !((16 / elt).max(1) - 1);
                 (per_rank * n.max(1) * elt, per_rank)
             }
             _ => (count * elt, count),
+        }
+    }
+
+    /// The bytes nccl-tests moves for a collective of size `size` (its M, the size it is asked
+    /// for) on `n` ranks, in every NCCL type: allgather and reduce-scatter trim each rank's part
+    /// to a multiple of 16 bytes, `16 n floor(M / (16 n))` ([`Collective::nccl_tests_count`]'s
+    /// size for any `elt` dividing 16), which is 0 below 16 n bytes; the others move M (their
+    /// count is whole elements: M itself in bytes, which is what we model, having no data type).
+    /// Allgatherv has unequal parts and no nccl-tests counterpart: M.
+    pub fn bytes_moved(self, size: Rat, n: usize) -> Rat {
+        match self {
+            Collective::Allgather | Collective::ReduceScatter => {
+                let unit = Rat::from_integer(16 * n.max(1) as i128);
+                (size / unit).floor() * unit
+            }
+            _ => size,
         }
     }
 }

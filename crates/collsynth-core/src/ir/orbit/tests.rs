@@ -281,7 +281,9 @@ fn sizes_that_split_shards_mid_byte_are_costed_flat() {
     let (topo, s) = compact("torus:3x5");
     let b = api::bounds(&topo, s.collective, 0).unwrap();
     let flat = expand(&s).unwrap();
-    for bytes in [1 << 20, 15 << 20] {
+    // 2^20 is costed at the 16-byte trim nccl-tests moves (api::moved_size), which splits into
+    // whole bytes: below 16 N = 240 bytes the size asked is costed, and 100 splits mid-byte.
+    for bytes in [1 << 20, 15 << 20, 100] {
         let size = crate::rational::Rat::from_integer(bytes);
         assert_eq!(bytes_move_with_group(&s, size), bytes % 15 == 0);
         let (e, f) =

@@ -20,6 +20,8 @@ fn request(options: &[(&str, &str)]) -> Request {
 fn agree(spec: &str, c: Collective, options: &[(&str, &str)], size: Rat) -> TimeOnly {
     let topo = from_spec(spec).unwrap();
     let req = request(options);
+    // `api::synthesize` plans for the bytes nccl-tests moves (api::moved_size): so does the time.
+    let size = api::moved_size(c, topo.n_ranks(), size).moved;
     let quick = time_only(&topo, c, &req, size).unwrap();
     let full = api::synthesize(&topo, c, "bfb", &req, size).unwrap().schedule;
     // A compact allgather is costed on its quotient, as `api::evaluate` does.
