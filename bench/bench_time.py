@@ -3,8 +3,8 @@ own algorithms, by the calibrated runtime model (docs/simulator.md), on the targ
 collectives and sizes. `python bench/run.py time`; writes bench/results/time.json and
 bench/results/time_table.md (the README's table). Targets: `auto` within 1.15x
 of the bound at 64 MiB and above, within 2x at 1 MiB, never slower than nccl-ring/nccl-tree.
-`auto` chooses by the store-and-forward simulator today; this bench judges its pick by the
-runtime model, as a user running the XML would."""
+`auto` chooses by the same runtime model (algorithm, form, pipeline depth and protocol
+together), so this bench judges its pick as a user running the XML would."""
 
 from __future__ import annotations
 

@@ -86,9 +86,11 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 /// `auto`: every registered algorithm for the collective that accepts the request is
 /// synthesized and verified, each also in its smallest form where it can shrink
 /// (`windows::requests`), and timed by the runtime model at `size` at every pipeline depth its
-/// shape allows (`cost::tuning`); the fastest wins and is returned lowered to its depth
-/// (sub-chunks materialized, verified again), with `auto_choice` and `auto_pipeline` in its
-/// details. The reported synthesis time is the sum over all candidates.
+/// shape allows and under every protocol (`cost::tuning`); the fastest wins and is returned
+/// lowered to its depth (sub-chunks materialized, verified again), with `auto_choice` and
+/// `auto_pipeline` in its details, and `auto_protocol` when it won under a protocol NCCL's
+/// tuner would not pick (`cost::runtime::PINNED_PROTOCOL`). The reported synthesis time is
+/// the sum over all candidates.
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
     let names = synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)).map(|a| a.name);
     fastest_candidate(topo, collective, size, names, req, |name, r| synthesize(topo, collective, name, r, size))
@@ -103,6 +105,17 @@ fn as_exported(s: Schedule) -> Result<Schedule> {
     let mut s = if s.is_flat() { s } else { crate::ir::orbit::expand(&s)? };
     s.provenance.executor = crate::ir::Executor::Msccl;
     Ok(s)
+}
+
+/// Two candidates that move the same pieces the same way (their options may differ:
+/// `--tree-shape shallow-all` is `shallow` on an allgather): `auto` and the size windows time
+/// one of them.
+fn same_program(a: &Schedule, b: &Schedule) -> bool {
+    a.collective == b.collective
+        && a.shards == b.shards
+        && a.pieces == b.pieces
+        && a.transfers == b.transfers
+        && a.symmetry == b.symmetry
 }
 
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
@@ -128,7 +141,7 @@ fn fastest_candidate<'a>(
                     seconds += done.synthesis_seconds;
                     let schedule = as_exported(done.schedule)?;
                     topology = done.topology;
-                    if !made.iter().any(|(s, _)| *s == schedule) {
+                    if !made.iter().any(|(s, _)| same_program(s, &schedule)) {
                         made.push((schedule, format!("{name}{suffix}")));
                     }
                 }
@@ -138,7 +151,9 @@ fn fastest_candidate<'a>(
         }
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
-    let Some((i, k, _)) = cost::tuning::fastest(made.iter().map(|(s, _)| s), &topology, size)? else {
+    let Some(cost::tuning::Pick { index: i, depth: k, protocol, .. }) =
+        cost::tuning::fastest(made.iter().map(|(s, _)| s), &topology, size)?
+    else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
@@ -151,6 +166,9 @@ fn fastest_candidate<'a>(
     }
     schedule.provenance.details.set("auto_choice", label);
     schedule.provenance.details.set("auto_pipeline", k);
+    if let Some(p) = protocol {
+        schedule.provenance.details.set(cost::runtime::PINNED_PROTOCOL, p.name());
+    }
     Ok(Synthesized { schedule, topology, synthesis_seconds: seconds })
 }
 

@@ -203,3 +203,30 @@ fn time_only_times_the_moved_size() {
         assert_eq!(sub.size.moved, gib);
     }
 }
+
+/// `auto` chooses the protocol with the schedule: on hgx-h100:2 at 64 MiB NCCL's tuner
+/// estimate picks LL128 for the winning rings, Simple runs them faster, so `auto` returns
+/// them pinned to Simple (`auto_protocol`), and the runtime model (and the exporter, which
+/// asks `choose_protocol`) run them so. Without the pin the same schedule is slower; the pin
+/// binds MSCCL programs only, and an unknown name pins nothing.
+#[test]
+fn auto_pins_the_protocol_it_won_with() {
+    use crate::cost::runtime::{choose_protocol, pinned_protocol, runtime, runtime_time, Protocol, PINNED_PROTOCOL};
+    let t = from_spec("hgx-h100:2").unwrap();
+    let size = Rat::from_integer(64 << 20);
+    let s = synthesize(&t, Collective::Allgather, "auto", &Request::default(), size).unwrap().schedule;
+    assert_eq!(s.provenance.details.text(PINNED_PROTOCOL).as_deref(), Some("\"Simple\""));
+    assert_eq!(choose_protocol(&s, &t, size).unwrap(), Protocol::Simple);
+    let pinned = runtime(&s, &t, size).unwrap();
+    assert_eq!(pinned, runtime_time(&s, &t, size, Protocol::Simple).unwrap());
+    let mut free = s.clone();
+    free.provenance.details.set(PINNED_PROTOCOL, "fast");
+    let tuned = runtime(&free, &t, size).unwrap();
+    assert_eq!(tuned.protocol, Protocol::LL128);
+    assert!(pinned.time_us < tuned.time_us, "{} vs {}", pinned.time_us, tuned.time_us);
+    assert_eq!(pinned_protocol(&free), None);
+    free.provenance.details.set(PINNED_PROTOCOL, "Simple");
+    assert_eq!(pinned_protocol(&free), Some(Protocol::Simple));
+    free.provenance.executor = crate::ir::Executor::NcclRing;
+    assert_eq!(pinned_protocol(&free), None);
+}

@@ -109,7 +109,7 @@ pub fn variants(
                     Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) if algorithm == "auto" => continue,
                     Err(e) => return Err(e),
                 };
-                if out.iter().any(|v| v.schedule == made) {
+                if out.iter().any(|v| super::same_program(&v.schedule, &made)) {
                     continue;
                 }
                 let at = if alg.extras.sized { format!(" at {size} B") } else { String::new() };

@@ -2,7 +2,7 @@
 //! `tuning.cc`: the cost model judges every candidate at every pipeline depth its shape
 //! allows; no synthesizer decides for itself.
 
-use super::{time_us, Model};
+use super::runtime::{self, Protocol};
 use crate::error::Result;
 use crate::ir::Schedule;
 use crate::rational::Rat;
@@ -22,20 +22,43 @@ pub fn depths(s: &Schedule) -> &'static [usize] {
     }
 }
 
-/// The fastest candidate at `size` by the runtime-faithful model ([`Model::Runtime`], the
-/// calibrated one), over [`depths`]: (index, depth, time in µs); ties go to the earlier
-/// candidate and the shallower depth. `None` without candidates.
+/// What [`fastest`] picked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pick {
+    /// Index of the candidate.
+    pub index: usize,
+    /// Pipeline depth (sub-chunks per piece).
+    pub depth: usize,
+    pub time_us: f64,
+    /// The protocol it won under, when not the one NCCL's tuner picks there.
+    pub protocol: Option<Protocol>,
+}
+
+/// The fastest candidate at `size` by the runtime-faithful model ([`super::Model::Runtime`], the
+/// calibrated one), over [`depths`] and protocols. Each (candidate, depth) is simulated
+/// under the tuner's protocol and under the two others (an MSCCL XML fixes its protocol, so
+/// `auto` may choose it; the tuner's estimate only ranks protocols). Ties go to the earlier
+/// candidate, the shallower depth and the tuner's protocol. `None` without candidates.
 pub fn fastest<'a>(
     candidates: impl IntoIterator<Item = &'a Schedule>,
     topo: &Topology,
     size: Rat,
-) -> Result<Option<(usize, usize, f64)>> {
-    let mut best: Option<(usize, usize, f64)> = None;
-    for (i, s) in candidates.into_iter().enumerate() {
-        for &k in depths(s) {
-            let t = time_us(Model::Runtime, s, topo, size, k)?;
-            if best.is_none_or(|(_, _, bt)| t < bt) {
-                best = Some((i, k, t));
+) -> Result<Option<Pick>> {
+    let mut best: Option<Pick> = None;
+    for (index, s) in candidates.into_iter().enumerate() {
+        let flat = crate::ir::orbit::flat(s)?;
+        for &depth in depths(s) {
+            // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
+            let lowered = crate::ir::transform::pipelined(flat.as_ref(), depth);
+            let tuned = runtime::runtime(&lowered, topo, size)?;
+            let mut times = vec![(tuned.time_us, None)];
+            for p in Protocol::ALL.into_iter().filter(|&p| p != tuned.protocol) {
+                times.push((runtime::runtime_time(&lowered, topo, size, p)?.time_us, Some(p)));
+            }
+            for (time_us, protocol) in times {
+                if best.is_none_or(|b| time_us < b.time_us) {
+                    best = Some(Pick { index, depth, time_us, protocol });
+                }
             }
         }
     }

@@ -125,7 +125,8 @@ pub const OPTIONS: &[AlgorithmOption] = &[
     },
     AlgorithmOption {
         name: "tree-shape",
-        help: "budget (default) or shallow: broadcasting trees as low as the optimum allows (switched fast path)",
+        help: "budget (default), shallow: broadcasting trees as low as the optimum allows (switched fast path), or \
+               shallow-all: reducing trees too",
     },
     AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
     AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },

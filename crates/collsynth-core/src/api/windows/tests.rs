@@ -88,14 +88,21 @@ fn requests_cover_forms_and_their_shrunk_forms() {
     let suffixes = |req: &Request| requests("forestcoll", req).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
     assert_eq!(
         suffixes(&Request::default()),
-        ["", " --tree-shape shallow", " --max-trees 1", " --tree-shape shallow --max-trees 1"]
+        [
+            "",
+            " --tree-shape shallow",
+            " --tree-shape shallow-all",
+            " --max-trees 1",
+            " --tree-shape shallow --max-trees 1",
+            " --tree-shape shallow-all --max-trees 1"
+        ]
     );
     let mut req = Request::default();
     req.options.insert("tree-shape".into(), "budget".into());
     assert_eq!(suffixes(&req), ["", " --max-trees 1"]);
     req.options.insert("max-trees".into(), "2".into());
     assert_eq!(suffixes(&req), [""]);
-    assert_eq!(suffixes(&Request::default()).len(), 4);
+    assert_eq!(suffixes(&Request::default()).len(), 6);
     assert_eq!(requests("ring", &Request::default()).len(), 1);
 }
 

@@ -138,13 +138,29 @@ fn estimates_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -> 
     Ok(Protocol::ALL.map(|p| p.base_latency_us() + path[p.index()] + busiest * wire[p.index()]))
 }
 
-/// The protocol NCCL's tuner would pick for `s` at `size`: the smallest of
-/// [`estimates_us`] (ties: the earlier of LL, LL128, Simple).
+/// The detail in which `auto` pins the protocol it chose a schedule with
+/// (`cost::tuning::fastest`), when that is not the one NCCL's tuner would pick: an MSCCL XML
+/// fixes its protocol, so the schedule runs under it at every size (and is exported so).
+pub const PINNED_PROTOCOL: &str = "auto_protocol";
+
+/// The protocol `s` is pinned to ([`PINNED_PROTOCOL`]), for MSCCL's interpreter only (NCCL's
+/// kernels choose their own); an unknown name pins nothing.
+pub fn pinned_protocol(s: &Schedule) -> Option<Protocol> {
+    let name = s.provenance.details.get(PINNED_PROTOCOL)?.as_str()?;
+    (s.provenance.executor == Executor::Msccl).then(|| Protocol::parse(name).ok()).flatten()
+}
+
+/// The protocol `s` runs under at `size`: the pinned one ([`pinned_protocol`]), else the
+/// one NCCL's tuner would pick: the smallest of [`estimates_us`] (ties: the earlier of LL,
+/// LL128, Simple).
 pub fn choose_protocol(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protocol> {
     choose_protocol_copies(s, topo, size, 1)
 }
 
 fn choose_protocol_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -> Result<Protocol> {
+    if let Some(p) = pinned_protocol(s) {
+        return Ok(p);
+    }
     let est = estimates_copies(s, topo, size, copies)?;
     let mut best = Protocol::LL;
     for p in Protocol::ALL {

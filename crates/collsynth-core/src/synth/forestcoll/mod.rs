@@ -51,7 +51,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
         time_only: None,
         progress: Some(&PROGRESS),
         sized: false,
-        forms: &[("tree-shape", "shallow")],
+        forms: &[("tree-shape", "shallow"), ("tree-shape", "shallow-all")],
     },
 };
 
@@ -248,18 +248,31 @@ fn max_trees(req: &Request) -> Result<Option<usize>> {
     }
 }
 
-/// `--tree-shape budget|shallow` (default budget). Shallow shapes the trees that broadcast
-/// (allgather, the allgather half of allreduce), never those that reduce: a shallow tree
-/// gathers more contributions at one rank, and a rank reduces its contributions one after
-/// the other (the runtime model, docs/simulator.md), so height is not what a reduction
-/// saves. On topologies outside the switched fast path the option changes nothing (the
-/// general packing already grows breadth first).
-fn tree_shape(req: &Request) -> Result<Shape> {
-    match req.options.get("tree-shape").map(String::as_str) {
-        None | Some("budget") => Ok(Shape::Budget),
-        Some("shallow") => Ok(Shape::Shallow),
-        Some(v) => Err(CollsynthError::bad(format!("--tree-shape: '{v}' is not one of budget, shallow"))),
-    }
+/// The shapes of the trees that broadcast and of those that reduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shapes {
+    broadcast: Shape,
+    reduce: Shape,
+}
+
+/// `--tree-shape budget|shallow|shallow-all` (default budget). Shallow shapes the trees that
+/// broadcast (allgather, the allgather half of allreduce), not those that reduce: a shallow
+/// tree gathers more contributions at one rank, and a rank reduces its contributions one
+/// after the other (the runtime model, docs/simulator.md). `shallow-all` shapes the
+/// reducing trees too: where the budget greedy chains a box's GPUs, a chain's hops cost more
+/// than a star's contributions (dgx-a100:2 reduce-scatter at 64 MiB: 1.25x the time bound
+/// against 1.42x), so `auto` tries both. On topologies outside the switched fast path the
+/// option changes nothing (the general packing already grows breadth first).
+fn tree_shape(req: &Request) -> Result<Shapes> {
+    let (broadcast, reduce) = match req.options.get("tree-shape").map(String::as_str) {
+        None | Some("budget") => (Shape::Budget, Shape::Budget),
+        Some("shallow") => (Shape::Shallow, Shape::Budget),
+        Some("shallow-all") => (Shape::Shallow, Shape::Shallow),
+        Some(v) => {
+            return Err(CollsynthError::bad(format!("--tree-shape: '{v}' is not one of budget, shallow, shallow-all")))
+        }
+    };
+    Ok(Shapes { broadcast, reduce })
 }
 
 fn lp_mode(req: &Request) -> Result<lp::LpMode> {
@@ -324,28 +337,28 @@ fn symmetric(topo: &Topology) -> bool {
     topo.links.iter().all(|l| topo.link_between(l.dst, l.src).is_some_and(|r| topo.links[r].bandwidth == l.bandwidth))
 }
 
-/// Reduce-scatter: the allgather trees of the transpose, reversed; also returns the
-/// allgather when it came for free (symmetric topology).
+/// Reduce-scatter: the allgather trees (of `shape`) of the transpose, reversed; also returns
+/// the allgather when it came for free (symmetric topology).
 /// Both stated per orbit when a translation group built the forest (`ir::transform::reverse`
 /// keeps the group).
-fn reduce_scatter(topo: &Topology, max_trees: Option<usize>) -> Result<(Schedule, Option<Schedule>)> {
+fn reduce_scatter(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Result<(Schedule, Option<Schedule>)> {
     if symmetric(topo) {
-        let ag = allgather_shaped(topo, max_trees, Shape::Budget, true)?;
+        let ag = allgather_shaped(topo, max_trees, shape, true)?;
         return Ok((reverse(&ag, topo, topo)?, Some(ag)));
     }
     let t = transpose(topo);
-    let ag_t = allgather_shaped(&t, max_trees, Shape::Budget, true)?;
+    let ag_t = allgather_shaped(&t, max_trees, shape, true)?;
     Ok((reverse(&ag_t, &t, topo)?, None))
 }
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
-    let shape = tree_shape(req)?;
+    let shapes = tree_shape(req)?;
     match collective {
-        Collective::Allgather => allgather_shaped(topo, max_k, shape, true),
-        Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k)?.0),
-        Collective::Allreduce => allreduce(topo, max_k, mode, shape),
+        Collective::Allgather => allgather_shaped(topo, max_k, shapes.broadcast, true),
+        Collective::ReduceScatter => Ok(reduce_scatter(topo, max_k, shapes.reduce)?.0),
+        Collective::Allreduce => allreduce(topo, max_k, mode, shapes),
         Collective::Broadcast => rooted_broadcast(topo, req.root),
         Collective::Reduce => {
             let t = transpose(topo);
@@ -360,13 +373,13 @@ fn rooted_broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
 }
 
 /// Allreduce: reduce-scatter then allgather; the LP's schedule instead when the mode allows
-/// it, the LP is better and its schedule is available. `shape` shapes the allgather half only
-/// (see [`tree_shape`]).
-fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shape: Shape) -> Result<Schedule> {
-    let (rs, ag) = reduce_scatter(topo, max_k)?;
-    let ag = match ag.filter(|_| shape == Shape::Budget) {
+/// it, the LP is better and its schedule is available. `shapes` shape each half (see
+/// [`tree_shape`]).
+fn allreduce(topo: &Topology, max_k: Option<usize>, mode: lp::LpMode, shapes: Shapes) -> Result<Schedule> {
+    let (rs, ag) = reduce_scatter(topo, max_k, shapes.reduce)?;
+    let ag = match ag.filter(|_| shapes.broadcast == shapes.reduce) {
         Some(ag) => ag,
-        None => allgather_shaped(topo, max_k, shape, true)?,
+        None => allgather_shaped(topo, max_k, shapes.broadcast, true)?,
     };
     let mut s = compose(&rs, &ag, Collective::Allreduce)?;
     s.root = 0;

@@ -61,3 +61,47 @@ fn shape_is_an_option_of_allgather_and_of_allreduce_s_broadcast_half_only() {
     let e = synthesize(&t, Collective::Allgather, &req("tall")).unwrap_err();
     assert!(e.to_string().contains("--tree-shape: 'tall' is not one of budget, shallow"), "{e}");
 }
+
+/// The longest chain of dependent transfers (rank hops a contribution crosses).
+fn chain(s: &Schedule) -> usize {
+    let s = &*crate::ir::orbit::flat(s).unwrap();
+    let mut depth = vec![0usize; s.transfers.len()];
+    for i in crate::ir::transform::topological_order(s).unwrap() {
+        depth[i] = 1 + s.transfers[i].after.iter().map(|&a| depth[a]).max().unwrap_or(0);
+    }
+    depth.into_iter().max().unwrap_or(0)
+}
+
+#[test]
+fn shallow_all_shapes_the_reducing_trees_too() {
+    let t = topo("dgx-a100:2");
+    let req = |shape: &str| {
+        let mut r = Request::default();
+        r.options.insert("tree-shape".into(), shape.into());
+        r
+    };
+    let moves = |s: &Schedule| (s.pieces.clone(), s.transfers.clone());
+    let inv = crate::bound::reduce_scatter(&t).unwrap().inv_throughput;
+    let rs_b = synthesize(&t, Collective::ReduceScatter, &Request::default()).unwrap();
+    let rs_s = synthesize(&t, Collective::ReduceScatter, &req("shallow-all")).unwrap();
+    check_schedule(&t, &rs_s, inv);
+    // The reversed shallow forest: chains 8 rank hops long become stars of height 2.
+    let ag_s = synthesize(&t, Collective::Allgather, &req("shallow")).unwrap();
+    let rev = crate::ir::transform::reverse(&ag_s, &t, &t).unwrap();
+    assert!(moves(&rs_s) == moves(&rev));
+    assert_eq!((chain(&rs_b), chain(&rs_s)), (8, 2));
+    // On an allgather it is `shallow`.
+    assert!(moves(&synthesize(&t, Collective::Allgather, &req("shallow-all")).unwrap()) == moves(&ag_s));
+    // Allreduce: both halves shallow, so it differs from `shallow` (budget reduce-scatter).
+    let ar_all = synthesize(&t, Collective::Allreduce, &req("shallow-all")).unwrap();
+    crate::verify::verify(&ar_all, &t).unwrap();
+    let ar_s = synthesize(&t, Collective::Allreduce, &req("shallow")).unwrap();
+    assert!(moves(&ar_all) != moves(&ar_s));
+    assert_eq!(chain(&ar_all), 4);
+    // What it is for: the runtime model's time at 64 MiB drops (dgx-a100:2: 1.42x -> 1.25x of
+    // the time bound).
+    let m = Rat::from_integer(64 << 20);
+    let time =
+        |s: &Schedule| crate::cost::runtime::runtime(&crate::ir::orbit::flat(s).unwrap(), &t, m).unwrap().time_us;
+    assert!(time(&rs_s) < 0.9 * time(&rs_b), "{} {}", time(&rs_s), time(&rs_b));
+}
