@@ -1,7 +1,7 @@
 //! The interpreter's state and scheduler: thread blocks, FIFO connections, and a worklist
 //! of thread blocks whose blocking condition may have changed.
 
-use super::clock::{Clock, History, Vc, NONE};
+use super::clock::{Clock, History, Seen, Vc, NONE};
 use super::memory::{Cell, Layout};
 use super::{Aliasing, Lines};
 use crate::msccl::model::{Program, Step, ThreadBlock};
@@ -22,6 +22,7 @@ pub(super) struct Tb<'p> {
     /// block's own vector-clock component, and the second half of an access's `At`.
     pub ev: u32,
     pub vc: Vc,
+    pub seen: Seen,
     pub send_conn: Option<usize>,
     pub recv_conn: Option<usize>,
     /// Messages received by the call in progress (one per call in a consistent program).
@@ -119,6 +120,8 @@ pub(super) struct Machine<'p> {
     queued: Vec<bool>,
     pub races: Lines,
     pub wrong: Lines,
+    /// Track clocks, races and values; false: only which slices move (a deadlock verdict).
+    pub full: bool,
     pub steps_executed: usize,
     pub messages: usize,
 }
@@ -214,6 +217,7 @@ impl<'p> Machine<'p> {
                     slice: 0,
                     ev: 0,
                     vc,
+                    seen: Seen::default(),
                     send_conn: send,
                     recv_conn: recv,
                     inbox: Vec::new(),
@@ -239,6 +243,7 @@ impl<'p> Machine<'p> {
             tbs,
             races: Lines::new("races"),
             wrong: Lines::new("wrong values"),
+            full: true,
             steps_executed: 0,
             messages: 0,
         };
