@@ -311,7 +311,7 @@ fn check_with(p: &Program, first: bool) -> Vec<String> {
         for ms in ms.chunks(batch) {
             // Lines still to be reported: value and race lines (the first bounded run with
             // any, when the unbounded run was clean) unless a deadlock already comes first.
-            let full = values && !(first && !deadlocks.is_empty());
+            let full = values && (!first || deadlocks.is_empty());
             let runs = crate::parallel::in_ranges(ms.len(), 1, |r| {
                 ms[r].iter().map(|&m| (m, run_as(p, aliasing, Some(Buffers::at(p.proto, m)), full))).collect::<Vec<_>>()
             });

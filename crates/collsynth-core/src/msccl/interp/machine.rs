@@ -66,6 +66,9 @@ pub(super) struct Conn {
     pub send_waiters: Vec<usize>,
 }
 
+/// A dependency target's clock in one iteration, and the dependent steps yet to merge it.
+pub(super) type DepSlot = (Option<Clock>, usize);
+
 /// Why a thread block cannot run its next slice.
 pub(super) enum Block {
     /// Needs thread block `tb` (global id) to reach progress `need` (see `Tb::progress`).
@@ -111,9 +114,10 @@ pub(super) struct Machine<'p> {
     pub hist: Vec<Vec<Vec<History>>>,
     /// `comp[t]`: vector-clock component of thread block t (clock::NONE if alone on its GPU).
     pub comp: Vec<u32>,
-    /// `dep_clocks[t]`: (step, its clock once completed, per iteration) for the steps of t
-    /// some step depends on, sorted by step.
-    pub dep_clocks: Vec<Vec<(usize, Vec<Option<Clock>>)>>,
+    /// `dep_clocks[t]`: (step, its clock once completed and the steps yet to merge it, per
+    /// iteration) for the steps of t some step depends on, sorted by step. A clock is dropped
+    /// once its last dependent merged it (clocks are as long as the thread blocks are many).
+    pub dep_clocks: Vec<Vec<(usize, Vec<DepSlot>)>>,
     /// `dep_waiters[t]`: (steps of t needed, waiting tb).
     dep_waiters: Vec<Vec<(u64, usize)>>,
     queue: VecDeque<usize>,
@@ -271,9 +275,13 @@ impl<'p> Machine<'p> {
             }
         }
         targets.sort_unstable();
-        targets.dedup();
         let iterations = self.calls.iterations;
-        targets.into_iter().for_each(|(t, k)| self.dep_clocks[t].push((k, vec![None; iterations])));
+        for (t, k) in targets {
+            match self.dep_clocks[t].last_mut() {
+                Some((j, slots)) if *j == k => slots.iter_mut().for_each(|s| s.1 += 1),
+                _ => self.dep_clocks[t].push((k, vec![(None, 1); iterations])),
+            }
+        }
         Ok(())
     }
 
@@ -316,10 +324,17 @@ impl<'p> Machine<'p> {
         Ok(self.dep(u, st)?.map(|(t, need)| (t, flag(it, need))))
     }
 
-    /// The clock thread block `t` published when it completed step `k` of iteration `it`.
-    pub fn dep_clock(&self, t: usize, k: usize, it: usize) -> Option<&Clock> {
-        let v = &self.dep_clocks[t];
-        v.binary_search_by_key(&k, |d| d.0).ok().and_then(|i| v[i].1.get(it)?.as_ref())
+    /// The clock thread block `t` published when it completed step `k` of iteration `it`,
+    /// for one of the steps that depend on it (the last one takes it).
+    pub fn take_dep_clock(&mut self, t: usize, k: usize, it: usize) -> Option<Clock> {
+        let v = &mut self.dep_clocks[t];
+        let i = v.binary_search_by_key(&k, |d| d.0).ok()?;
+        let (clock, users) = v[i].1.get_mut(it)?;
+        *users = users.saturating_sub(1);
+        match users {
+            0 => clock.take(),
+            _ => clock.clone(),
+        }
     }
 
     /// Run until every thread block is done or none can move; Err on an inconsistency.

@@ -16,7 +16,7 @@ impl<'p> Machine<'p> {
         let slices = if sends || receives { self.calls.slices_per_call.max(1) } else { 1 };
         if self.tbs[u].call == 0 && self.tbs[u].slice == 0 {
             if let Some((d, need)) = self.dep(u, st)? {
-                if let Some(c) = self.dep_clock(d, need - 1, self.tbs[u].iter).filter(|_| self.full).cloned() {
+                if let Some(c) = self.take_dep_clock(d, need - 1, self.tbs[u].iter).filter(|_| self.full) {
                     let t = &mut self.tbs[u];
                     merge(&mut t.vc, &mut t.seen, &c);
                 }
@@ -112,8 +112,8 @@ impl<'p> Machine<'p> {
             }
             self.steps_executed += 1;
             if let Ok(i) = self.dep_clocks[u].binary_search_by_key(&k, |d| d.0) {
-                if let Some(slot) = self.dep_clocks[u][i].1.get_mut(it) {
-                    *slot = Some(clock.clone());
+                if let Some(slot) = self.dep_clocks[u][i].1.get_mut(it).filter(|_| self.full) {
+                    slot.0 = Some(clock.clone());
                 }
             }
         }
