@@ -4,7 +4,7 @@
 //! `check`'s first line, on exported programs and on mutations of them that race, hang,
 //! miscount or compute wrong values.
 
-use super::super::clock::PLAIN;
+use super::super::clock::{first_greater, PLAIN};
 use super::*;
 use crate::api;
 use crate::msccl::{export, lower};
@@ -168,4 +168,19 @@ fn deadlock_only_runs_find_the_full_runs_deadlock() {
         }
     }
     assert!(hangs > 0);
+}
+
+/// The blocked search finds the first greater component at every position and length.
+#[test]
+fn first_greater_is_the_first_position_where_a_exceeds_b() {
+    let mut rng = Lcg(21);
+    for n in [0, 1, 63, 64, 65, 200] {
+        for _ in 0..50 {
+            // b is mostly ahead of a, so the first greater component falls anywhere.
+            let a: Vec<u32> = (0..n).map(|_| 1 + rng.below(4) as u32).collect();
+            let b: Vec<u32> = a.iter().map(|&x| if rng.below(n.max(1)) == 0 { x - 1 } else { x + 1 }).collect();
+            let want = a.iter().zip(&b).position(|(x, y)| x > y);
+            assert_eq!(first_greater(&a, &b), want, "{a:?} {b:?}");
+        }
+    }
 }
