@@ -402,6 +402,39 @@ def test_size_windows_write_one_disjoint_file_per_window(tmp_path):
         assert w["algorithm"] in w["variant"] and w["time_us_at_min"] <= w["time_us_at_max"]
 
 
+@pytest.mark.parametrize(
+    ("spec", "collective", "algorithm"),
+    [
+        ("ring:4", "allreduce", "ring"),
+        ("dgx-a100:1", "allgather", "auto"),
+        ("torus:2x3", "reduce-scatter", "auto"),
+    ],
+)
+def test_size_windows_stream_the_bytes_of_the_text_export(spec, collective, algorithm, tmp_path):
+    """`--size-windows` writes each window's XML as a stream (text=False): the same bytes as
+    the XML text the export builds, through the file writer, the callable writer and the CLI."""
+    from collsynth.fileio import atomic_write
+
+    topo = collsynth.Topology.resolve(spec)
+    texts = msccl.export_windows(topo, collective, algorithm, "1KiB-1GiB")
+    streamed = msccl.export_windows(topo, collective, algorithm, "1KiB-1GiB", text=False)
+    assert len(texts) == len(streamed) >= 1
+    for i, (t, s) in enumerate(zip(texts, streamed, strict=True)):
+        assert s["xml"] is None and t["xml"]
+        assert {k: v for k, v in s.items() if k not in ("xml", "write", "stream")} == {
+            k: v for k, v in t.items() if k != "xml"
+        }
+        path = tmp_path / f"w{i}.xml"
+        atomic_write(path, s["write"])
+        assert path.read_bytes() == t["xml"].encode()
+        pieces: list[str] = []
+        s["stream"](pieces.append)
+        assert "".join(pieces) == t["xml"]
+    argv = ["synth", spec, "-c", collective, "-a", algorithm, "--format", "msccl-xml"]
+    out = run_json(*argv, "--size-windows", "1KiB-1GiB", "-o", str(tmp_path / "cli"))
+    assert [Path(f).read_text() for f in out["files"]] == [t["xml"] for t in texts]
+
+
 def test_old_dialect_windows_are_merged_to_four(tmp_path):
     """The old runtime loads at most four algorithms (MSCCL_MAX_NUM_ALGOS): the windows are
     merged to four, still tiling the range (maxBytes exclusive there), each with its

@@ -117,6 +117,7 @@ def export_windows(
     protocol: str | None = None,
     channels: int | None = None,
     unfused: bool = False,
+    text: bool = True,
     **options,
 ) -> list[dict]:
     """One XML per size window of ``size_range`` (nccl-tests sizes, which is the runtime's
@@ -124,7 +125,10 @@ def export_windows(
     ``min_bytes``, ``max_bytes``, ``variant``, ``algorithm``, ``pipeline``,
     ``time_us_at_min``, ``time_us_at_max``, ``xml``, ``nchunksperloop``, ``nchannels``,
     ``protocol`` (without ``protocol``, each window's in the one the runtime model assumed) and
-    ``fallback``. Every XML is validated before it is returned; the windows never overlap."""
+    ``fallback``. Every XML is validated before it is returned; the windows never overlap.
+
+    ``text=False`` (for writing files): each ``xml`` is None, and each window has ``write``
+    and ``stream`` as :func:`export`'s: the same bytes, never built as one string."""
     from collsynth.schedule import as_topology, option_texts
 
     topo = as_topology(topo)
@@ -133,7 +137,7 @@ def export_windows(
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
     opts = option_texts(options)
-    return _core.msccl_export_windows(
+    rows = _core.msccl_export_windows(
         topo._core,
         _args.text("collective", collective),
         _args.text("algorithm", algorithm),
@@ -144,7 +148,13 @@ def export_windows(
         protocol,
         channels,
         bool(unfused),
+        bool(text),
     )
+    for w in rows:
+        if not text:
+            writer = w.pop("writer")
+            w["write"], w["stream"] = writer.write_xml, writer.stream_xml
+    return rows
 
 
 def validate(text: str, topology=None) -> dict:

@@ -87,7 +87,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
         "cost",
         &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir", "msccl::lower"],
     ),
-    ("msccl", &["error", "rational", "units", "protocol", "topology", "ir"]),
+    ("msccl", &["error", "rational", "units", "parallel", "protocol", "topology", "ir"]),
     // MSCCL++ plans share the MSCCL lowering's chunk grid.
     ("mscclpp", &["error", "topology", "ir", "msccl::lower", "msccl::Buf"]),
 ];

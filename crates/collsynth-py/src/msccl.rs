@@ -130,9 +130,10 @@ impl MscclWriter {
 /// the fastest variant there by the simulator (`api::windows`). A list of dicts: `min_bytes`,
 /// `max_bytes`, `variant` (how to ask for it), `algorithm`, `pipeline`, `time_us_at_min`,
 /// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `protocol`, `fallback`. Without
-/// `protocol`, each file in the one the runtime model assumed for its window.
+/// `protocol`, each file in the one the runtime model assumed for its window. `text` false:
+/// `xml` is None and `writer` streams each window's XML (as `msccl_export`'s).
 #[pyfunction]
-#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol=None, channels=None, unfused=false))]
+#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol=None, channels=None, unfused=false, text=true))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export_windows<'py>(
     py: Python<'py>,
@@ -146,13 +147,15 @@ fn msccl_export_windows<'py>(
     protocol: Option<&str>,
     channels: Option<usize>,
     unfused: bool,
+    text: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let c = crate::collective_arg(collective)?;
     let o = lowering(dialect, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
     let protocol = protocol.map(|p| guard(|| Protocol::parse(p))).transpose()?;
     let req = collsynth_core::synth::Request { root, options, size: None };
-    let done = py
-        .detach(|| guard(|| api::windows::export_windows(&topo.inner, c, algorithm, &req, size_range, &o, protocol)))?;
+    let done = py.detach(|| {
+        guard(|| api::windows::export_windows_with(&topo.inner, c, algorithm, &req, size_range, &o, protocol, text))
+    })?;
     done.into_iter()
         .map(|w| {
             let d = PyDict::new(py);
@@ -165,11 +168,17 @@ fn msccl_export_windows<'py>(
             d.set_item("time_us_at_min", w.window.time_us_at_min)?;
             d.set_item("time_us_at_max", w.window.time_us_at_max)?;
             d.set_item("slowdown", w.window.slowdown)?;
-            d.set_item("xml", &w.export.exported.xml)?;
+            match text {
+                true => d.set_item("xml", &w.export.exported.xml)?,
+                false => d.set_item("xml", py.None())?,
+            }
             d.set_item("nchunksperloop", p.nchunksperloop)?;
             d.set_item("nchannels", p.nchannels)?;
             d.set_item("protocol", p.proto.name())?;
             d.set_item("fallback", &w.export.fallback)?;
+            if !text {
+                d.set_item("writer", MscclWriter { exported: w.export.exported })?;
+            }
             Ok(d)
         })
         .collect()

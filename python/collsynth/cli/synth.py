@@ -315,6 +315,7 @@ def run_windows(args, formats: set[str]) -> int:
             protocol=None if args.protocol == "auto" else args.protocol,
             channels=k["channels"],
             unfused=k["unfused"],
+            text=False,
             **{o.replace("-", "_"): v for o, v in given_algorithm_options(args).items()},
         ),
         f"{args.algorithm}: choosing a variant per size window",
@@ -323,9 +324,9 @@ def run_windows(args, formats: set[str]) -> int:
     if args.output:
         for i, w in enumerate(rows):
             path = Path(args.output) / f"schedule-w{i}-{w['algorithm']}.xml"
-            atomic_write(path, w["xml"])
+            atomic_write(path, w["write"])
             files.append(str(path))
-    windows = [{k: v for k, v in w.items() if k != "xml"} for w in rows]
+    windows = [{k: v for k, v in w.items() if k not in ("xml", "write", "stream")} for w in rows]
     s = with_version(
         topo.name,
         {

@@ -341,9 +341,25 @@ pub fn export_windows(
     collective: Collective,
     algorithm: &str,
     req: &Request,
+    range: (u64, u64),
+    o: &crate::msccl::lower::Options,
+    protocol: Option<crate::protocol::Protocol>,
+) -> Result<Vec<WindowExport>> {
+    export_windows_with(topo, collective, algorithm, req, range, o, protocol, true)
+}
+
+/// [`export_windows`]; `text` false: no window's XML is built (`msccl::export_streamed`),
+/// each is left to its `Exported::write_xml`, which streams the same bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn export_windows_with(
+    topo: &Topology,
+    collective: Collective,
+    algorithm: &str,
+    req: &Request,
     (lo, hi): (u64, u64),
     o: &crate::msccl::lower::Options,
     protocol: Option<crate::protocol::Protocol>,
+    text: bool,
 ) -> Result<Vec<WindowExport>> {
     if req.options.contains_key("ranks") {
         return Err(CollsynthError::bad("--ranks does not apply to size windows (one topology for every file)"));
@@ -379,7 +395,7 @@ pub fn export_windows(
                 size_range: Some((w.min_bytes, max)),
                 ..o.clone()
             };
-            match super::export_msccl(&v.schedule, topo, &opts, false) {
+            match super::export_msccl_with(&v.schedule, topo, &opts, false, text) {
                 Ok(e) if e.schedule != v.schedule => {
                     let label = format!("{} (shrunk to fit the runtime)", v.label);
                     vs[w.variant] = Variant { schedule: e.schedule, pipeline: v.pipeline, label };

@@ -189,6 +189,12 @@ fn buffers(b: Option<Buffers>) -> String {
 /// one call per step, one iteration). Never panics: a structurally inconsistent program
 /// (bad ids, peers, offsets, chunk counts) yields one line in `wrong`.
 pub fn run(p: &Program, aliasing: Aliasing, buffers: Option<Buffers>) -> Outcome {
+    run_as(p, aliasing, buffers, true)
+}
+
+/// [`run`]; `full` false: only the deadlock verdict (no clocks, races or values: the
+/// slices that move do not depend on them), for runs whose other lines `check` would drop.
+fn run_as(p: &Program, aliasing: Aliasing, buffers: Option<Buffers>, full: bool) -> Outcome {
     let calls = match buffers {
         Some(b) => b.calls(),
         None => Calls { max_count: usize::MAX, slices_per_call: 1, capacity: None, iterations: 1 },
@@ -197,20 +203,21 @@ pub fn run(p: &Program, aliasing: Aliasing, buffers: Option<Buffers>) -> Outcome
         Ok(m) => m,
         Err(e) => return Outcome { wrong: vec![e], ..Outcome::default() },
     };
+    m.full = full;
     let result = m.run();
     let mut deadlock = None;
     match result {
         Err(e) => m.wrong.push(e),
         Ok(()) => {
             let stuck = m.stuck();
-            if stuck.is_empty() {
+            if stuck.is_empty() && full {
                 let mut lines = Vec::new();
                 for mem in &m.mem {
                     (0..p.ngpus).for_each(|r| m.layout.check_final(r, &mem[r], &mut lines));
                 }
                 let mut seen = std::collections::HashSet::new();
                 lines.into_iter().filter(|l| seen.insert(l.clone())).for_each(|l| m.wrong.push(l));
-            } else {
+            } else if !stuck.is_empty() {
                 deadlock = Some(deadlock_line(buffers, &stuck));
             }
         }
@@ -269,39 +276,66 @@ pub fn distinct_max_counts(p: &Program) -> Vec<usize> {
 /// only when the unbounded run had none; a deadlock is reported at its smallest m, naming
 /// the other m that deadlock. Empty means the program is correct in every claimed mode.
 pub fn check(p: &Program) -> Vec<String> {
+    check_with(p, false)
+}
+
+/// `check(p)`'s first line, or None: what an exporter needs to accept or refuse a program.
+/// It stops after the first mode with a problem, and once the first line is known the runs
+/// left only decide which maxAllowedCount values deadlock (named in that line).
+pub fn check_first(p: &Program) -> Option<String> {
+    check_with(p, true).into_iter().next()
+}
+
+/// [`check`], or with `first` only as much of it as decides its first line. Runs whose
+/// race and value lines `check` drops (after the mode's first such lines, or any run when
+/// the unbounded one had problems) only look for a deadlock. The bounded runs go in
+/// batches of one per core (`parallel::threads`); the lines do not depend on the batching.
+fn check_with(p: &Program, first: bool) -> Vec<String> {
     if !p.inplace && !p.outofplace {
         return vec!["the program claims neither in-place nor out-of-place use".into()];
     }
     let mut out = Vec::new();
     let modes = [(p.inplace, Aliasing::InPlace, "in-place"), (p.outofplace, Aliasing::OutOfPlace, "out-of-place")];
     let ms = distinct_max_counts(p);
+    let batch = crate::parallel::threads(usize::MAX);
     for (_, aliasing, mode) in modes.into_iter().filter(|m| m.0) {
         let free = run(p, aliasing, None);
         report(&mut out, mode, &free, None, None);
-        if free.deadlock.is_some() {
+        if free.deadlock.is_some() || first && !out.is_empty() {
+            if first && !out.is_empty() {
+                return out;
+            }
             continue;
         }
-        let (pos, mut first, mut also) = (out.len(), None::<String>, Vec::new());
-        for &m in &ms {
-            let b = Buffers::at(p.proto, m);
-            let tight = run(p, aliasing, Some(b));
-            match (&tight.deadlock, &first) {
-                (Some(d), None) => first = Some(format!("{mode}: {d}")),
-                (Some(_), Some(_)) => also.push(m.to_string()),
-                _ => {}
-            }
-            // Value lines from the first bounded run that adds any (they repeat across m),
-            // and only when the unbounded run was clean (a race shows up differently under
-            // another schedule).
-            if out.len() == pos && free.is_ok() {
-                report(&mut out, mode, &Outcome { deadlock: None, ..tight }, Some(b), Some(&free));
+        let (pos, mut deadlocks, mut values) = (out.len(), Vec::new(), free.is_ok());
+        for ms in ms.chunks(batch) {
+            // Lines still to be reported: value and race lines (the first bounded run with
+            // any, when the unbounded run was clean) unless a deadlock already comes first.
+            let full = values && (!first || deadlocks.is_empty());
+            let runs = crate::parallel::in_ranges(ms.len(), 1, |r| {
+                ms[r].iter().map(|&m| (m, run_as(p, aliasing, Some(Buffers::at(p.proto, m)), full))).collect::<Vec<_>>()
+            });
+            for (m, tight) in runs.into_iter().flatten() {
+                if let Some(d) = &tight.deadlock {
+                    deadlocks.push((m, d.clone()));
+                }
+                if full && values {
+                    let b = Buffers::at(p.proto, m);
+                    report(&mut out, mode, &Outcome { deadlock: None, ..tight }, Some(b), Some(&free));
+                    values = out.len() == pos;
+                }
             }
         }
-        if let Some(mut d) = first {
-            if !also.is_empty() {
+        if let Some((_, d)) = deadlocks.first() {
+            let mut d = format!("{mode}: {d}");
+            if deadlocks.len() > 1 {
+                let also: Vec<String> = deadlocks[1..].iter().map(|(m, _)| m.to_string()).collect();
                 d += &format!(" (also deadlocks at maxAllowedCount {})", also.join(", "));
             }
             out.insert(pos, d);
+        }
+        if first && !out.is_empty() {
+            return out;
         }
     }
     out

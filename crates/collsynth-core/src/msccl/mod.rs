@@ -175,7 +175,7 @@ fn check_program(p: &Program, dialect: Dialect) -> std::result::Result<(), Strin
     if let Some(problem) = rules::check(p, dialect).into_iter().next() {
         return Err(problem);
     }
-    if let Some(problem) = interp::check(p).into_iter().next() {
+    if let Some(problem) = interp::check_first(p) {
         return Err(problem);
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! Happens-before tracking: vector clocks over all thread blocks of all GPUs (causality
 //! runs through other GPUs' messages too) and per-cell access histories for races.
 
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 /// A thread block's vector clock: component `comp[t]` counts the steps of thread block `t`
 /// known to have completed. Only thread blocks sharing their GPU with another one get a
@@ -28,14 +28,89 @@ impl Clock {
     }
 }
 
-/// `vc := max(vc, c)` componentwise (copies `vc` only if it is shared and changes).
-pub(super) fn merge(vc: &mut Vc, c: &Clock) {
+/// `vc := max(vc, c)` componentwise. One pass up to the first component `c` adds, then
+/// either in place (`vc` held by no snapshot) or into a fresh vector (`vc` shared with a snapshot).
+/// `seen` holds bases already merged into `vc`: clocks only grow, so merging one again adds
+/// nothing but the publisher's own count, and consecutive calls of one step (which share the
+/// publisher's base) cost O(1) instead of a pass over every component.
+pub(super) fn merge(vc: &mut Vc, seen: &mut Seen, c: &Clock) {
+    #[cfg(test)]
+    if PLAIN.get() {
+        return merge_plain(vc, c);
+    }
+    if !Rc::ptr_eq(vc, &c.base) && !seen.has(&c.base) {
+        if let Some(i) = first_greater(&c.base, vc) {
+            match Rc::strong_count(vc) {
+                // Unshared: `make_mut` moves the vector away from weak references, no copy.
+                1 => Rc::make_mut(vc)[i..].iter_mut().zip(&c.base[i..]).for_each(|(a, b)| *a = (*a).max(*b)),
+                _ => {
+                    let mut v = Vec::with_capacity(vc.len());
+                    v.extend_from_slice(&vc[..i]);
+                    v.extend(vc[i..].iter().zip(&c.base[i..]).map(|(a, b)| *a.max(b)));
+                    *vc = Rc::new(v);
+                }
+            }
+        }
+        seen.add(&c.base);
+    }
+    if vc.get(c.who as usize).is_some_and(|&x| x < c.own) {
+        Rc::make_mut(vc)[c.who as usize] = c.own;
+    }
+}
+
+/// The first `i` with `a[i] > b[i]`: blocks of 64 compared without an early exit (which the
+/// compiler vectorizes), then the block that has one searched.
+pub(super) fn first_greater(a: &[u32], b: &[u32]) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let (a, b) = (&a[..a.len().min(b.len())], &b[..a.len().min(b.len())]);
+    let mut at = 0;
+    for (x, y) in a.chunks(BLOCK).zip(b.chunks(BLOCK)) {
+        if x.iter().zip(y).fold(false, |hit, (p, q)| hit | (p > q)) {
+            return x.iter().zip(y).position(|(p, q)| p > q).map(|i| at + i);
+        }
+        at += x.len();
+    }
+    None
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: merge with [`merge_plain`], the algorithm before [`Seen`], as an oracle.
+    pub(super) static PLAIN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The plain merge: compare every component, copy a shared clock, take the maxima.
+#[cfg(test)]
+fn merge_plain(vc: &mut Vc, c: &Clock) {
     if !Rc::ptr_eq(vc, &c.base) && c.base.iter().zip(vc.iter()).any(|(a, b)| a > b) {
         let v = Rc::make_mut(vc);
         v.iter_mut().zip(c.base.iter()).for_each(|(a, b)| *a = (*a).max(*b));
     }
     if vc.get(c.who as usize).is_some_and(|&x| x < c.own) {
         Rc::make_mut(vc)[c.who as usize] = c.own;
+    }
+}
+
+/// The last few bases merged into a thread block's clock (see [`merge`]). Weak references:
+/// they keep the allocation's address from being reused without keeping its value shared
+/// (a publisher's own clock stays unshared, so it grows in place).
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    bases: [Weak<Vec<u32>>; SEEN],
+    next: usize,
+}
+
+/// Bases remembered per thread block: one per source it merges from at a time (its receive
+/// connection, its dependency) and a spare.
+const SEEN: usize = 3;
+
+impl Seen {
+    fn has(&self, base: &Vc) -> bool {
+        self.bases.iter().any(|w| std::ptr::eq(w.as_ptr(), Rc::as_ptr(base)))
+    }
+    fn add(&mut self, base: &Vc) {
+        self.bases[self.next] = Rc::downgrade(base);
+        self.next = (self.next + 1) % SEEN;
     }
 }
 

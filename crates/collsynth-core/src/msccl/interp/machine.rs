@@ -1,7 +1,7 @@
 //! The interpreter's state and scheduler: thread blocks, FIFO connections, and a worklist
 //! of thread blocks whose blocking condition may have changed.
 
-use super::clock::{Clock, History, Vc, NONE};
+use super::clock::{Clock, History, Seen, Vc, NONE};
 use super::memory::{Cell, Layout};
 use super::{Aliasing, Lines};
 use crate::msccl::model::{Program, Step, ThreadBlock};
@@ -22,6 +22,7 @@ pub(super) struct Tb<'p> {
     /// block's own vector-clock component, and the second half of an access's `At`.
     pub ev: u32,
     pub vc: Vc,
+    pub seen: Seen,
     pub send_conn: Option<usize>,
     pub recv_conn: Option<usize>,
     /// Messages received by the call in progress (one per call in a consistent program).
@@ -64,6 +65,9 @@ pub(super) struct Conn {
     pub recv_waiters: Vec<usize>,
     pub send_waiters: Vec<usize>,
 }
+
+/// A dependency target's clock in one iteration, and the dependent steps yet to merge it.
+pub(super) type DepSlot = (Option<Clock>, usize);
 
 /// Why a thread block cannot run its next slice.
 pub(super) enum Block {
@@ -110,15 +114,18 @@ pub(super) struct Machine<'p> {
     pub hist: Vec<Vec<Vec<History>>>,
     /// `comp[t]`: vector-clock component of thread block t (clock::NONE if alone on its GPU).
     pub comp: Vec<u32>,
-    /// `dep_clocks[t]`: (step, its clock once completed, per iteration) for the steps of t
-    /// some step depends on, sorted by step.
-    pub dep_clocks: Vec<Vec<(usize, Vec<Option<Clock>>)>>,
+    /// `dep_clocks[t]`: (step, its clock once completed and the steps yet to merge it, per
+    /// iteration) for the steps of t some step depends on, sorted by step. A clock is dropped
+    /// once its last dependent merged it (clocks are as long as the thread blocks are many).
+    pub dep_clocks: Vec<Vec<(usize, Vec<DepSlot>)>>,
     /// `dep_waiters[t]`: (steps of t needed, waiting tb).
     dep_waiters: Vec<Vec<(u64, usize)>>,
     queue: VecDeque<usize>,
     queued: Vec<bool>,
     pub races: Lines,
     pub wrong: Lines,
+    /// Track clocks, races and values; false: only which slices move (a deadlock verdict).
+    pub full: bool,
     pub steps_executed: usize,
     pub messages: usize,
 }
@@ -214,6 +221,7 @@ impl<'p> Machine<'p> {
                     slice: 0,
                     ev: 0,
                     vc,
+                    seen: Seen::default(),
                     send_conn: send,
                     recv_conn: recv,
                     inbox: Vec::new(),
@@ -239,6 +247,7 @@ impl<'p> Machine<'p> {
             tbs,
             races: Lines::new("races"),
             wrong: Lines::new("wrong values"),
+            full: true,
             steps_executed: 0,
             messages: 0,
         };
@@ -266,9 +275,13 @@ impl<'p> Machine<'p> {
             }
         }
         targets.sort_unstable();
-        targets.dedup();
         let iterations = self.calls.iterations;
-        targets.into_iter().for_each(|(t, k)| self.dep_clocks[t].push((k, vec![None; iterations])));
+        for (t, k) in targets {
+            match self.dep_clocks[t].last_mut() {
+                Some((j, slots)) if *j == k => slots.iter_mut().for_each(|s| s.1 += 1),
+                _ => self.dep_clocks[t].push((k, vec![(None, 1); iterations])),
+            }
+        }
         Ok(())
     }
 
@@ -311,10 +324,17 @@ impl<'p> Machine<'p> {
         Ok(self.dep(u, st)?.map(|(t, need)| (t, flag(it, need))))
     }
 
-    /// The clock thread block `t` published when it completed step `k` of iteration `it`.
-    pub fn dep_clock(&self, t: usize, k: usize, it: usize) -> Option<&Clock> {
-        let v = &self.dep_clocks[t];
-        v.binary_search_by_key(&k, |d| d.0).ok().and_then(|i| v[i].1.get(it)?.as_ref())
+    /// The clock thread block `t` published when it completed step `k` of iteration `it`,
+    /// for one of the steps that depend on it (the last one takes it).
+    pub fn take_dep_clock(&mut self, t: usize, k: usize, it: usize) -> Option<Clock> {
+        let v = &mut self.dep_clocks[t];
+        let i = v.binary_search_by_key(&k, |d| d.0).ok()?;
+        let (clock, users) = v[i].1.get_mut(it)?;
+        *users = users.saturating_sub(1);
+        match users {
+            0 => clock.take(),
+            _ => clock.clone(),
+        }
     }
 
     /// Run until every thread block is done or none can move; Err on an inconsistency.

@@ -16,8 +16,9 @@ impl<'p> Machine<'p> {
         let slices = if sends || receives { self.calls.slices_per_call.max(1) } else { 1 };
         if self.tbs[u].call == 0 && self.tbs[u].slice == 0 {
             if let Some((d, need)) = self.dep(u, st)? {
-                if let Some(c) = self.dep_clock(d, need - 1, self.tbs[u].iter).cloned() {
-                    merge(&mut self.tbs[u].vc, &c);
+                if let Some(c) = self.take_dep_clock(d, need - 1, self.tbs[u].iter).filter(|_| self.full) {
+                    let t = &mut self.tbs[u];
+                    merge(&mut t.vc, &mut t.seen, &c);
                 }
             }
         }
@@ -53,6 +54,10 @@ impl<'p> Machine<'p> {
             _ => (t.call * self.calls.max_count, self.calls.max_count.min(st.cnt - t.call * self.calls.max_count)),
         };
         let inbox = std::mem::take(&mut self.tbs[u].inbox);
+        if !self.full {
+            // Deadlock only: which slices move does not depend on values or clocks.
+            return Ok(self.finish_call(u, st, Vec::new()));
+        }
         let got = if st.kind.receives() { Some(self.receive(u, k, n, inbox)) } else { None };
         let mut out = Vec::new();
         if !self.is_self_copy(u, st) {
@@ -107,8 +112,8 @@ impl<'p> Machine<'p> {
             }
             self.steps_executed += 1;
             if let Ok(i) = self.dep_clocks[u].binary_search_by_key(&k, |d| d.0) {
-                if let Some(slot) = self.dep_clocks[u][i].1.get_mut(it) {
-                    *slot = Some(clock.clone());
+                if let Some(slot) = self.dep_clocks[u][i].1.get_mut(it).filter(|_| self.full) {
+                    slot.0 = Some(clock.clone());
                 }
             }
         }
@@ -122,7 +127,8 @@ impl<'p> Machine<'p> {
         let mut vals = Vec::with_capacity(cnt);
         let mut from = None;
         for m in inbox {
-            merge(&mut self.tbs[u].vc, &m.clock);
+            let t = &mut self.tbs[u];
+            merge(&mut t.vc, &mut t.seen, &m.clock);
             from.get_or_insert(m.from);
             vals.extend(m.vals);
         }
@@ -146,13 +152,14 @@ impl<'p> Machine<'p> {
         let (u, rank, it) = (me.0 as usize, self.tbs[me.0 as usize].rank, self.tbs[me.0 as usize].iter);
         let mut vals = Vec::with_capacity(cnt);
         for j in 0..cnt {
-            let (i, name) = self.locate(rank, buf, off, j)?;
+            let i = self.locate(rank, buf, off, j)?;
             let now = Now { me, vc: &self.tbs[u].vc, comp: &self.comp };
             if let Some(other) = self.hist[it][rank][i].read(&now) {
-                self.race(rank, &name, (other, true), (me, false));
+                self.race(rank, buf, off + j as i64, (other, true), (me, false));
             }
             let v = self.mem[it][rank][i].clone();
             if v == Cell::Empty {
+                let name = cell_name(buf, (off + j as i64) as usize);
                 let line = format!("{} {verb} {name}, which holds nothing", self.at(u, self.tbs[u].pc));
                 self.wrong.push(line);
             }
@@ -164,25 +171,25 @@ impl<'p> Machine<'p> {
     fn write(&mut self, me: At, buf: Buf, off: i64, vals: impl Iterator<Item = Cell>) -> Result<(), String> {
         let (u, rank, it) = (me.0 as usize, self.tbs[me.0 as usize].rank, self.tbs[me.0 as usize].iter);
         for (j, v) in vals.enumerate() {
-            let (i, name) = self.locate(rank, buf, off, j)?;
+            let i = self.locate(rank, buf, off, j)?;
             let now = Now { me, vc: &self.tbs[u].vc, comp: &self.comp };
             if let Some((other, wrote)) = self.hist[it][rank][i].write(&now) {
-                self.race(rank, &name, (other, wrote), (me, true));
+                self.race(rank, buf, off + j as i64, (other, wrote), (me, true));
             }
             self.mem[it][rank][i] = v;
         }
         Ok(())
     }
 
-    /// Cell index and name of chunk `off + j` of `buf` at `rank`.
-    fn locate(&self, rank: usize, buf: Buf, off: i64, j: usize) -> Result<(usize, String), String> {
+    /// Cell index of chunk `off + j` of `buf` at `rank` (its name is built only for a report).
+    fn locate(&self, rank: usize, buf: Buf, off: i64, j: usize) -> Result<usize, String> {
         let o = off + j as i64;
-        let i =
-            self.layout.cell(rank, buf, o).ok_or_else(|| format!("rank {rank} {}[{o}] out of bounds", buf.letter()))?;
-        Ok((i, cell_name(buf, o as usize)))
+        self.layout.cell(rank, buf, o).ok_or_else(|| format!("rank {rank} {}[{o}] out of bounds", buf.letter()))
     }
 
-    fn race(&mut self, rank: usize, name: &str, (a, a_writes): (At, bool), (b, b_writes): (At, bool)) {
+    /// Report a race on chunk `off` of `buf` at `rank`.
+    fn race(&mut self, rank: usize, buf: Buf, off: i64, (a, a_writes): (At, bool), (b, b_writes): (At, bool)) {
+        let name = cell_name(buf, off as usize);
         let verb = |w: bool| if w { "writes" } else { "reads" };
         let line = format!(
             "race on rank {rank} {name}: {} {} and {} {} without a dependency between them",

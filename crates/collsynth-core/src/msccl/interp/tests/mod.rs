@@ -1,4 +1,5 @@
 mod buffers;
+mod verdicts;
 use super::*;
 use crate::ir::Collective;
 
