@@ -1,8 +1,10 @@
 """MSCCL's thread blocks in the runtime model (docs/simulator.md, "Thread blocks"): `auto`'s
 pick per cell under the default model (every transfer its own connection), run in the thread
-blocks `collsynth export` writes (one channel if it fits, T from the numbering), and run in
-the blocks of the timed lowering (T by time, one channel per piece). `python bench/run.py
-blocks`; writes bench/results/blocks.json (run.py) and bench/results/blocks_table.md."""
+blocks of the numbered lowering (one channel if it fits, T from the numbering: what `collsynth
+export` wrote before), in the blocks of the timed lowering (T by time, one channel per piece),
+and in the blocks `collsynth export` writes now (the fastest of its lowerings,
+`cost::runtime::order::exported_lowering`). `python bench/run.py blocks`; writes
+bench/results/blocks.json (run.py) and bench/results/blocks_table.md."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ CELLS = [
 
 def _in_blocks(s: collsynth.Schedule, size: str, order: str) -> float:
     """The runtime model's time of `s` marked to run in thread blocks (`order`: the detail
-    value, "as numbered" or "timed")."""
+    value, "as numbered", "timed" or "exported")."""
     d = json.loads(s.to_json())
     d["provenance"].setdefault("details", {})["thread_block_order"] = order
     return collsynth.Schedule.loads(json.dumps(d)).runtime(size)["runtime_time_us"]
@@ -46,13 +48,17 @@ def bench_blocks() -> list[dict]:
         msccl = executor == "msccl"
         rec["as_exported_us"] = _in_blocks(s, size, "as numbered") if msccl else None
         rec["timed_us"] = _in_blocks(s, size, "timed") if msccl else None
+        rec["exported_us"] = _in_blocks(s, size, "exported") if msccl else None
         records.append(rec)
     lines = [
-        "| cell | auto's pick | bound (us) | default model | in the exported blocks "
-        "| timed blocks, channel per piece |",
-        "|---|---|---|---|---|---|",
+        "| cell | auto's pick | bound (us) | default model | numbered blocks (export before) "
+        "| timed blocks, channel per piece | as exported now | now / default |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
+
+        def ratio(r: dict = r) -> str:
+            return "" if r["exported_us"] is None else f"{r['exported_us'] / r['default_us']:.2f}"
 
         def cell(key: str, r: dict = r) -> str:
             if r[key] is None:
@@ -61,7 +67,7 @@ def bench_blocks() -> list[dict]:
 
         lines.append(
             f"| {r['spec']} | {r['auto_choice']} | {r['time_bound_us']:.1f} | {cell('default_us')} | "
-            f"{cell('as_exported_us')} | {cell('timed_us')} |"
+            f"{cell('as_exported_us')} | {cell('timed_us')} | {cell('exported_us')} | {ratio(r)} |"
         )
     atomic_write(RESULTS / "blocks_table.md", "\n".join(lines) + "\n")
     return records

@@ -1,7 +1,10 @@
 """The scale table (bench/run.py discovers `BENCHMARKS`): every row as a whole process
 under `/usr/bin/time -v` (wall, user seconds, peak memory) with its synthesis time and its
 result (optimality, time), so that "every row keeps its result exactly" is visible next to
-the speed. Writes bench/results/scale.json and scale_table.md.
+the speed: where the flat form is affordable, the same build also runs the row with
+`--form flat` (every transfer, verified, costed and written flat) and the table says whether
+both forms give the same result keys, bit for bit. Writes bench/results/scale.json and
+scale_table.md.
 
 Standalone: `python bench/bench_scale.py [--quick] [--label L] [--cli PATH]`; `--quick`
 skips the big rows, `--cli` times another build (e.g. main's, labelled "before"); each label's
@@ -29,28 +32,45 @@ def _tacos_bench():
     return module
 
 
-# (topology, algorithm, collective, extra args, target seconds, target peak MB, big row)
+# (topology, algorithm, collective, extra args, target seconds, target peak MB, big row,
+# flat form affordable: also run with `--form flat` and compare)
 ROWS = [
-    ("torus:50x50", "bfb", "allgather", [], 3.0, 500, True),
-    ("hypercube:10", "bfb", "allgather", [], 1.0, None, False),
-    ("torus:32x32", "forestcoll", "allgather", [], 1.5, None, False),
-    ("torus:32x32", "ring", "allreduce", [], 1.5, None, False),
-    ("torus:32x32", "forestcoll", "allreduce", [], None, None, False),
-    ("dgx-a100:128", "forestcoll", "allgather", [], None, None, False),
-    ("dgx-a100:128", "forestcoll", "allreduce", [], None, None, False),
-    ("dgx-a100:512", "forestcoll", "allgather", [], 10.0, 1000, True),
-    ("dgx-a100:512", "forestcoll", "allreduce", [], 10.0, 1000, True),
-    ("rfs:2,4,128", "tacos", "allreduce", [], 15.0, None, True),
-    ("mesh:200x200", "tacos", "allgather", ["--time-only"], 120.0, None, True),
+    ("torus:50x50", "bfb", "allgather", [], 3.0, 500, True, False),
+    ("hypercube:10", "bfb", "allgather", [], 1.0, None, False, True),
+    ("torus:32x32", "forestcoll", "allgather", [], 1.5, None, False, True),
+    ("torus:32x32", "ring", "allreduce", [], 1.5, None, False, True),
+    ("torus:32x32", "forestcoll", "allreduce", [], None, None, False, True),
+    ("dgx-a100:128", "forestcoll", "allgather", [], None, None, False, True),
+    ("dgx-a100:128", "forestcoll", "allreduce", [], None, None, False, True),
+    ("dgx-a100:512", "forestcoll", "allgather", [], 10.0, 1000, True, True),
+    ("dgx-a100:512", "forestcoll", "allreduce", [], 10.0, 1000, True, False),
+    ("rfs:2,4,128", "tacos", "allreduce", [], 15.0, None, True, False),
+    ("mesh:200x200", "tacos", "allgather", ["--time-only"], 120.0, None, True, False),
 ]
 
 # The result keys that must not move between builds.
 RESULT_KEYS = ["optimality_exact", "time_us", "runtime_time_us", "alpha_beta_us", "transfers"]
 
 
-def row(spec, algorithm, collective, extra, target_s, target_mb, cli=None) -> dict:
+def row(spec, algorithm, collective, extra, target_s, target_mb, flat=False, cli=None) -> dict:
+    """One row as a whole process; with ``flat``, the same command with `--form flat` too, and
+    whether its result keys equal the row's (the compact form's, same build)."""
     whole = _tacos_bench().whole_command([spec, "-c", collective, "--json", *extra], algorithm, cli)
     res = whole.pop("result")
+    flat_record = None
+    if flat:
+        f = _tacos_bench().whole_command(
+            [spec, "-c", collective, "--json", "--form", "flat", *extra], algorithm, cli
+        )
+        fres = f.pop("result")
+        flat_record = {
+            "wall_seconds": f["wall_seconds"],
+            "user_seconds": f["user_seconds"],
+            "peak_mb": round(f["max_rss_kib"] / 1024, 1),
+            "synthesis_seconds": fres.get("synthesis_seconds") or 0.0,
+            "compact_group": fres.get("compact_group"),
+            **{k: fres.get(k) for k in RESULT_KEYS},
+        }
     wall, synth = whole["wall_seconds"], res.get("synthesis_seconds") or 0.0
     peak_mb = whole["max_rss_kib"] / 1024
     met = (target_s is None or wall <= target_s) and (target_mb is None or peak_mb <= target_mb)
@@ -66,6 +86,11 @@ def row(spec, algorithm, collective, extra, target_s, target_mb, cli=None) -> di
         "target_mb": target_mb,
         "target_met": met,
         "within_2x_of_synthesis": synth > 0 and wall <= 2 * synth,
+        "compact_group": res.get("compact_group"),
+        "flat": flat_record,
+        "same_as_flat": None
+        if flat_record is None
+        else all(res.get(k) == flat_record[k] for k in RESULT_KEYS),
         "load_average": os.getloadavg()[0],
     }
 
@@ -77,28 +102,26 @@ def run(quick: bool = False, cli: str | None = None, only: str | None = None) ->
     wanted = None if only is None else only.split("|")
     command = lambda r: " ".join([r[0], "-a", r[1], "-c", r[2], *r[3]])  # noqa: E731
     rows = [r for r in rows if wanted is None or any(w in command(r) for w in wanted)]
-    return [row(*r[:6], cli=cli) for r in rows]
+    return [row(*r[:6], flat=r[7], cli=cli) for r in rows]
 
 
 def table(runs: dict[str, list[dict]]) -> str:
-    """Markdown: per row and label, wall / peak / synthesis, the target, and whether the
-    result equals the first label's."""
+    """Markdown: per row and label, wall / CPU / peak / synthesis; then, from the last label
+    that ran the row: the flat form's wall / CPU / peak (`--form flat`, same build), the target,
+    the results of both forms and whether they are the same, bit for bit."""
     labels = list(runs)
     lines = [
         "| command | "
         + " | ".join(f"{x}: wall s / CPU s / peak MB / synth s" for x in labels)
-        + " | target | met | "
-        "result (optimality, time_us) | same result |",
-        "|---|" + "---|" * len(labels) + "---|---|---|---|",
+        + " | flat form (last label): wall s / CPU s / peak MB | target | met | "
+        "result (optimality, time_us) | flat form's result | same result |",
+        "|---|" + "---|" * len(labels) + "---|---|---|---|---|---|",
     ]
-    # Every command of any label, in order of first appearance; results compare with the
-    # first label that ran it.
-    first: dict[str, dict] = {}
+    commands: list[str] = []
     for x in labels:
-        for r in runs[x]:
-            first.setdefault(r["command"], r)
-    for cmd in first:
-        cells, same, last = [], True, first[cmd]
+        commands += [r["command"] for r in runs[x] if r["command"] not in commands]
+    for cmd in commands:
+        cells, last = [], None
         for x in labels:
             r = next((r for r in runs[x] if r["command"] == cmd), None)
             if r is None:
@@ -106,8 +129,8 @@ def table(runs: dict[str, list[dict]]) -> str:
                 continue
             keys = ["wall_seconds", "user_seconds", "peak_mb", "synthesis_seconds"]
             cells.append(" / ".join(f"{r[k]:.2f}" for k in keys))
-            same &= all(r[k] == first[cmd][k] for k in RESULT_KEYS)
             last = r
+        assert last is not None
         target = " ".join(
             t
             for t in [
@@ -117,11 +140,19 @@ def table(runs: dict[str, list[dict]]) -> str:
             if t
         )
         result = f"{last['optimality_exact']}, {last['time_us']}"
+        flat = last.get("flat")
+        if flat is None:
+            flat_cells = "- | -"
+            same = "schedule is flat" if "compact_group" in last and last["compact_group"] is None else "-"
+        else:
+            flat_cells = " / ".join(f"{flat[k]:.2f}" for k in ["wall_seconds", "user_seconds", "peak_mb"])
+            flat_cells += f" | {flat['optimality_exact']}, {flat['time_us']}"
+            same = "yes" if last["same_as_flat"] else "NO"
         lines.append(
             f"| `{cmd}` | "
             + " | ".join(cells)
-            + f" | {target or '-'} | {'yes' if last['target_met'] else 'no'} "
-            f"| {result} | {'yes' if same else 'NO'} |"
+            + f" | {flat_cells.split(' | ')[0]} | {target or '-'} | {'yes' if last['target_met'] else 'no'} "
+            f"| {result} | {flat_cells.split(' | ')[1]} | {same} |"
         )
     loads = {x: max(r["load_average"] for r in runs[x]) for x in labels}
     lines.append("")
@@ -130,13 +161,24 @@ def table(runs: dict[str, list[dict]]) -> str:
         " them; CPU seconds are steadier); highest 1-minute load average seen per label: "
         + ", ".join(f"{x} {v:.1f}" for x, v in loads.items())
     )
+    lines.append("")
+    lines.append(
+        "Same result: the row's `optimality_exact`, `time_us`, `runtime_time_us`, `alpha_beta_us` and"
+        " `transfers` equal the flat form's (`synth --form flat`: the schedule expanded, verified and"
+        " costed flat) on the same build, compared as the printed JSON numbers. Earlier labels were"
+        " other builds, some of which costed a different flat schedule (the flat plans from before"
+        " the per-orbit form: the same loads per step and link, other pieces and transfer order);"
+        " there the last digits of time_us may differ (README, Performance)."
+    )
     return "\n".join(lines) + "\n"
 
 
 def save(label: str, records: list[dict]) -> None:
     path = RESULTS / "scale.json"
     runs = json.loads(path.read_text())["runs"] if path.exists() else {}
-    runs[label] = records
+    # a rerun of some rows (`--only`) replaces those rows and keeps the label's others
+    fresh = {r["command"] for r in records}
+    runs[label] = [r for r in runs.get(label, []) if r["command"] not in fresh] + records
     atomic_write(path, json.dumps({"benchmark": "scale", "runs": runs}, indent=2) + "\n")
     atomic_write(RESULTS / "scale_table.md", table(runs))
 

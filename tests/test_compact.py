@@ -59,3 +59,33 @@ def test_bad_symmetry_exits_2_in_one_line(tmp_path, edit, fragment):
     (tmp_path / "bad.json").write_text(json.dumps(d))
     proc = run_cli("verify", str(tmp_path / "bad.json"), check_status=2)
     assert fragment in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["torus:8x8", "-c", "allgather", "-a", "bfb"],
+        ["ring:64", "-c", "allreduce", "-a", "ring"],
+        ["torus:4x4", "-c", "reduce-scatter", "-a", "forestcoll", "--size", "1000"],
+    ],
+)
+def test_form_flat_states_verifies_and_costs_the_schedule_flat(tmp_path, args):
+    """`synth --form flat`: file format 1 with every transfer, null compact keys, and every
+    other key the compact form's, bit for bit (printed JSON numbers); `Schedule.flat()` is
+    the same schedule, verified."""
+    auto = run_json("synth", *args, "-o", str(tmp_path / "auto"))
+    flat = run_json("synth", *args, "--form", "flat", "-o", str(tmp_path / "flat"))
+    assert auto["compact_group"] is not None and flat["compact_group"] is None
+    assert flat["compact_order"] is None and flat["compact_transfers"] is None
+    assert flat["range_transfers"] is None  # the flat form has one transfer per piece too
+    timing = {k for k in auto if k.endswith("_seconds")}
+    compact_keys = {"compact_group", "compact_order", "compact_transfers", "range_transfers", "files"}
+    same = set(auto) - timing - compact_keys
+    assert {k: flat[k] for k in same} == {k: auto[k] for k in same}
+    doc = json.loads((tmp_path / "flat" / "schedule.json").read_text())
+    assert doc["format"] == "collsynth-schedule/1" and len(doc["transfers"]) == auto["transfers"]
+    assert run_json("verify", str(tmp_path / "flat" / "schedule.json"))["transfers"] == auto["transfers"]
+    sched = collsynth.Schedule.load(tmp_path / "auto" / "schedule.json")
+    f = sched.flat()
+    assert f.compact is None and f.n_transfers == sched.n_transfers == auto["transfers"]
+    assert f.flat() is f

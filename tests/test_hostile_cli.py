@@ -103,6 +103,21 @@ def inputs(tmp_path_factory) -> Path:
         bad = json.loads(json.dumps(orbit))
         mutate(bad)
         (d / name).write_text(json.dumps(bad))
+    # Range transfers (a count on a transfer, collsynth-schedule/2): BFB's from 64 ranks.
+    ranged = json.loads(collsynth.synthesize("torus:8x8", "allgather", "bfb").to_json())
+    run_at = next(i for i, t in enumerate(ranged["transfers"]) if t.get("count", 1) > 1 and t["after"])
+    for name, mutate in [
+        ("rng_zero.json", lambda o: o["transfers"][run_at].update(count=0)),
+        ("rng_past.json", lambda o: o["transfers"][run_at].update(count=10**6)),
+        ("rng_huge.json", lambda o: o["transfers"][run_at].update(count=10**12)),
+        ("rng_max.json", lambda o: o["transfers"][run_at].update(count=2**32 - 1)),
+        ("rng_text.json", lambda o: o["transfers"][run_at].update(count="3")),
+        ("rng_after.json", lambda o: o["transfers"][run_at].update(after=[64 * 252 - 1])),
+        ("rng_v1.json", lambda o: o.update(format="collsynth-schedule/1")),
+    ]:
+        bad = json.loads(json.dumps(ranged))
+        mutate(bad)
+        (d / name).write_text(json.dumps(bad))
     return d
 
 
@@ -138,6 +153,13 @@ BAD = [
     (["verify", "{d}/orb_links.json"], 'symmetry.links: expected "used"'),
     (["simulate", "{d}/orb_used.json"], "which the schedule uses, to no link"),
     (["verify", "{d}/plan_blocks.json"], "thread blocks: beyond the 4096"),
+    (["verify", "{d}/rng_zero.json"], "count 0: a transfer moves at least one piece"),
+    (["simulate", "{d}/rng_past.json"], "runs past the schedule's"),
+    (["verify", "{d}/rng_huge.json"], "count: 1000000000000 is too large"),
+    (["export", "{d}/rng_max.json", "--format", "msccl-xml", "-o", "x"], "more than the 268435456"),
+    (["verify", "{d}/rng_text.json"], "count: expected a whole number"),
+    (["verify", "{d}/rng_after.json"], "beyond the 16128 transfers"),
+    (["simulate", "{d}/rng_v1.json"], "only a collsynth-schedule/2 file holds range transfers"),
     (["verify", "{d}/plan_id.json", "--topology", "ring:4"], "--topology applies"),
     (
         ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--threadblocks", "2"],
@@ -286,6 +308,13 @@ BAD = [
     ),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--time-only"], "--time-only applies"),
     (["synth", "ring:4", "-c", "allgather", "-a", "nosuch", "--time-only"], "unknown algorithm"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--form", "compact"], "invalid choice: 'compact'"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "bfb", "--time-only", "--form", "flat"], "drop --form"),
+    (
+        ["synth", "ring:4", "-c", "allgather", "-a", "auto", "--format", "msccl-xml"]
+        + ["--size-windows", "1KiB-1GiB", "--form", "flat"],
+        "drop --form",
+    ),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile"], "not a directory"),
     (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "{d}/afile/sub"], "not a directory"),
     (["export", "{d}/step_beyond.json", "--format", "msccl-xml", "-o", "{d}/afile/x.xml"], ""),

@@ -121,3 +121,36 @@ def test_export_command_writes_the_same_plan(tmp_path):
     assert (tmp_path / "p.json").read_bytes() == (tmp_path / "schedule.mscclpp.json").read_bytes()
     bad = cli("export", str(tmp_path / "schedule.json"), "--format", "mscclpp-json", "--channels", "2")
     assert bad.returncode == 2 and "--channels applies to --format msccl-xml only" in bad.stderr
+
+
+def test_streamed_exports_pass_the_checked_text_in_pieces(tmp_path):
+    """`text=False`: no text, but a path writer and a `write(str)` streamer that both give the
+    bytes `text=True` checked, the streamer in pieces; an exception of the callable stops it
+    and is raised; stdout of `export` (no -o) is the same bytes as the -o file."""
+    s = collsynth.synthesize("ring:16", "allreduce", "ring")
+    assert len(mscclpp.export(s)["json"]) > 4 * 65536  # several pieces
+    for make, key in [
+        (lambda text: mscclpp.export(s, text=text), "json"),
+        (lambda text: collsynth.msccl.export(s, text=text), "xml"),
+    ]:
+        whole, streamed = make(True), make(False)
+        assert streamed[key] is None and whole[key]
+        pieces: list[str] = []
+        streamed["stream"](pieces.append)
+        assert "".join(pieces) == whole[key]
+        assert len(pieces) >= len(whole[key]) // 65536 and max(map(len, pieces)) < 2 * 65536
+        (tmp_path / key).write_text("longer than nothing")  # made by atomic_write, then filled
+        streamed["write"](str(tmp_path / key))
+        assert (tmp_path / key).read_text() == whole[key]
+
+        def refuses(piece):
+            raise OSError(28, "No space left on device")
+
+        with pytest.raises(OSError, match="No space left"):
+            streamed["stream"](refuses)
+    s.save(tmp_path / "s.json")
+    for fmt in ["mscclpp-json", "msccl-xml"]:
+        out = tmp_path / f"out.{fmt}"
+        assert cli("export", str(tmp_path / "s.json"), "--format", fmt, "-o", str(out)).returncode == 0
+        r = cli("export", str(tmp_path / "s.json"), "--format", fmt)
+        assert r.returncode == 0 and r.stdout == out.read_text(), r.stderr

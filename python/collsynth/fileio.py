@@ -2,7 +2,6 @@
 
 import os
 import signal
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,6 +49,8 @@ def atomic_write(path: str | os.PathLike, data: str | bytes | Callable[[str], No
     if target.is_dir():
         raise _bad_input(f"cannot write {path}: is a directory")
     _make_dir(parent, path)
+    import tempfile  # here, not at start-up of every command (README, "Start-up")
+
     mode = "wb" if isinstance(data, bytes) else "w"
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)

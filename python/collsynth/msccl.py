@@ -74,8 +74,9 @@ def export(
 
     ``text=False`` (for writing a file: ``atomic_write(path, out["write"])``): no ``xml`` and
     no ``program`` (both None), but ``write``, which streams the XML into an existing file
-    given by its path; the text is never built, and the checks run on the program the writer
-    consumes (docs/msccl.md)."""
+    given by its path, and ``stream``, which passes it to a ``write(str)`` callable in pieces
+    (``out["stream"](sys.stdout.write)``); the text is never built, and the checks run on the
+    program the writer consumes (docs/msccl.md)."""
     if dialect not in DIALECTS:
         raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
     if protocol not in PROTOCOLS and protocol != "auto":
@@ -96,7 +97,8 @@ def export(
     if text:
         out["program"] = json.loads(out["program"])
     else:
-        out["write"] = out.pop("writer").write_xml
+        writer = out.pop("writer")
+        out["write"], out["stream"] = writer.write_xml, writer.stream_xml
     from collsynth.schedule import Schedule
 
     out["schedule"] = Schedule(out["schedule"])

@@ -14,16 +14,25 @@ from collsynth._core import BadInput
 MAX_GROUP = 64
 
 
-def export(schedule, threadblocks: int | None = None) -> dict:
+def export(schedule, threadblocks: int | None = None, text: bool = True) -> dict:
     """Lower a verified allgather, reduce-scatter or allreduce schedule to an MSCCL++ plan,
     judged by the interpreter before it is returned. ``threadblocks``: blocks per slice group
     (each takes a slice of every data op); None tries 4, 2, 1. Keys: ``json`` (the plan text),
     ``group``, ``collective``, ``ranks``, ``protocol``, ``inplace``, ``thread_blocks`` (per rank,
     max), ``max_ops``, ``scratch_chunks``, ``input_chunks``, ``output_chunks``,
-    ``memory_channels``, ``port_channels``."""
+    ``memory_channels``, ``port_channels``.
+
+    ``text=False`` (for a file or stdout): ``json`` is None; ``write`` streams the text into an
+    existing file given by its path (``atomic_write(path, out["write"])``) and ``stream``
+    passes it to a ``write(str)`` callable in pieces (``out["stream"](sys.stdout.write)``). The
+    text is never built, and the judge runs on the plan the writer consumes (docs/mscclpp.md)."""
     if threadblocks is not None and not 1 <= _args.whole("threadblocks", threadblocks) <= MAX_GROUP:
         raise BadInput(f"--threadblocks {threadblocks}: 1 to {MAX_GROUP}")
-    return _core.mscclpp_export(schedule._core, threadblocks)
+    out = _core.mscclpp_export(schedule._core, threadblocks, bool(text))
+    if not text:
+        writer = out.pop("writer")
+        out["write"], out["stream"] = writer.write_json, writer.stream_json
+    return out
 
 
 def validate(text: str) -> dict:

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-# Bars go to stderr so that `--json` output on stdout stays clean.
-_stderr = Console(stderr=True)
 
 
 def run_with_progress(
@@ -20,20 +12,38 @@ def run_with_progress(
 ):
     """Run ``fn()``; if it takes longer than ``delay`` seconds, show a bar (from ``poll()`` =
     (done, total), or a spinner when there is no total) until it returns."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(fn)
+    # A plain thread (not concurrent.futures, whose import pulls in logging) and rich only
+    # when a bar is due: most calls end before `delay`, and start-up is every command's cost
+    # (README, "Start-up").
+    out: dict = {}
+
+    def call() -> None:
         try:
-            return future.result(timeout=delay)
-        except FutureTimeout:
-            pass
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            out["error"] = e
+
+    worker = threading.Thread(target=call, name="collsynth-call")
+    worker.start()
+    worker.join(delay)
+    if worker.is_alive():
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        # Bars go to stderr so that `--json` output on stdout stays clean.
+        _stderr = Console(stderr=True)
         columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
         # off a terminal there is no bar to draw (an enabled Progress would still end with a
         # stray newline on stderr, before the error line)
         with Progress(*columns, console=_stderr, transient=True, disable=not _stderr.is_terminal) as bar:
             task = bar.add_task(escape(label), total=None)
-            while not future.done():
+            while worker.is_alive():
                 if poll is not None:
                     done, total = poll()
                     bar.update(task, completed=done, total=total or None)
                 time.sleep(0.1)
-        return future.result()
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

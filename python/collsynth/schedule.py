@@ -53,7 +53,8 @@ class Schedule:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file, atomically: format collsynth-schedule/1 for a flat schedule,
-        collsynth-schedule/2 for one stated per orbit (:attr:`compact`); the core streams the
+        collsynth-schedule/2 for one stated per orbit (:attr:`compact`) or holding range transfers
+        (:attr:`range_transfers`); the core streams the
         text into the temporary file (never one string of the whole file)."""
         atomic_write(path, self._core.write_json)
 
@@ -139,7 +140,20 @@ class Schedule:
     steps = property(lambda self: self._core.steps)
     n_transfers = property(lambda self: self._core.n_transfers)
     n_pieces = property(lambda self: self._core.n_pieces)
+    #: Transfers stored when some move a run of pieces at once (range transfers,
+    #: docs/schedule-format.md); None otherwise. ``n_transfers`` counts single-piece transfers.
+    range_transfers = property(lambda self: self._core.range_transfers)
     options = property(lambda self: dict(self._core.options))
+
+    def flat(self) -> Schedule:
+        """The same schedule stated flat, one transfer per (piece, link) and no group (what a
+        tool that reads only collsynth-schedule/1 needs): the expansion of a compact schedule,
+        verified flat, or the schedule itself when it is flat already."""
+        if self._core.compact is None:
+            return self
+        flat = Schedule(self._core.flat_form(), self.synthesis_seconds)
+        flat.verify()
+        return flat
 
     @property
     def compact(self) -> dict | None:

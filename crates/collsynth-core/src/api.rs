@@ -98,7 +98,7 @@ fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Re
 /// baseline `auto` is measured against, not something it can return.
 /// Flat: the exporters write every rank's program (and candidates compare as schedules).
 fn as_exported(s: Schedule) -> Result<Schedule> {
-    let mut s = if s.is_compact() { crate::ir::orbit::expand(&s)? } else { s };
+    let mut s = if s.is_flat() { s } else { crate::ir::orbit::expand(&s)? };
     s.provenance.executor = crate::ir::Executor::Msccl;
     Ok(s)
 }
@@ -382,6 +382,16 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
 pub fn cost_view<'a>(s: &'a Schedule, topo: &Topology, size: Rat) -> Result<(std::borrow::Cow<'a, Schedule>, usize)> {
     use crate::ir::orbit;
     // Thread blocks are per rank: a schedule run in them is costed on its expansion.
+    if crate::ir::ranges::has_ranges(s) {
+        // Ranges are expanded (a compact schedule's representatives only): one queue per piece.
+        let expanded = crate::ir::ranges::flat(s)?.into_owned();
+        let (q, copies) = cost_view(&expanded, topo, size)?;
+        let q = match q {
+            std::borrow::Cow::Owned(q) => Some(q),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        return Ok((std::borrow::Cow::Owned(q.unwrap_or(expanded)), copies));
+    }
     let blocks = cost::runtime::order::has_thread_block_order(s);
     match &s.symmetry {
         None => Ok((std::borrow::Cow::Borrowed(s), 1)),
@@ -453,12 +463,40 @@ pub fn export_msccl_with(
     auto_pipeline: bool,
     text: bool,
 ) -> Result<MscclExport> {
-    let export = |s: &Schedule| match text {
-        true => crate::msccl::export(s, o, auto_pipeline),
-        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    export_msccl_at(s, topo, o, auto_pipeline, text, windows::judged_bytes(o.size_range))
+}
+
+/// The most flat transfers for which export judges its lowerings in MSCCL's thread blocks
+/// ([`export_msccl_at`]); above it the numbered lowering is written unjudged. Every machine
+/// of the time targets is far below (mi250:2's ForestColl allreduce: 8,742).
+pub const JUDGED_TRANSFERS: usize = 10_000;
+
+/// [`export_msccl_with`], the lowering chosen at `bytes`: of the exporter's candidates
+/// (`cost::runtime::order::exported_lowering`), the fastest in MSCCL's thread blocks there.
+pub fn export_msccl_at(
+    s: &Schedule,
+    topo: &Topology,
+    o: &crate::msccl::lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+    bytes: u64,
+) -> Result<MscclExport> {
+    let size = Rat::from_integer(bytes.max(1) as i128);
+    let choose = |p: &Schedule, o: &crate::msccl::lower::Options| {
+        let e = cost::runtime::exported(p, topo, size, o)?;
+        Ok(e.map(|(e, time)| (e.options, time.time_us)))
     };
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
+    // Judging runs the block model on every candidate (5 lowerings x 3 sub-chunk depths);
+    // above the budget that costs more time and memory than the export itself, so a large
+    // schedule is written as numbered, unjudged (docs/msccl.md).
+    let judged = s.transfers.len() <= JUDGED_TRANSFERS;
+    let export = |s: &Schedule| match judged {
+        true => crate::msccl::export_chosen(s, o, auto_pipeline, text, &choose),
+        false if text => crate::msccl::export(s, o, auto_pipeline),
+        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    };
     let why = match export(s) {
         Ok(exported) => {
             let fallback = exported.unfused_because.clone();

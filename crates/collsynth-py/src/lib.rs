@@ -21,6 +21,7 @@ mod exec_plan;
 mod find;
 mod msccl;
 mod mscclpp;
+mod stream;
 mod values;
 
 create_exception!(_core, BadInput, PyValueError, "Bad user input: exit status 2 in the CLI.");
@@ -204,7 +205,7 @@ impl PySchedule {
 
     /// The flat schedule (the schedule itself unless it is compact).
     pub(crate) fn flat(&self) -> PyResult<&Schedule> {
-        if !self.inner.is_compact() {
+        if self.inner.is_flat() {
             return Ok(&self.inner);
         }
         if let Some(f) = self.flat.get() {
@@ -232,14 +233,7 @@ impl PySchedule {
     /// through a buffer, never as one string: the caller makes the file and renames it into
     /// place (atomic_write). OSError on a write failure.
     fn write_json(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            use std::io::Write;
-            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            ir::json::write_to(&self.inner, &self.topo, &mut out)?;
-            out.flush()
-        })
-        .map_err(PyErr::from)
+        stream::to_path(py, path, |out| ir::json::write_to(&self.inner, &self.topo, out))
     }
 
     #[getter]
@@ -262,10 +256,22 @@ impl PySchedule {
     fn n_transfers(&self) -> usize {
         self.inner.n_transfers()
     }
+    /// The same schedule stated flat (every transfer, no group): the expansion of a compact
+    /// schedule, or a copy of a flat one. Not verified: call `verify()` on it.
+    fn flat_form(&self, py: Python<'_>) -> PyResult<PySchedule> {
+        // Expanded afresh, not through the cached `flat` (which would then be held twice).
+        let flat = py.detach(|| guard(|| ir::orbit::expand(&self.inner)))?;
+        Ok(PySchedule::new(flat, self.topo.clone()))
+    }
     /// A compact schedule's symmetry: (group, |G|, representative transfers); None when flat.
     #[getter]
     fn compact(&self) -> Option<(String, usize, usize)> {
-        self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), self.inner.transfers.len()))
+        self.inner.symmetry.as_ref().map(|g| (g.name.clone(), g.order(), ir::ranges::n_expanded(&self.inner)))
+    }
+    /// The transfers stored when some are range transfers (`ir::ranges`); None otherwise.
+    #[getter]
+    fn range_transfers(&self) -> Option<usize> {
+        ir::ranges::has_ranges(&self.inner).then_some(self.inner.transfers.len())
     }
     #[getter]
     fn n_pieces(&self) -> usize {

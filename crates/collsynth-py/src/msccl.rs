@@ -26,6 +26,7 @@ fn lowering(
             pipeline,
             size_range,
             order: None,
+            spread: None,
         })
     })
 }
@@ -52,17 +53,20 @@ fn msccl_export<'py>(
     text: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let chosen;
+    let bytes = match size {
+        Some(text) => {
+            let m = crate::size_arg(text)?.ceil().to_integer();
+            Some(guard(|| {
+                u64::try_from(m)
+                    .map_err(|_| collsynth_core::CollsynthError::bad(format!("--size: {text} is too large")))
+            })?)
+        }
+        None => None,
+    };
     let protocol = if protocol == "auto" {
-        let range = match (size_range, size) {
+        let range = match (size_range, bytes) {
             (Some(r), _) => r,
-            (None, Some(text)) => {
-                let m = crate::size_arg(text)?.ceil().to_integer();
-                let m = guard(|| {
-                    u64::try_from(m)
-                        .map_err(|_| collsynth_core::CollsynthError::bad(format!("--size: {text} is too large")))
-                })?;
-                (m, m)
-            }
+            (None, Some(m)) => (m, m),
             (None, None) => (1 << 30, 1 << 30),
         };
         let s = collsynth_core::ir::transform::pipelined(schedule.flat()?, pipeline.unwrap_or(1));
@@ -72,8 +76,11 @@ fn msccl_export<'py>(
         protocol
     };
     let o = lowering(dialect, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
-    let done =
-        py.detach(|| guard(|| api::export_msccl_with(&schedule.inner, &schedule.topo, &o, pipeline.is_none(), text)))?;
+    // The lowering is judged at `size`, else at the size range's middle, else 1 GiB.
+    let judged = bytes.unwrap_or_else(|| api::windows::judged_bytes(size_range));
+    let done = py.detach(|| {
+        guard(|| api::export_msccl_at(&schedule.inner, &schedule.topo, &o, pipeline.is_none(), text, judged))
+    })?;
     let p = &done.exported.program;
     let d = PyDict::new(py);
     if text {
@@ -110,14 +117,12 @@ impl MscclWriter {
     /// Stream the XML into the existing file `path` (truncated) through a buffer, never as
     /// one string: the caller makes the file and renames it into place (atomic_write).
     fn write_xml(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
-        py.detach(|| {
-            use std::io::Write;
-            let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            self.exported.write_xml(&mut out)?;
-            out.flush()
-        })
-        .map_err(PyErr::from)
+        crate::stream::to_path(py, path, |out| self.exported.write_xml(out))
+    }
+
+    /// Pass the XML to `write` (e.g. `sys.stdout.write`) in pieces of about 64 KiB.
+    fn stream_xml(&self, write: Bound<'_, PyAny>) -> PyResult<()> {
+        crate::stream::to_callable(write, |out| self.exported.write_xml(out))
     }
 }
 

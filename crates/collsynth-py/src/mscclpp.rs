@@ -34,17 +34,47 @@ fn shape(d: &Bound<'_, PyDict>, p: &Plan) -> PyResult<()> {
 }
 
 /// Export a verified schedule as an MSCCL++ plan (judged before it is returned): a dict with
-/// `json` (the text), `group` (thread blocks per slice group) and the plan's shape.
+/// `json` (the text), `group` (thread blocks per slice group) and the plan's shape. `text`
+/// false: `json` is None and `writer` streams the text (`mscclpp::export_streamed`).
 #[pyfunction]
-#[pyo3(signature = (schedule, group=None))]
-fn mscclpp_export<'py>(py: Python<'py>, schedule: &PySchedule, group: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (schedule, group=None, text=true))]
+fn mscclpp_export<'py>(
+    py: Python<'py>,
+    schedule: &PySchedule,
+    group: Option<usize>,
+    text: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let flat = schedule.flat()?;
-    let e = py.detach(|| guard(|| mscclpp::export(flat, &schedule.topo, group)))?;
+    let export = if text { mscclpp::export } else { mscclpp::export_streamed };
+    let e = py.detach(|| guard(|| export(flat, &schedule.topo, group)))?;
     let d = PyDict::new(py);
-    d.set_item("json", &e.json)?;
+    d.set_item("json", if text { Some(&e.json) } else { None })?;
     d.set_item("group", e.group)?;
     shape(&d, &e.plan)?;
+    if !text {
+        d.set_item("writer", PlanWriter { exported: e })?;
+    }
     Ok(d)
+}
+
+/// The text of a plan exported with `text=False`, written on demand.
+#[pyclass(frozen)]
+struct PlanWriter {
+    exported: mscclpp::Exported,
+}
+
+#[pymethods]
+impl PlanWriter {
+    /// Stream the plan into the existing file `path` (truncated), never as one string: the
+    /// caller makes the file and renames it into place (atomic_write).
+    fn write_json(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        crate::stream::to_path(py, path, |out| self.exported.write_json(out))
+    }
+
+    /// Pass the plan's text to `write` (e.g. `sys.stdout.write`) in pieces of about 64 KiB.
+    fn stream_json(&self, write: Bound<'_, PyAny>) -> PyResult<()> {
+        crate::stream::to_callable(write, |out| self.exported.write_json(out))
+    }
 }
 
 /// Judge a plan text: `ok`, `refusal` (the first problem or None), `parse` (the reader's
@@ -72,6 +102,7 @@ fn mscclpp_looks_like_plan(text: &str) -> bool {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mscclpp_export, m)?)?;
+    m.add_class::<PlanWriter>()?;
     m.add_function(wrap_pyfunction!(mscclpp_validate, m)?)?;
     m.add_function(wrap_pyfunction!(mscclpp_looks_like_plan, m)?)?;
     Ok(())

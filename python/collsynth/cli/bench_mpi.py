@@ -3,11 +3,8 @@ mpiexec (started here), with an OSU-benchmark-style table, `--json` and `--plot`
 
 from __future__ import annotations
 
-import io
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from collsynth._core import BadInput, InternalError
@@ -64,6 +61,10 @@ def register(sub) -> None:
 def launch_bench(
     np_: int, sizes: list[int], reps: int, ops: list[str], extra: list[str], timeout: float
 ) -> dict:
+    # subprocess and tempfile here, not at start-up of every command (README, "Start-up")
+    import subprocess
+    import tempfile
+
     from collsynth.mpi import launch
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,6 +129,8 @@ def plot(result: dict, output: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
+    import io
+
     buf = io.BytesIO()
     fig.savefig(buf, format=(Path(output).suffix[1:] or "png").lower())
     plt.close(fig)

@@ -11,11 +11,9 @@ import random
 import time
 from collections.abc import Iterable, Iterator
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from collsynth import _core
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, fail, with_version
+from collsynth.cli.common import console, emit_json, fail, rich_console, with_version
 from collsynth.cli.options import whole
 
 # Below this many process schedules (sum of p) no progress bar is shown.
@@ -70,6 +68,8 @@ def check(ps: range, extra: list[int], threads: int = 0, show_progress: bool = F
         "failures": [],
     }
     work = (ps.start + ps.stop - 1) * len(ps) // 2 + sum(extra)  # sum of every p, in O(1)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
     t0 = time.perf_counter()
     columns = [
         TextColumn("circulant check"),
@@ -79,7 +79,10 @@ def check(ps: range, extra: list[int], threads: int = 0, show_progress: bool = F
         TimeRemainingColumn(),
     ]
     with Progress(
-        *columns, console=console, transient=True, disable=not show_progress or work < PROGRESS_MIN_WORK
+        *columns,
+        console=rich_console(),
+        transient=True,
+        disable=not show_progress or work < PROGRESS_MIN_WORK,
     ) as bar:
         task = bar.add_task("check", total=work)
         for group in batches(itertools.chain(ps, extra)):

@@ -3,17 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
-
-from rich.console import Console, JustifyMethod
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 import collsynth
 
-# Piped output keeps wide tables whole instead of folding them to 80 columns. No markup: every
-# string printed holds user text (topology names, paths), which must print as it is.
-console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160)
+if TYPE_CHECKING:
+    from rich.console import Console, JustifyMethod
+    from rich.table import Table
+
+
+@functools.cache
+def rich_console() -> Console:
+    # rich is imported on first use: commands that print JSON or write files never pay for it
+    # (README, "Start-up"). Piped output keeps wide tables whole instead of folding them
+    # to 80 columns. No markup: every string printed holds user text (topology names, paths),
+    # which must print as it is.
+    from rich.console import Console
+
+    return Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 160)
+
+
+class _LazyConsole:
+    """The CLI's rich Console, made when first used."""
+
+    def __getattr__(self, name: str):
+        return getattr(rich_console(), name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(rich_console(), name, value)
+
+
+console: Console = _LazyConsole()  # type: ignore[assignment]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -46,6 +69,8 @@ JUSTIFY: dict[str, JustifyMethod] = {j: j for j in ("default", "left", "center",
 
 def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]) -> Table:
     """A rich table; columns are (header, justify)."""
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left", header_style="bold")
     for header, justify in columns:
         t.add_column(header, justify=JUSTIFY[justify])

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from rich.progress import Progress
-
 from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
-from collsynth.cli.common import console, emit_json, table
+from collsynth.cli.common import console, emit_json, rich_console, table
 from collsynth.cli.options import add_collective, add_nccl_sweep, add_pipeline, check_pipeline, nccl_sweep
 from collsynth.cli.synth import summary
 from collsynth.schedule import algorithms, synthesize
@@ -38,9 +36,13 @@ def compare(
     An algorithm whose schedule depends on the size (TACOS, circulant) is synthesized for each
     size, the others once."""
     algs = [a for a in algorithms() if collective in a["collectives"]]
+    from rich.progress import Progress
+
     rows, skipped = [], {}
     # no bar off a terminal: a non-terminal Progress still ends with a stray blank line
-    with Progress(console=console, transient=True, disable=console.quiet or not console.is_terminal) as bar:
+    with Progress(
+        console=rich_console(), transient=True, disable=console.quiet or not console.is_terminal
+    ) as bar:
         task = bar.add_task("synthesizing and simulating", total=len(algs) * len(sizes))
         for alg in algs:
             sched = None

@@ -35,10 +35,9 @@ def run_export(args) -> int:
         return run_export_plan(args)
     if args.threadblocks is not None:
         raise BadInput("--threadblocks applies to --format mscclpp-json only")
-    # To a file: streamed, the text never built (`msccl.export(text=False)`).
-    exported = msccl.export(verified(args.schedule), text=not args.output, **msccl_kwargs(args))
-    data = exported["write"] if args.output else exported["xml"]
-    return emit(args, data, "msccl", msccl_summary(exported), print_msccl)
+    # Streamed to the file or stdout, the text never built (`msccl.export(text=False)`).
+    exported = msccl.export(verified(args.schedule), text=False, **msccl_kwargs(args))
+    return emit(args, exported, "msccl", msccl_summary(exported), print_msccl)
 
 
 def run_export_plan(args) -> int:
@@ -47,16 +46,16 @@ def run_export_plan(args) -> int:
         raise BadInput(f"{given[0]} applies to --format msccl-xml only")
     if args.pipeline_given:
         raise BadInput("--pipeline applies to --format msccl-xml only")
-    plan = mscclpp.export(verified(args.schedule), args.threadblocks)
-    return emit(args, plan["json"], "mscclpp", mscclpp_summary(plan), print_mscclpp)
+    plan = mscclpp.export(verified(args.schedule), args.threadblocks, text=False)
+    return emit(args, plan, "mscclpp", mscclpp_summary(plan), print_mscclpp)
 
 
-def emit(args, text, key: str, summary: dict, show) -> int:
-    """The exported text (or, for -o, a writer that streams it into a path) to -o
-    (atomically) or stdout, and its summary as JSON or a table."""
+def emit(args, exported: dict, key: str, summary: dict, show) -> int:
+    """The exported text, streamed by ``exported["write"]`` into -o (atomically) or by
+    ``exported["stream"]`` to stdout in pieces, and its summary as JSON or a table."""
     files = []
     if args.output:
-        atomic_write(args.output, text)
+        atomic_write(args.output, exported["write"])
         files = [args.output]
     if args.json:
         emit_json({"schedule": args.schedule, key: summary, "files": files})
@@ -64,5 +63,5 @@ def emit(args, text, key: str, summary: dict, show) -> int:
         show(summary)
         console.print(f"wrote {args.output}")
     else:
-        sys.stdout.write(text)
+        exported["stream"](sys.stdout.write)
     return 0

@@ -4,9 +4,7 @@ collsynth.mpi.run` on the program and relays its result."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from collsynth import msccl
@@ -51,6 +49,9 @@ def program_for(args) -> dict:
 
 def run_run(args) -> int:
     check_pipeline(args)
+    import subprocess
+    import tempfile
+
     from collsynth.mpi import launch
 
     program = program_for(args)

@@ -49,6 +49,14 @@ def register(sub) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.add_argument(
+        "--form",
+        choices=["auto", "flat"],
+        default="auto",
+        help="auto: as the synthesizer states it (per orbit of a symmetry, collsynth-schedule/2, "
+        "where it has one); flat: every transfer, verified, costed and written flat "
+        "(collsynth-schedule/1, for tools that read only /1; slow and large at scale)",
+    )
+    p.add_argument(
         "--time-only",
         action="store_true",
         help=" and ".join(a[0] for a in _core.algorithms() if a[4])
@@ -93,6 +101,8 @@ def run_time_only(args) -> int:
         raise BadInput("--time-only writes no schedule: drop -o")
     if args.format != "json" or msccl_given(args) or args.threadblocks is not None:
         raise BadInput("--time-only exports nothing: drop --format and the MSCCL options")
+    if args.form != "auto":
+        raise BadInput("--time-only builds no schedule: drop --form")
     if args.pipeline_given:
         raise BadInput("--pipeline applies to the simulator, which --time-only does not run")
     topo = Topology.resolve(args.topo)
@@ -141,6 +151,7 @@ def summary(topo: Topology, sched: Schedule, size: str, pipeline: int) -> dict:
             "synthesis_seconds": sched.synthesis_seconds,
             "transfers": sched.n_transfers,
             **compact_keys(sched),
+            "range_transfers": sched.range_transfers,
             **e,
             **sched.details,
         },
@@ -216,6 +227,8 @@ def run(args) -> int:
     if args.output:
         check_output_dir(args.output)
     if args.size_windows is not None:
+        if args.form != "auto":
+            raise BadInput("--size-windows writes MSCCL XML only, which is flat: drop --form")
         return run_windows(args, formats)
     topo = Topology.resolve(args.topo)
     options = given_algorithm_options(args)
@@ -224,6 +237,8 @@ def run(args) -> int:
         f"{args.algorithm}: synthesizing and verifying",
         poll=lambda: _core.progress(args.algorithm) or (0, 0),
     )
+    if args.form == "flat":
+        sched = run_with_progress(sched.flat, "stating the schedule flat and verifying it")
     s = summary(topo, sched, args.size, args.pipeline)
     exported = None
     if "msccl-xml" in formats:
@@ -234,7 +249,7 @@ def run(args) -> int:
     plan = None
     if "mscclpp-json" in formats:
         plan = run_with_progress(
-            lambda: mscclpp.export(sched, args.threadblocks), "exporting the MSCCL++ plan"
+            lambda: mscclpp.export(sched, args.threadblocks, text=False), "exporting the MSCCL++ plan"
         )
         s["mscclpp"] = mscclpp_summary(plan)
     if args.output:
@@ -249,7 +264,7 @@ def run(args) -> int:
             s["files"].append(str(path))
         if plan is not None:
             path = Path(args.output) / "schedule.mscclpp.json"
-            atomic_write(path, plan["json"])
+            atomic_write(path, plan["write"])
             s["files"].append(str(path))
     if args.json:
         emit_json(s)
@@ -358,7 +373,7 @@ def print_msccl(m: dict) -> None:
 
 def mscclpp_summary(plan: dict) -> dict:
     """The `mscclpp` object of `synth --json`: the plan's shape (no text)."""
-    return {k: v for k, v in plan.items() if k != "json"}
+    return {k: v for k, v in plan.items() if k not in ("json", "write", "stream")}
 
 
 def print_mscclpp(m: dict) -> None:

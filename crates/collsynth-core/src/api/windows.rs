@@ -309,6 +309,17 @@ pub fn protocol_for(s: &Schedule, topo: &Topology, (lo, hi): (u64, u64)) -> Resu
     crate::cost::runtime::choose_protocol(s, topo, Rat::from_integer(mid as i128))
 }
 
+/// The size (bytes) at which `collsynth export` judges its lowerings for a file serving
+/// `range` (`minBytes`, `maxBytes`; 0 for `maxBytes`: unbounded): the range's geometric
+/// middle, as for the protocol ([`protocol_for`]); 1 GiB without a bounded range (the
+/// default of `--protocol auto`).
+pub fn judged_bytes(range: Option<(u64, u64)>) -> u64 {
+    match range {
+        Some((lo, hi)) if hi != 0 => ((lo.max(1) as f64) * (hi as f64)).sqrt().round().max(1.0) as u64,
+        _ => 1 << 30,
+    }
+}
+
 /// One window of an export: what runs there and its XML.
 pub struct WindowExport {
     pub window: Window,

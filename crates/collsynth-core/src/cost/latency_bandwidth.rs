@@ -28,7 +28,13 @@ pub struct LatencyBandwidthCosts {
 
 /// The costs of `s` on `topo` (see the module docs). Guarantees: a unidirectional ring
 /// allgather gives (N-1, (N-1)/N); a bandwidth-optimal schedule gives (N-1)/N.
+/// Range transfers (`ir::ranges`) are read on their expansion.
 pub fn latency_bandwidth_costs(s: &Schedule, topo: &Topology) -> LatencyBandwidthCosts {
+    if crate::ir::ranges::has_ranges(s) {
+        if let Ok(flat) = crate::ir::ranges::flat(s) {
+            return latency_bandwidth_costs(&flat, topo);
+        }
+    }
     let stepped = !s.transfers.is_empty() && s.transfers.iter().all(|t| t.step.is_some());
     let (latency_steps, per_byte) = if stepped { by_steps(s, topo) } else { one_phase(s, topo) };
     LatencyBandwidthCosts::new(topo, s.collective, latency_steps, per_byte)

@@ -88,7 +88,8 @@ fn affine_floors(a: Rat, d: Rat, k: usize) -> Option<Vec<u64>> {
 }
 
 /// Exact bytes each link carries over the whole schedule (indexed like `topo.links`): every
-/// transfer loads every link of its route with `M * fraction` of its piece. No rounding.
+/// transfer loads every link of its route with `M * fraction` of its piece (of each piece of
+/// a range transfer's run, natively). No rounding.
 /// Pipelining does not change it. Panics on a piece or link index out of range (a schedule
 /// from a file: [`super::alpha_beta()`] and [`super::simulate()`] check them and say so).
 pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
@@ -98,7 +99,7 @@ pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
     let mut load = integer_loads(s, topo, &fraction).unwrap_or_else(|| {
         let mut load = vec![Rat::zero(); topo.links.len()];
         for t in &s.transfers {
-            let f = fraction[t.piece];
+            let f: Rat = run(t).map(|p| fraction[p]).sum();
             for &l in &t.route {
                 load[l] += f;
             }
@@ -109,6 +110,12 @@ pub fn link_loads(s: &Schedule, topo: &Topology, size: Rat) -> Vec<Rat> {
         *x *= size;
     }
     load
+}
+
+/// The pieces a transfer moves: one, or a range transfer's run (`ir::ranges`), whose bytes on
+/// each link of its route are the sum of its pieces'.
+fn run(t: &crate::ir::Transfer) -> std::ops::Range<usize> {
+    t.piece..t.piece + t.count as usize
 }
 
 /// The sums of [`link_loads`] in integers: every fraction as a numerator over the common
@@ -123,7 +130,7 @@ fn integer_loads(s: &Schedule, topo: &Topology, fraction: &[Rat]) -> Option<Vec<
     let numer: Vec<i128> = fraction.iter().map(|f| f.numer().checked_mul(d / f.denom())).collect::<Option<_>>()?;
     let mut sum = vec![0i128; topo.links.len()];
     for t in &s.transfers {
-        let x = numer[t.piece];
+        let x = run(t).try_fold(0i128, |a, p| a.checked_add(numer[p]))?;
         for &l in &t.route {
             sum[l] = sum[l].checked_add(x)?;
         }

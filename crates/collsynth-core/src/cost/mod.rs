@@ -107,7 +107,7 @@ pub const MAX_CHUNK_TRANSFERS: usize = 1 << 28;
 /// clear error, never a panic: size >= 0, pipeline >= 1, every index in range. Route
 /// continuity and data semantics are the verifier's job.
 pub(crate) fn check(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Result<()> {
-    if s.symmetry.is_some() {
+    if !s.is_flat() {
         // The models read flat schedules; `api::cost_view` gives them a compact one's quotient.
         return Err(CollsynthError::internal(
             "a schedule stated per orbit reaches a cost model: cost it through api::cost_view or ir::orbit::flat",

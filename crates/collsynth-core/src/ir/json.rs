@@ -1,5 +1,6 @@
 //! Schedule JSON, formats `collsynth-schedule/1` (flat) and `/2` (either form; written for a
-//! schedule stated per orbit, `ir::orbit`), documented in docs/schedule-format.md.
+//! schedule stated per orbit, `ir::orbit`, or holding range transfers, `ir::ranges`),
+//! documented in docs/schedule-format.md.
 //! The topology is embedded, so a schedule file is self-contained; routes are written as
 //! node-index paths, so they do not depend on link numbering.
 
@@ -58,7 +59,7 @@ pub fn write_to(s: &Schedule, topo: &Topology, out: &mut dyn std::io::Write) -> 
     if s.provenance.executor != Executor::Msccl {
         provenance["executor"] = json!(s.provenance.executor.name());
     }
-    let format = if s.symmetry.is_some() { FORMAT_2 } else { FORMAT };
+    let format = if s.is_flat() { FORMAT } else { FORMAT_2 };
     let header = [
         ("format", json!(format)),
         ("collsynth_version", json!(crate::VERSION)),
@@ -97,9 +98,11 @@ pub fn write_to(s: &Schedule, topo: &Topology, out: &mut dyn std::io::Write) -> 
         } else {
             String::new()
         };
+        // A range's count is written only above 1 (format 2), so other files are unchanged.
+        let count = if t.count == 1 { String::new() } else { format!(", \"count\": {}", t.count) };
         write!(
             out,
-            "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}{slots}}}",
+            "{sep}{{\"piece\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{op}\", \"step\": {step}, \"route\": {:?}, \"after\": {:?}{slots}{count}}}",
             t.piece, t.src, t.dst, route_nodes(topo, t), t.after
         )?;
     }
@@ -185,7 +188,8 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
         .map(|(i, v)| fraction(v, &format!("shards[{i}]")))
         .collect::<Result<Vec<_>>>()?;
     let pieces = read_pieces(field(obj, "pieces", "schedule")?)?;
-    let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo)?;
+    let format_2 = obj.get("format").and_then(Value::as_str) == Some(FORMAT_2);
+    let transfers = read_transfers(field(obj, "transfers", "schedule")?, &topo, format_2)?;
     let symmetry = match obj.get("symmetry") {
         None | Some(Value::Null) => None,
         Some(_) if obj.get("format").and_then(Value::as_str) != Some(FORMAT_2) => {
@@ -196,6 +200,7 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
     let copies = symmetry.as_ref().map_or(1, |g| g.order());
     check_steps(&transfers, copies)?;
     let s = Schedule { collective, n_ranks, root, shards, pieces, transfers, provenance, symmetry };
+    super::ranges::check(&s)?;
     Ok((s, topo, loaded.warnings))
 }
 
@@ -203,7 +208,8 @@ pub fn read(text: &str) -> Result<(Schedule, Topology, Vec<String>)> {
 /// transfers (a schedule with every step non-empty never needs more; gaps cost nothing but
 /// must not make the reader's input a 28 GB allocation).
 fn check_steps(transfers: &[Transfer], copies: usize) -> Result<()> {
-    let limit = transfers.len().saturating_mul(copies);
+    let stored = transfers.iter().fold(0usize, |a, t| a.saturating_add(t.count as usize));
+    let limit = stored.saturating_mul(copies);
     match transfers.iter().enumerate().find(|(_, t)| t.step.is_some_and(|s| s as usize > limit)) {
         Some((i, t)) => Err(CollsynthError::bad(format!(
             "transfers[{i}].step: {} is beyond the number of transfers ({limit}); steps count rounds from 0",
@@ -279,13 +285,25 @@ fn read_pieces(v: &Value) -> Result<Vec<Piece>> {
         .collect()
 }
 
-fn read_transfers(v: &Value, topo: &Topology) -> Result<Vec<Transfer>> {
+fn read_transfers(v: &Value, topo: &Topology, ranges: bool) -> Result<Vec<Transfer>> {
     let list = v.as_array().ok_or_else(|| CollsynthError::bad("transfers: expected a list"))?;
-    list.iter().enumerate().map(|(i, t)| read_transfer(t, topo, &format!("transfers[{i}]"))).collect()
+    list.iter().enumerate().map(|(i, t)| read_transfer(t, topo, &format!("transfers[{i}]"), ranges)).collect()
 }
 
-fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
+/// One transfer; `ranges`: a `count` key may make it a range transfer (format 2 only).
+fn read_transfer(v: &Value, topo: &Topology, at: &str, ranges: bool) -> Result<Transfer> {
     let obj = v.as_object().ok_or_else(|| CollsynthError::bad(format!("{at}: expected an object")))?;
+    let count = match obj.get("count") {
+        None => 1,
+        Some(_) if !ranges => {
+            return Err(CollsynthError::bad(format!("{at}.count: only a {FORMAT_2} file holds range transfers")))
+        }
+        Some(v) => {
+            let at = format!("{at}.count");
+            let count = uint(v, &at)?;
+            u32::try_from(count).map_err(|_| CollsynthError::bad(format!("{at}: {count} is too large")))?
+        }
+    };
     let op = match field(obj, "op", at)?.as_str() {
         Some("copy") => Op::Copy,
         Some("reduce") => Op::Reduce,
@@ -338,6 +356,7 @@ fn read_transfer(v: &Value, topo: &Topology, at: &str) -> Result<Transfer> {
         op,
         after: uints(field(obj, "after", at)?, &format!("{at}.after"))?,
         step,
+        count,
     })
 }
 

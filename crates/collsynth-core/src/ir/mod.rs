@@ -9,6 +9,7 @@
 
 pub mod json;
 pub mod orbit;
+pub mod ranges;
 pub mod select;
 pub mod transform;
 
@@ -152,6 +153,9 @@ pub struct Transfer {
     /// Slot read at `src` and slot written at `dst` ([`DATA`] unless scratch is used).
     pub src_slot: u8,
     pub dst_slot: u8,
+    /// A *range transfer* ([`ranges`]) when above 1: it stands for the `count` transfers of
+    /// pieces `piece..piece + count`, alike but for their pieces and dependencies.
+    pub count: u32,
 }
 
 /// The slot of the collective's own buffer; higher slots are scratch.
@@ -168,7 +172,7 @@ impl Transfer {
         after: Vec<usize>,
         step: Option<u32>,
     ) -> Self {
-        Transfer { piece, src, dst, route, op, after, step, src_slot: DATA, dst_slot: DATA }
+        Transfer { piece, src, dst, route, op, after, step, src_slot: DATA, dst_slot: DATA, count: 1 }
     }
 
     /// Moves data between two slots of one rank (no link).
@@ -393,6 +397,9 @@ impl Schedule {
 
     /// Depth of the DAG: the longest chain of transfers (a tree schedule's deepest tree).
     pub fn depth(&self) -> usize {
+        if ranges::has_ranges(self) {
+            return ranges::flat(self).map_or(0, |s| s.depth());
+        }
         if self.symmetry.is_some() {
             // The flat DAG's depth is its quotient's: g t is as deep as t.
             return orbit::representatives(self).depth();

@@ -400,9 +400,10 @@ pub fn move_piece(s: &Schedule, index: &PieceIndex, g: usize, p: usize) -> Optio
 }
 
 impl Schedule {
-    /// Transfers of the flat schedule: the stored ones, times |G| for a compact schedule.
+    /// Transfers of the flat schedule: the stored ones (a range transfer counting its pieces,
+    /// [`super::ranges`]), times |G| for a compact schedule.
     pub fn n_transfers(&self) -> usize {
-        self.transfers.len() * self.symmetry.as_ref().map_or(1, |g| g.order())
+        super::ranges::n_expanded(self).saturating_mul(self.symmetry.as_ref().map_or(1, |g| g.order()))
     }
 
     /// The schedule is stated per orbit ([`crate::ir::orbit`]).
@@ -411,18 +412,23 @@ impl Schedule {
     }
 }
 
-/// The flat form of `s` (itself when it is flat).
+/// The flat form of `s` (itself when it is flat): ranges ([`super::ranges`]) and orbits
+/// expanded.
 pub fn flat(s: &Schedule) -> Result<Cow<'_, Schedule>> {
     if s.symmetry.is_none() {
-        return Ok(Cow::Borrowed(s));
+        return super::ranges::flat(s);
     }
     expand(s).map(Cow::Owned)
 }
 
-/// The flat schedule a compact `s` stands for, orbit-major (module docs). Whether the group
-/// is made of automorphisms is the verifier's question; this fails only on indices out of
-/// range (a piece without an image, a rank or link beyond the generators').
+/// The flat schedule a compact `s` stands for, orbit-major (module docs), its ranges
+/// ([`super::ranges`]) expanded first. Whether the group is made of automorphisms is the
+/// verifier's question; this fails only on indices out of range (a piece without an image, a
+/// rank or link beyond the generators') and on ranges that break their rules.
 pub fn expand(s: &Schedule) -> Result<Schedule> {
+    if super::ranges::has_ranges(s) {
+        return expand(super::ranges::flat(s)?.as_ref());
+    }
     let Some(group) = s.symmetry.as_deref() else { return Ok(s.clone()) };
     let bad = |why: String| CollsynthError::bad(format!("compact schedule: {why}"));
     let (n_ranks, n_links) = group.gens.first().map_or((0, 0), |g| (g.ranks.len(), g.links.len()));
@@ -438,7 +444,9 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
     let index = PieceIndex::new(&s.pieces);
     let total = s.transfers.len().checked_mul(order).filter(|&t| t < u32::MAX as usize);
     let total = total.ok_or_else(|| bad(format!("{} orbits of {order} transfers are too many", s.transfers.len())))?;
-    let mut out = Schedule { transfers: Vec::with_capacity(total), symmetry: None, ..s.clone() };
+    // Built field by field: cloning the representatives (or each one's route and `after`)
+    // only to replace them cost two throw-away allocations per flat transfer.
+    let mut out = Schedule { transfers: Vec::with_capacity(total), symmetry: None, ..s.without_transfers() };
     for t in &s.transfers {
         for g in 0..order {
             let piece = move_piece(s, &index, g, t.piece)
@@ -457,7 +465,11 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
                 dst: group.rank(g, t.dst),
                 route,
                 after,
-                ..t.clone()
+                op: t.op,
+                step: t.step,
+                src_slot: t.src_slot,
+                dst_slot: t.dst_slot,
+                count: t.count,
             });
         }
     }
@@ -468,6 +480,7 @@ pub fn expand(s: &Schedule) -> Result<Schedule> {
 /// orbit's representative (routes unchanged): the quotient of the dependency graph, whose
 /// depth and cycles are the flat graph's (`verify` and [`Schedule::depth`] read it).
 pub fn representatives(s: &Schedule) -> Schedule {
+    debug_assert!(!super::ranges::has_ranges(s), "representatives of expanded ranges (ir::ranges::flat)");
     let order = s.symmetry.as_ref().map_or(1, |g| g.order());
     Schedule {
         transfers: s
@@ -502,6 +515,9 @@ pub fn bytes_move_with_group(s: &Schedule, size: Rat) -> bool {
 /// flat timeline, loads and busiest link exactly. Fails when some used link is fixed by an
 /// element (its orbit is smaller than |G|).
 pub fn quotient(s: &Schedule, topo: &Topology) -> Result<Schedule> {
+    if super::ranges::has_ranges(s) {
+        return quotient(super::ranges::flat(s)?.as_ref(), topo);
+    }
     let Some(group) = s.symmetry.as_deref() else { return Ok(s.clone()) };
     let order = group.order();
     let rep = link_orbits(group, topo.links.len());

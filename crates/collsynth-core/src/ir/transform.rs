@@ -12,6 +12,7 @@ use crate::topology::{Topology, TopologyBuilder};
 /// Transfers in an order where every transfer follows its dependencies (Kahn's algorithm,
 /// smallest index first among ready ones). Errors on a dependency cycle or a bad index.
 pub fn topological_order(s: &Schedule) -> Result<Vec<usize>> {
+    debug_assert!(!super::ranges::has_ranges(s), "the order of expanded ranges (ir::ranges::flat)");
     let n = s.transfers.len();
     let mut backward = true;
     for (i, t) in s.transfers.iter().enumerate() {
@@ -103,6 +104,9 @@ pub fn transpose(topo: &Topology) -> Topology {
 /// `t`, and flat transfer `a |G| + g`'s dependents are the images under g of its
 /// representative's, so the expansion of the result is the reverse of the expansion.
 pub fn reverse(s: &Schedule, made_on: &Topology, target: &Topology) -> Result<Schedule> {
+    if super::ranges::has_ranges(s) {
+        return reverse(super::ranges::flat(s)?.as_ref(), made_on, target);
+    }
     let collective = match s.collective {
         Collective::Allgather | Collective::Allgatherv => Collective::ReduceScatter,
         Collective::Broadcast => Collective::Reduce,
@@ -171,6 +175,10 @@ fn dependents(s: &Schedule) -> Vec<Vec<usize>> {
 /// one (flat order: `first`'s orbits, then `second`'s, as the flat composition of their
 /// expansions); any other pair with a compact one composes their flat forms.
 pub fn compose(first: &Schedule, second: &Schedule, collective: Collective) -> Result<Schedule> {
+    if super::ranges::has_ranges(first) || super::ranges::has_ranges(second) {
+        let (a, b) = (super::ranges::flat(first)?, super::ranges::flat(second)?);
+        return compose(a.as_ref(), b.as_ref(), collective);
+    }
     match (&first.symmetry, &second.symmetry) {
         (None, None) => {}
         (Some(a), Some(b)) if a == b && first.pieces == second.pieces && first.shards == second.shards => {
@@ -272,7 +280,7 @@ pub fn common_pieces(a: &Schedule, b: &Schedule) -> Result<Vec<Piece>> {
 /// dependency carries it (the data it waits for), else on every copy of the dependency.
 /// Steps, routes, ops and per-link bytes are kept.
 pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
-    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
+    assert!(s.is_flat(), "transforms take flat schedules (ir::orbit::flat)");
     let not_refined = |p: &Piece| {
         CollsynthError::internal(format!(
             "pieces do not refine piece [{}, {}) of shard {}",
@@ -333,7 +341,7 @@ pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
 /// transfers, the j-th carrying sub-piece j and depending on the j-th copies of its
 /// dependencies. Steps are kept. `pipelined(s, 1)` is `s`.
 pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
-    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
+    assert!(s.is_flat(), "transforms take flat schedules (ir::orbit::flat)");
     if k <= 1 {
         return s.clone();
     }
@@ -366,7 +374,7 @@ pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
 /// if the maps send every route of `s` onto a route of the target between the mapped ranks,
 /// the result is the same collective there, with the same steps and per-step link loads.
 pub fn relabel(s: &Schedule, ranks: &[usize], links: &[usize]) -> Schedule {
-    assert!(s.symmetry.is_none(), "transforms take flat schedules (ir::orbit::flat)");
+    assert!(s.is_flat(), "transforms take flat schedules (ir::orbit::flat)");
     let per_rank = s.shards.len() == s.n_ranks && !s.collective.is_rooted();
     let pieces = s
         .pieces
@@ -394,7 +402,7 @@ pub fn relabel(s: &Schedule, ranks: &[usize], links: &[usize]) -> Schedule {
 /// parts must be the same collective on the same ranks and shards, without scratch slots.
 /// Guarantees: the result is that collective (each slice is delivered by its part).
 pub fn side_by_side(parts: &[(&Schedule, Rat)]) -> Result<Schedule> {
-    assert!(parts.iter().all(|(p, _)| p.symmetry.is_none()), "transforms take flat schedules (ir::orbit::flat)");
+    assert!(parts.iter().all(|(p, _)| p.is_flat()), "transforms take flat schedules (ir::orbit::flat)");
     let Some(&(first, _)) = parts.first() else {
         return Err(CollsynthError::internal("side_by_side needs at least one schedule"));
     };

@@ -30,6 +30,7 @@ use crate::ir::{transform, Collective, Schedule};
 /// Channels a program may have (the runtimes' limit).
 pub use crate::msccl::model::MAX_CHANNELS;
 use crate::msccl::model::{Dialect, Program, Protocol};
+pub use assign::Spread;
 pub use grid::MAX_GRID;
 
 /// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
@@ -53,6 +54,9 @@ pub struct Options {
     /// (`cost::runtime::order::timed_operations`). `None`: T from the schedule's numbering.
     /// Applies to the schedule as given (no `pipeline`).
     pub order: Option<Vec<Operation>>,
+    /// The spread of transfers over channels tried first (then by piece, then by connection,
+    /// as without one).
+    pub spread: Option<Spread>,
 }
 
 impl Default for Options {
@@ -65,6 +69,7 @@ impl Default for Options {
             pipeline: 1,
             size_range: None,
             order: None,
+            spread: None,
         }
     }
 }
@@ -131,7 +136,7 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
     };
     let mut why = String::new();
     for c in tries {
-        for spread in [assign::Spread::ByPiece, assign::Spread::ByConnection] {
+        for spread in o.spread.into_iter().chain([Spread::ByPiece, Spread::ByConnection]) {
             let plan = assign::TbAssignment::new(s, &grid, &ops, c, spread, fuse);
             match emit::program(s, &grid, &ops, &plan, o) {
                 Ok(p) => return Ok((p, plan, ops)),
@@ -219,12 +224,15 @@ fn operations(s: &Schedule, fused: bool) -> Result<Vec<Operation>> {
 }
 
 /// `order` as T, checked: each transfer's operations once (a local transfer only its
-/// receive), each send before its receive, every dependency received before its dependent
-/// is sent (or, local, received).
+/// receive), each send before its receive, receives between two ranks in the order of their
+/// sends, every dependency received before its dependent is sent (or, local, received).
 fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
     let bad = |why: &str| Err(CollsynthError::bad(format!("the given operation order: {why}")));
     let n = s.transfers.len();
     let (mut sent, mut received) = (vec![false; n], vec![false; n]);
+    // Connections are FIFO: between two ranks, receives in the order of their sends.
+    let mut in_flight: std::collections::HashMap<(usize, usize), std::collections::VecDeque<usize>> =
+        std::collections::HashMap::new();
     for &(t, is_send) in order {
         let Some(tr) = s.transfers.get(t) else { return bad("a transfer out of range") };
         let local = tr.is_local();
@@ -236,9 +244,13 @@ fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
                 return bad("a send before its dependencies are received");
             }
             sent[t] = true;
+            in_flight.entry((tr.src, tr.dst)).or_default().push_back(t);
         } else {
             if received[t] || !(sent[t] || local) {
                 return bad("a receive twice, or before its send");
+            }
+            if !local && in_flight.get_mut(&(tr.src, tr.dst)).and_then(|q| q.pop_front()) != Some(t) {
+                return bad("a receive out of its connection's order (connections are FIFO)");
             }
             if local && tr.after.iter().any(|&a| !received[a]) {
                 return bad("a local transfer before its dependencies");

@@ -38,7 +38,25 @@ pub struct Exported {
 /// fails is replaced by the same program without fused steps, which is deadlock-free at
 /// every buffer size (`docs/msccl.md`).
 pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
-    export_with(s, o, auto_pipeline, true)
+    export_with(s, o, auto_pipeline, true, None)
+}
+
+/// Picks the lowering of a schedule (flat, sub-chunked as it will be written) under the given
+/// options: the options to lower it with (T, channels) and its time, or `None` when nothing
+/// fits. `api::export_msccl` passes the runtime model's choice
+/// (`cost::runtime::order::exported_lowering`).
+pub type Chooser<'a> = &'a dyn Fn(&Schedule, &lower::Options) -> Result<Option<(lower::Options, f64)>>;
+
+/// [`export`] (`text` false: [`export_streamed`]) writing the lowering `choose` picks: among
+/// the sub-chunk depths `auto_pipeline` allows, the fastest (ties: the finer).
+pub fn export_chosen(
+    s: &Schedule,
+    o: &lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+    choose: Chooser<'_>,
+) -> Result<Exported> {
+    export_with(s, o, auto_pipeline, text, Some(choose))
 }
 
 /// [`export`] for a file: the XML text is never built. The checks run on the program the
@@ -46,7 +64,7 @@ pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<E
 /// writer and the parser agree on every program (tested: `msccl::tests`), so the verdict is
 /// the same. [`Exported::write_xml`] then streams the text.
 pub fn export_streamed(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<Exported> {
-    export_with(s, o, auto_pipeline, false)
+    export_with(s, o, auto_pipeline, false, None)
 }
 
 impl Exported {
@@ -56,11 +74,40 @@ impl Exported {
     }
 }
 
-fn export_with(s: &Schedule, o: &lower::Options, auto_pipeline: bool, text: bool) -> Result<Exported> {
+fn export_with(
+    s: &Schedule,
+    o: &lower::Options,
+    auto_pipeline: bool,
+    text: bool,
+    choose: Option<Chooser<'_>>,
+) -> Result<Exported> {
     // Every rank's program: a schedule stated per orbit is written out in full.
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
-    let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
+    let mut pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
+    let chosen;
+    let o = match choose {
+        Some(choose) => {
+            let mut best: Option<(f64, usize, lower::Options)> = None;
+            for &k in &pipelines {
+                let cut = crate::ir::transform::pipelined(s, k);
+                if let Some((lowering, t)) = choose(&cut, &lower::Options { pipeline: k, ..o.clone() })? {
+                    if best.as_ref().is_none_or(|b| t < b.0) {
+                        best = Some((t, k, lowering));
+                    }
+                }
+            }
+            match best {
+                Some((_, k, lowering)) => {
+                    pipelines = vec![k];
+                    chosen = lower::Options { pipeline: k, ..lowering };
+                    &chosen
+                }
+                None => o,
+            }
+        }
+        None => o,
+    };
     let mut last = None;
     for k in pipelines {
         let ok = lower::Options { pipeline: k, ..o.clone() };

@@ -19,15 +19,36 @@ use crate::topology::Topology;
 /// An exported plan and its text.
 pub struct Exported {
     pub plan: Plan,
+    /// The plan's text; empty from [`export_streamed`] ([`Exported::write_json`] writes it).
     pub json: String,
     /// Thread blocks per group (slices of every data op).
     pub group: usize,
+}
+
+impl Exported {
+    /// The text (as [`export`]'s `json`) written to `out` one GPU at a time.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write::write_json(&self.plan, out)
+    }
 }
 
 /// Lower `s` (verified, on `topo`) and judge the text exactly as `validate` does; a problem
 /// there is a bug (internal error), so no plan the judge refuses leaves this function.
 /// `group`: thread blocks per slice group; None tries 4, 2, 1 and takes the first that fits.
 pub fn export(s: &Schedule, topo: &Topology, group: Option<usize>) -> Result<Exported> {
+    export_with(s, topo, group, true)
+}
+
+/// [`export`] for a file or a stream: the text is never built. The judge runs on the plan the
+/// writer consumes (`rules::check`, `interp::check`) instead of on the text read back; the
+/// writer and the reader agree on every plan (every [`export`] checks it, and
+/// `mscclpp::tests` compares both verdicts on broken plans), so the verdict is the same.
+/// [`Exported::write_json`] then streams the text.
+pub fn export_streamed(s: &Schedule, topo: &Topology, group: Option<usize>) -> Result<Exported> {
+    export_with(s, topo, group, false)
+}
+
+fn export_with(s: &Schedule, topo: &Topology, group: Option<usize>, text: bool) -> Result<Exported> {
     // Every rank's program: a schedule stated per orbit is written out in full.
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
@@ -42,17 +63,43 @@ pub fn export(s: &Schedule, topo: &Topology, group: Option<usize>) -> Result<Exp
             }
             Err(e) => return Err(e),
         };
-        let json = write::to_json(&plan);
-        let v = validate(&json);
-        if let Some(problem) = v.refusal() {
-            return Err(CollsynthError::internal(format!("exported MSCCL++ plan fails its own check: {problem}")));
-        }
-        if v.plan.as_ref() != Some(&plan) {
-            return Err(CollsynthError::internal("the MSCCL++ plan does not read back as written"));
-        }
-        return Ok(Exported { plan, json, group: g });
+        let checked = match text {
+            true => self_check(&plan),
+            false => check_plan(&plan).map(|()| String::new()),
+        };
+        return match checked {
+            Ok(json) => Ok(Exported { plan, json, group: g }),
+            Err(problem) => {
+                Err(CollsynthError::internal(format!("exported MSCCL++ plan fails its own check: {problem}")))
+            }
+        };
     }
     Err(last.unwrap_or_else(|| CollsynthError::internal("no thread-block group tried")))
+}
+
+/// Write `p`, read it back as the executor would and judge it; Ok: the text, Err: the first
+/// problem.
+fn self_check(p: &Plan) -> std::result::Result<String, String> {
+    let json = write::to_json(p);
+    let v = validate(&json);
+    if let Some(problem) = v.refusal() {
+        return Err(problem);
+    }
+    if v.plan.as_ref() != Some(p) {
+        return Err("the MSCCL++ plan does not read back as written".into());
+    }
+    Ok(json)
+}
+
+/// [`validate`]'s judge on the plan itself (no text): the structural checks, then symbolic
+/// execution; Err: the first problem.
+fn check_plan(p: &Plan) -> std::result::Result<(), String> {
+    let structure = rules::check(p);
+    let execution = if structure.is_empty() { interp::check(p) } else { vec![] };
+    match structure.into_iter().chain(execution).next() {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
 }
 
 /// The verdict on a plan text.

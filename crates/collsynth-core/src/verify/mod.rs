@@ -23,7 +23,7 @@ mod orbit_sums;
 mod order;
 mod structure;
 
-use crate::ir::Schedule;
+use crate::ir::{ranges, Schedule};
 use crate::rational::to_fraction_string;
 use crate::topology::Topology;
 use std::fmt;
@@ -68,7 +68,15 @@ pub struct Report {
 ///
 /// A schedule stated per orbit (`s.symmetry`) is verified on its representatives and its
 /// group (`orbit`); its report counts the flat transfers.
+///
+/// Range transfers (`ir::ranges`) are checked against their rules (counts, runs within the
+/// pieces, every member's dependencies in range) and then verified on their expansion: a
+/// compact schedule's representatives only, so per orbit that costs the stored runs' pieces.
 pub fn verify(s: &Schedule, topo: &Topology) -> Result<Report, Violation> {
+    if ranges::has_ranges(s) {
+        let expanded = ranges::flat(s).map_err(|e| plain(e.message()))?;
+        return verify(&expanded, topo);
+    }
     if s.symmetry.is_some() {
         return orbit::check(s, topo);
     }

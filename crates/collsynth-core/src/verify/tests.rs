@@ -610,6 +610,7 @@ fn scratch_allreduce() -> (Topology, Schedule) {
             step: Some(0),
             src_slot: 0,
             dst_slot: 2,
+            count: 1,
         };
         s.add(t);
     }
@@ -626,6 +627,7 @@ fn scratch_allreduce() -> (Topology, Schedule) {
             step: Some(0),
             src_slot: 2,
             dst_slot: 0,
+            count: 1,
         });
     }
     (topo, s)

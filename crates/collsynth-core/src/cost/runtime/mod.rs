@@ -168,5 +168,23 @@ pub fn runtime_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -
     runtime_time_copies(s, topo, size, p, copies)
 }
 
+/// What `collsynth export` writes for `s` (flat, as given) under `base`, and its time: the
+/// protocol [`choose_protocol`] picks, the lowering fastest in thread blocks there
+/// ([`order::exported_lowering`]), base latency included. `None`: nothing fits the runtime.
+pub fn exported(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    base: &crate::msccl::lower::Options,
+) -> Result<Option<(order::ExportedLowering, RuntimeEstimate)>> {
+    let protocol = choose_protocol(s, topo, size)?;
+    let k = slices_for(s, topo, size, protocol);
+    let e = order::exported_lowering(s, topo, size, protocol, k, base)?;
+    Ok(e.map(|e| {
+        let time_us = if s.transfers.is_empty() { 0.0 } else { protocol.base_latency_us() + e.makespan_us };
+        (e, RuntimeEstimate { time_us, protocol, slices: k })
+    }))
+}
+
 #[cfg(test)]
 mod tests;

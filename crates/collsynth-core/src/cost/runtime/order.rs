@@ -18,9 +18,10 @@
 use super::sim::timeline;
 use super::Protocol;
 use super::{choose_protocol, slices_for};
+use crate::error::CollsynthError;
 use crate::error::Result;
 use crate::ir::{Executor, Op, Schedule};
-use crate::msccl::lower::Operation;
+use crate::msccl::lower::{block_plan, BlockPlan, Operation, Options, Spread, MAX_CHANNELS};
 use crate::rational::Rat;
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -41,13 +42,19 @@ pub fn has_thread_block_order(s: &Schedule) -> bool {
 /// The detail value that asks for T by time ([`timed_operations`]).
 pub const TIMED: &str = "timed";
 
+/// The detail value that asks for the lowering `collsynth export` writes
+/// ([`exported_lowering`]).
+pub const EXPORTED: &str = "exported";
+
 /// How a schedule marked with [`DETAIL`] runs in its thread blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockOrder {
-    /// T from the numbering (what `collsynth export` writes).
+    /// T from the numbering, the fewest channels that fit.
     Numbered,
     /// T by time ([`timed_operations`]).
     Timed,
+    /// What `collsynth export` writes: the fastest of its lowerings ([`exported_lowering`]).
+    Exported,
 }
 
 /// `None` unless `s` runs in thread blocks ([`has_thread_block_order`]).
@@ -55,8 +62,11 @@ pub fn thread_block_order(s: &Schedule) -> Option<BlockOrder> {
     if !has_thread_block_order(s) {
         return None;
     }
-    let timed = s.provenance.details.get(DETAIL).and_then(|v| v.as_str()) == Some(TIMED);
-    Some(if timed { BlockOrder::Timed } else { BlockOrder::Numbered })
+    Some(match s.provenance.details.get(DETAIL).and_then(|v| v.as_str()) {
+        Some(TIMED) => BlockOrder::Timed,
+        Some(EXPORTED) => BlockOrder::Exported,
+        _ => BlockOrder::Numbered,
+    })
 }
 
 /// T chosen by time, for the lowering (`msccl::lower::Options::order`): every send at the
@@ -113,10 +123,35 @@ pub fn timed_operations(
     let entry = |op: usize| Reverse((key[op / 2][op % 2], u32::MAX - depth[op / 2], op / 2, op % 2));
     let mut ready: BinaryHeap<_> =
         (0..2 * n).filter(|&op| indegree[op] == 0 && !(op % 2 == 0 && local(op / 2))).map(entry).collect();
+    // A connection is FIFO (the receiver takes its messages in the order they were sent):
+    // a receive is ready once its send is the oldest unreceived one between its two ranks.
+    let mut in_flight: std::collections::HashMap<(usize, usize), std::collections::VecDeque<usize>> =
+        std::collections::HashMap::new();
+    let mut sent_waiting = vec![false; n];
     let mut order = Vec::with_capacity(2 * n);
     while let Some(Reverse((_, _, i, recv))) = ready.pop() {
         let op = 2 * i + recv;
         order.push((i, recv == 0));
+        let t = &s.transfers[i];
+        let wire = (t.src, t.dst);
+        if recv == 0 {
+            let queue = in_flight.entry(wire).or_default();
+            queue.push_back(i);
+            if queue.len() > 1 {
+                // Its receive waits behind the older ones.
+                sent_waiting[i] = true;
+                indegree[2 * i + 1] -= 1;
+                continue;
+            }
+        } else if !local(i) {
+            let queue = in_flight.get_mut(&wire).expect("sent before received");
+            queue.pop_front();
+            if let Some(&next) = queue.front() {
+                if std::mem::take(&mut sent_waiting[next]) {
+                    ready.push(entry(2 * next + 1));
+                }
+            }
+        }
         for &c in &children[op] {
             indegree[c] -= 1;
             if indegree[c] == 0 {
@@ -236,6 +271,113 @@ pub fn time_reversed(s: &Schedule, topo: &Topology, size: Rat) -> Result<Option<
         .collect();
     out.provenance.details.set(DETAIL, "time-reversed");
     Ok(Some(out))
+}
+
+/// A lowering `collsynth export` may write ([`exported_lowering`] picks one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lowering {
+    /// T from the numbering, the fewest channels that fit (the exporter's first lowering).
+    Numbered,
+    /// T by time ([`timed_operations`]), one channel per piece.
+    Timed,
+    /// T by time, one channel per (piece, half): a piece's reductions and its copies in
+    /// different thread blocks (`msccl::lower::Spread::ByHalf`).
+    TimedHalves,
+    /// T by time, channels by depth in the dependency DAG (`Spread::ByDepth`: one per depth,
+    /// or as many per depth as the 32 channels allow).
+    TimedDepth,
+}
+
+impl Lowering {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lowering::Numbered => "as numbered",
+            Lowering::Timed => "timed, a channel per piece",
+            Lowering::TimedHalves => "timed, a channel per piece and half",
+            Lowering::TimedDepth => "timed, channels by depth",
+        }
+    }
+}
+
+/// The lowering [`exported_lowering`] chose: its options (T and channels, for
+/// `msccl::lower`), its thread blocks and their makespan in the runtime model.
+#[derive(Debug, Clone)]
+pub struct ExportedLowering {
+    pub lowering: Lowering,
+    pub options: Options,
+    pub plan: BlockPlan,
+    pub makespan_us: f64,
+}
+
+/// The lowering of `s` that runs fastest in MSCCL's thread blocks
+/// ([`super::sim::makespan_in_blocks_us`] at `size`, `protocol`, `k` slices): the one rule
+/// by which `collsynth export` writes a schedule (`api::export_msccl`) and by which the
+/// runtime model times a schedule MSCCL executes. Candidates, in this order (a tie keeps
+/// the earlier, so a program the numbering already serves best keeps its bytes): T from the
+/// numbering with `base`'s channels; T by time ([`timed_operations`]) with one channel per
+/// piece; and, when `s` has reductions and copies (allreduce), T by time with one channel per
+/// (piece, half). A given `base.channels` is kept by every candidate; otherwise a timed
+/// candidate that does not fit its spread takes the fewest channels that fit. `None`: no
+/// candidate fits the runtime's limits.
+pub fn exported_lowering(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    protocol: Protocol,
+    k: usize,
+    base: &Options,
+) -> Result<Option<ExportedLowering>> {
+    // Blocks are per rank: the candidates and their plans name flat transfers.
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
+    let base = Options { order: None, spread: None, pipeline: 1, ..base.clone() };
+    let pieces = s.pieces.len().max(1);
+    let halves = s.transfers.iter().any(|t| t.op == Op::Reduce && !t.is_local())
+        && s.transfers.iter().any(|t| t.op == Op::Copy && !t.is_local());
+    let mut candidates = vec![(Lowering::Numbered, base.clone())];
+    if !s.transfers.is_empty() {
+        let order = timed_operations(s, topo, size, protocol, k)?;
+        let mut depth = vec![0usize; s.transfers.len()];
+        for i in crate::ir::transform::topological_order(s)? {
+            depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
+        }
+        let depths = depth.iter().max().map_or(1, |d| d + 1);
+        let timed = Options { order: Some(order), ..base.clone() };
+        let spread = |c: usize| base.channels.or(Some(c.min(MAX_CHANNELS)));
+        candidates.push((Lowering::Timed, Options { channels: spread(pieces), ..timed.clone() }));
+        if halves {
+            let o = Options { channels: spread(2 * pieces), spread: Some(Spread::ByHalf), ..timed.clone() };
+            candidates.push((Lowering::TimedHalves, o));
+        }
+        // One channel per depth; and, where depths leave channels over, several per depth.
+        let wide = (MAX_CHANNELS / depths).max(1);
+        for width in if wide > 1 { vec![1, wide] } else { vec![1] } {
+            let by_depth = Some(Spread::ByDepth { width });
+            candidates.push((
+                Lowering::TimedDepth,
+                Options { channels: spread(depths * width), spread: by_depth, ..timed.clone() },
+            ));
+        }
+    }
+    let mut best: Option<ExportedLowering> = None;
+    for (lowering, o) in candidates {
+        let fitted = match block_plan(s, &o) {
+            Ok(plan) => Some((plan, o)),
+            // A spread the limits refuse: the fewest channels that fit, unless the user gave them.
+            Err(CollsynthError::Infeasible(_)) if base.channels.is_none() && lowering != Lowering::Numbered => {
+                let o = Options { channels: None, ..o };
+                block_plan(s, &o).ok().map(|plan| (plan, o))
+            }
+            Err(CollsynthError::Infeasible(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let Some((plan, options)) = fitted else { continue };
+        let makespan_us = super::sim::makespan_in_blocks_us(s, topo, size, protocol, k, &plan)?;
+        if best.as_ref().is_none_or(|b| makespan_us < b.makespan_us) {
+            best = Some(ExportedLowering { lowering, options, plan, makespan_us });
+        }
+    }
+    Ok(best)
 }
 
 #[cfg(test)]

@@ -79,6 +79,13 @@ pub fn makespan_us(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol,
     // Blocks are per rank: a schedule stated per orbit runs them on its expansion (`api`).
     let order = if s.symmetry.is_none() { super::order::thread_block_order(s) } else { None };
     let plan = match order {
+        Some(super::order::BlockOrder::Exported) => {
+            let base = crate::msccl::lower::Options::default();
+            match super::order::exported_lowering(s, topo, size, protocol, k, &base)? {
+                Some(e) => return Ok(e.makespan_us),
+                None => None,
+            }
+        }
         Some(super::order::BlockOrder::Timed) => {
             let order = super::order::timed_operations(s, topo, size, protocol, k)?;
             timed_block_plan(s, order).ok()

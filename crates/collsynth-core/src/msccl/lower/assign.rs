@@ -40,16 +40,36 @@ pub enum Spread {
     /// By connection, (source + destination) mod C: spreads a rank's many peers (a direct
     /// all-to-all, a star) over channels at both ends, where by piece cannot.
     ByConnection,
+    /// By piece and half: a reduction transfer on channel 2 p, a copy on 2 p + 1 (mod C), so
+    /// that an allreduce's reduce-scatter half and allgather half of one piece run in
+    /// different thread blocks and pipeline across slices.
+    ByHalf,
+    /// By depth in the dependency DAG, `width` channels per depth (by piece among them),
+    /// depth d's on d w .. d w + w - 1 (mod C): a thread block carries only transfers of one
+    /// depth, which run at about the same time in every slice, so that the block's
+    /// iteration barrier (slice j + 1 after slice j's last step) costs little.
+    ByDepth { width: usize },
 }
 
 impl TbAssignment {
-    /// Channel of transfer `t` among `channels`.
-    pub fn channel(s: &Schedule, t: usize, channels: usize, spread: Spread) -> usize {
-        let tr = &s.transfers[t];
-        match spread {
-            Spread::ByPiece => tr.piece % channels,
-            Spread::ByConnection => (tr.src + tr.dst) % channels,
-        }
+    /// Channel of every transfer among `channels`.
+    pub fn channels_of(s: &Schedule, channels: usize, spread: Spread) -> Vec<usize> {
+        let key: Vec<usize> = match spread {
+            Spread::ByPiece => s.transfers.iter().map(|t| t.piece).collect(),
+            Spread::ByConnection => s.transfers.iter().map(|t| t.src + t.dst).collect(),
+            Spread::ByHalf => s.transfers.iter().map(|t| 2 * t.piece + usize::from(t.op != Op::Reduce)).collect(),
+            Spread::ByDepth { width } => {
+                let width = width.max(1);
+                let mut depth = vec![0usize; s.transfers.len()];
+                // Any linear extension: the numbering when the lowering already checked it.
+                let order = crate::ir::transform::topological_order(s).unwrap_or_default();
+                for i in order {
+                    depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
+                }
+                s.transfers.iter().zip(depth).map(|(t, d)| d * width + t.piece % width).collect()
+            }
+        };
+        key.into_iter().map(|k| k % channels).collect()
     }
 
     /// Pair connections into thread blocks (receive-from-a with send-to-b where most
@@ -63,7 +83,8 @@ impl TbAssignment {
         fuse: bool,
     ) -> TbAssignment {
         let n = s.n_ranks;
-        let ch = |t: usize| TbAssignment::channel(s, t, channels, spread);
+        let chan = TbAssignment::channels_of(s, channels, spread);
+        let ch = |t: usize| chan[t];
         // Connections in use and forwarding counts per (rank, channel).
         let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
         let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];

@@ -87,8 +87,12 @@ fn in_parallel<T: Send>(n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> Vec<T
     crate::parallel::in_ranges(n, MIN_NODES_PER_THREAD, f)
 }
 
+/// From [`PER_ORBIT_FROM`] ranks on, the schedule is stated with range transfers
+/// (`ir::ranges`: a delivery of consecutive pieces over one link is one transfer), exactly
+/// the flat schedule; smaller files stay byte-identical.
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
-    synthesize_as(topo, collective, req, true)
+    let s = synthesize_as(topo, collective, req, true)?;
+    Ok(if topo.n_ranks() >= PER_ORBIT_FROM { crate::ir::ranges::compress(&s) } else { s })
 }
 
 /// [`synthesize`]; with `compact` false the allgather is never stated per orbit (what the

@@ -219,6 +219,7 @@ pub fn census(topo: &Topology) -> Result<Schedule> {
                 step,
                 src_slot: slot,
                 dst_slot: CENSUS_RECV,
+                count: 1,
             };
             sends[x] = s.add(t);
         }
@@ -234,6 +235,7 @@ pub fn census(topo: &Topology) -> Result<Schedule> {
                 step,
                 src_slot: CENSUS_RECV,
                 dst_slot,
+                count: 1,
             };
             if k + 1 < q {
                 let op = if k == 0 { Op::Copy } else { Op::Reduce };

@@ -117,22 +117,7 @@ fn a_switch_with_one_peer_per_block_loses_nothing() {
     // Three ranks on a switch (100 GB/s, 1 us per link), each sends its piece to both
     // others: every block has one peer, so blocks and connections agree: two pieces per
     // up- and downlink, 2 s + 2 us in one slice.
-    let mut b = TopologyBuilder::new("star");
-    let r: Vec<usize> = (0..3).map(|i| b.compute(format!("r{i}"), None)).collect();
-    let sw = b.switch("sw", None);
-    for &x in &r {
-        b.link(x, sw, Rat::from_integer(100), 1.0);
-        b.link(sw, x, Rat::from_integer(100), 1.0);
-    }
-    let topo = b.build().unwrap();
-    let mut s = Schedule::new(Collective::Allgather, 3, 0, "direct");
-    for x in 0..3 {
-        let p = s.add_piece(Piece::whole(x));
-        for d in [(x + 1) % 3, (x + 2) % 3] {
-            let route = vec![topo.link_between(r[x], sw).unwrap(), topo.link_between(sw, r[d]).unwrap()];
-            s.add(Transfer::new(p, x, d, route, Op::Copy, vec![], None));
-        }
-    }
+    let (topo, s) = switch_allgather();
     let size = Rat::from_integer(SIZE);
     let free = makespan_us(&s, &topo, size, Protocol::Simple, 1).unwrap();
     close(free, 2.0 * PIECE_US + 2.0);
@@ -215,4 +200,103 @@ fn a_reordered_forestcoll_reduce_scatter_still_verifies_and_lowers_in_its_order(
         reordered += 1;
     }
     assert!(reordered >= 2, "{reordered}");
+}
+
+/// Two ranks a <-> b at 100 GB/s with `latency` µs per hop, and the allreduce that reduces
+/// shard 0 at a and shard 1 at b, then sends each sum back: t0 (shard 0, b -> a, reduce),
+/// t1 (shard 0, a -> b, after t0), t2 (shard 1, a -> b, reduce), t3 (shard 1, b -> a, after t2).
+fn two_rank_allreduce(latency: f64) -> (Topology, Schedule) {
+    let mut b = TopologyBuilder::new("pair");
+    let (x, y) = (b.compute("a", None), b.compute("b", None));
+    b.link(x, y, Rat::from_integer(100), latency);
+    b.link(y, x, Rat::from_integer(100), latency);
+    let topo = b.build().unwrap();
+    let mut s = Schedule::new(Collective::Allreduce, 2, 0, "pair");
+    let (p0, p1) = (s.add_piece(Piece::whole(0)), s.add_piece(Piece::whole(1)));
+    let link = |src: usize, dst: usize| vec![topo.link_between(topo.rank_node(src), topo.rank_node(dst)).unwrap()];
+    s.add(Transfer::new(p0, 1, 0, link(1, 0), Op::Reduce, vec![], None));
+    s.add(Transfer::new(p0, 0, 1, link(0, 1), Op::Copy, vec![0], None));
+    s.add(Transfer::new(p1, 0, 1, link(0, 1), Op::Reduce, vec![], None));
+    s.add(Transfer::new(p1, 1, 0, link(1, 0), Op::Copy, vec![2], None));
+    crate::verify::verify(&s, &topo).unwrap();
+    (topo, s)
+}
+
+#[test]
+fn export_writes_the_lowering_that_streams() {
+    // k = 2 slices of s = 1 µs (2 x 10^5 bytes per piece), L = 2 µs per hop (L >= s).
+    // Timed, a channel per piece: a's blocks are [receive t0, send t1] (a forward, fused),
+    // [send t2], [receive t3], b's the mirror; t0 and t2 stream ([0, s], [s, 2 s]), t1's
+    // slice j leaves when t0's arrives ((j + 1) s + L) and the link is free: t1 runs
+    // [s + L, 3 s + L] and lands at 3 s + 2 L = 7 µs, the default model's time too.
+    // As numbered (one channel: one block per rank runs slice j's four steps in turn,
+    // t0 t1 t2 t3, before slice j + 1's): 8 s + 5 L = 18 µs.
+    let (topo, s) = two_rank_allreduce(2.0);
+    let size = Rat::from_integer(400_000);
+    let simple = Protocol::Simple;
+    close(makespan_us(&s, &topo, size, simple, 2).unwrap(), 7.0);
+    let numbered = crate::cost::runtime::sim::block_plan(&s).unwrap();
+    assert_eq!(numbered.channels, 1);
+    close(makespan_in_blocks_us(&s, &topo, size, simple, 2, &numbered).unwrap(), 18.0);
+    let base = crate::msccl::lower::Options::default();
+    let e = exported_lowering(&s, &topo, size, simple, 2, &base).unwrap().unwrap();
+    // The timed lowering by piece first reaches 7 µs (by half and by depth tie with it).
+    assert_eq!((e.lowering, e.plan.channels), (Lowering::Timed, 2));
+    assert_eq!(
+        e.plan.blocks,
+        [
+            vec![(0, false), (1, true)],
+            vec![(2, true)],
+            vec![(3, false)],
+            vec![(0, true)],
+            vec![(1, false)],
+            vec![(2, false), (3, true)]
+        ]
+    );
+    close(e.makespan_us, 7.0);
+    // The model of a schedule marked as exported runs exactly that lowering.
+    let mut marked = s.clone();
+    marked.provenance.details.set(DETAIL, EXPORTED);
+    assert_eq!(thread_block_order(&marked), Some(BlockOrder::Exported));
+    close(makespan_us(&marked, &topo, size, simple, 2).unwrap(), 7.0);
+    // And the exporter writes it: the program of the chosen options, 2 channels.
+    let o = crate::msccl::lower::Options { pipeline: 1, ..base };
+    let x = crate::api::export_msccl_at(&s, &topo, &o, false, true, 400_000).unwrap();
+    assert_eq!(x.exported.program, crate::msccl::lower::lower(&s, &e.options).unwrap());
+    assert_eq!(x.exported.program.nchannels, 2);
+    // The plain exporter (no chooser) keeps the numbering: one channel.
+    assert_eq!(crate::msccl::export(&s, &o, false).unwrap().program.nchannels, 1);
+}
+
+#[test]
+fn the_numbered_lowering_is_kept_when_nothing_beats_it() {
+    // A switch allgather whose every block has one peer (above): all three candidates take
+    // 2 s + 2 µs; a tie keeps the numbered one, the program `export` wrote before.
+    let (topo, s) = switch_allgather();
+    let size = Rat::from_integer(SIZE);
+    let e = exported_lowering(&s, &topo, size, Protocol::Simple, 1, &Default::default()).unwrap().unwrap();
+    assert_eq!((e.lowering, e.options.order.is_none(), e.options.channels), (Lowering::Numbered, true, None));
+    close(e.makespan_us, 2.0 * PIECE_US + 2.0);
+}
+
+/// Three ranks on a switch (100 GB/s, 1 us per link), each sending its piece to both others
+/// straight through the switch.
+fn switch_allgather() -> (Topology, Schedule) {
+    let mut b = TopologyBuilder::new("star");
+    let r: Vec<usize> = (0..3).map(|i| b.compute(format!("r{i}"), None)).collect();
+    let sw = b.switch("sw", None);
+    for &x in &r {
+        b.link(x, sw, Rat::from_integer(100), 1.0);
+        b.link(sw, x, Rat::from_integer(100), 1.0);
+    }
+    let topo = b.build().unwrap();
+    let mut s = Schedule::new(Collective::Allgather, 3, 0, "direct");
+    for x in 0..3 {
+        let p = s.add_piece(Piece::whole(x));
+        for d in [(x + 1) % 3, (x + 2) % 3] {
+            let route = vec![topo.link_between(r[x], sw).unwrap(), topo.link_between(sw, r[d]).unwrap()];
+            s.add(Transfer::new(p, x, d, route, Op::Copy, vec![], None));
+        }
+    }
+    (topo, s)
 }
