@@ -358,6 +358,7 @@ BAD = [
     (["synth", "traff:8", "-c", "broadcast", "-a", "circulant", "--blocks", "1000000000"], "--blocks"),
     (["synth", "ring:8", "-c", "allgather", "-a", "tacos", "--chunks-per-npu", "1000000000"], "chunks"),
     (["synth", "switch:8", "-c", "allgather", "-a", "tacos", "--sampler", "fast"], "--sampler"),
+    (["synth", "switch:8", "-c", "allgather", "-a", "tacos", "--sampler", "sets"], "--sampler sets"),
     (["synth", "switch:8", "-c", "allgather", "-a", "ring", "--sampler", "direct"], "sampler"),
     (["topo", "show", "ring:100000000"], "N must be"),
     (["topo", "show", "torus:100000x100000"], "too many nodes"),

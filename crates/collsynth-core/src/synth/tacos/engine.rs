@@ -49,6 +49,9 @@ pub enum Sampler {
     /// No lists: propose a uniformly random chunk the destination lacks, accept it when a
     /// free in-link's source holds it (chunk-major holdings AND the free sources' mask).
     Direct,
+    /// Point-to-point networks whose links all cost the same only: one exact candidate set
+    /// per destination and exact per-link counts (module `sets`).
+    Sets,
 }
 
 /// How many arrivals ahead the arrival loop prefetches the memory an arrival will touch
@@ -66,6 +69,32 @@ pub(super) fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// A vector of `len` values `f()`, its memory advised to the kernel as huge pages (Linux,
+/// before it is first touched): the engine reads its large arrays at random, and with 4 KiB
+/// pages at 40K ranks nearly every access is also a TLB miss (a page walk that even a
+/// prefetch waits for). No effect on results.
+pub(super) fn huge_vec<T>(len: usize, f: impl FnMut() -> T) -> Vec<T> {
+    let mut v = Vec::with_capacity(len);
+    #[cfg(target_os = "linux")]
+    if len * std::mem::size_of::<T>() >= 1 << 22 {
+        extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+        }
+        const MADV_HUGEPAGE: i32 = 14;
+        const PAGE: usize = 4096;
+        let start = (v.as_mut_ptr() as usize).next_multiple_of(PAGE);
+        let end = (v.as_mut_ptr() as usize + len * std::mem::size_of::<T>()) / PAGE * PAGE;
+        // SAFETY: [start, end) lies inside the vector's own allocation (page-aligned inward);
+        // the advice only changes how the kernel backs those pages, never their contents, and
+        // a failure (e.g. no transparent huge pages) is harmless, so its result is ignored.
+        unsafe {
+            madvise(start as *mut std::ffi::c_void, end.saturating_sub(start), MADV_HUGEPAGE);
+        }
+    }
+    v.resize_with(len, f);
+    v
 }
 
 /// Does the holdings row starting at word `row` hold chunk c?
@@ -901,6 +930,15 @@ pub(super) fn on_threads<I: Send, R: Send>(mut items: Vec<I>, f: impl Fn(I) -> R
 /// Run the greedy matching on `net` for chunks whose sources are `sources` (chunk c starts
 /// at rank `sources[c]`; every rank needs every chunk), drawing chunks with `sampler`.
 pub fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, sampler: Sampler) -> Result<Outcome> {
+    if sampler == Sampler::Sets {
+        if net.shared || !net.uniform {
+            return Err(CollsynthError::bad(
+                "--sampler sets needs a point-to-point network whose links all cost the same (no shared \
+                 switch ports: use --switch-mode unwind:D, or another sampler)",
+            ));
+        }
+        return super::sets::run(net, sources, seed, materialize, threads());
+    }
     run_picking(net, sources, seed, materialize, threads(), sampler, false)
 }
 
@@ -947,7 +985,7 @@ fn run_picking(
         net,
         n,
         words,
-        has: vec![0; n * words],
+        has: huge_vec(n * words, || 0),
         missing: vec![c_count as u32; n],
         busy: vec![0.0; net.n_res],
         lists: vec![Vec::new(); net.vlinks.len()],

@@ -19,6 +19,7 @@ mod arrive;
 pub mod engine;
 pub mod network;
 pub mod rng;
+mod sets;
 #[cfg(test)]
 mod tests;
 
@@ -38,6 +39,11 @@ use network::{Net, SwitchMode};
 /// docs/tacos.md "Samplers").
 pub const DIRECT_FROM: usize = 512;
 
+/// `auto` picks [`Sampler::Sets`] on point-to-point networks whose links all cost the same
+/// from this many ranks on (below it every pinned mesh result keeps the lists' value; see
+/// docs/tacos.md "Samplers").
+pub const SETS_FROM: usize = 8192;
+
 /// The `sampler` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SamplerChoice {
@@ -51,7 +57,8 @@ impl SamplerChoice {
             "auto" => Ok(SamplerChoice::Auto),
             "lists" => Ok(SamplerChoice::Fixed(Sampler::Lists)),
             "direct" => Ok(SamplerChoice::Fixed(Sampler::Direct)),
-            _ => Err(CollsynthError::bad(format!("--sampler must be auto, lists or direct, got '{text}'"))),
+            "sets" => Ok(SamplerChoice::Fixed(Sampler::Sets)),
+            _ => Err(CollsynthError::bad(format!("--sampler must be auto, lists, direct or sets, got '{text}'"))),
         }
     }
 
@@ -60,6 +67,7 @@ impl SamplerChoice {
         match self {
             SamplerChoice::Fixed(s) => s,
             SamplerChoice::Auto if net.shared && net.n >= DIRECT_FROM => Sampler::Direct,
+            SamplerChoice::Auto if !net.shared && net.uniform && net.n >= SETS_FROM => Sampler::Sets,
             SamplerChoice::Auto => Sampler::Lists,
         }
     }
@@ -69,6 +77,7 @@ fn sampler_name(s: Sampler) -> &'static str {
     match s {
         Sampler::Lists => "lists",
         Sampler::Direct => "direct",
+        Sampler::Sets => "sets",
     }
 }
 

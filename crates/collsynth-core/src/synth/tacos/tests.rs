@@ -535,3 +535,170 @@ proptest::proptest! {
         }
     }
 }
+
+/// The TACOS guarantees, replayed from a `sets` run's matches by brute force: at each event
+/// (every link is free at each, all costing one step), every transfer carries a chunk its
+/// source holds and its destination lacks and has not taken at this event, each link carries
+/// at most one, and a link idles only when its source holds nothing new for its destination.
+fn replay_greedy(net: &network::Net, sources: &[u32], out: &engine::Outcome) {
+    let (n, chunks) = (net.n, sources.len());
+    let mut holds = vec![vec![false; chunks]; n];
+    for (c, &s) in sources.iter().enumerate() {
+        holds[s as usize][c] = true;
+    }
+    let cost = net.vlinks[0].cost;
+    let mut i = 0;
+    let mut t = 0.0f64;
+    while i < out.matches.len() {
+        let start = out.matches[i].start;
+        assert_eq!(start.to_bits(), t.to_bits(), "events are one link time apart");
+        let j = i + out.matches[i..].iter().take_while(|m| m.start == start).count();
+        let mut used = vec![false; net.vlinks.len()];
+        let mut taken = vec![Vec::new(); n];
+        for m in &out.matches[i..j] {
+            let v = &net.vlinks[m.vlink as usize];
+            let (u, d, c) = (v.src as usize, v.dst as usize, m.chunk);
+            assert!(holds[u][c as usize] && !holds[d][c as usize] && !taken[d].contains(&c), "{m:?}");
+            assert!(!std::mem::replace(&mut used[m.vlink as usize], true), "link used twice at {start}");
+            assert!(!m.wasted && m.end == start + cost);
+            taken[d].push(c);
+        }
+        for (l, v) in net.vlinks.iter().enumerate().filter(|&(l, _)| !used[l]) {
+            let (u, d) = (v.src as usize, v.dst as usize);
+            let idle_ok = (0..chunks).all(|c| !holds[u][c] || holds[d][c] || taken[d].contains(&(c as u32)));
+            assert!(idle_ok, "link {l} ({u} -> {d}) idles at {start} but could supply a chunk");
+        }
+        for m in &out.matches[i..j] {
+            holds[net.vlinks[m.vlink as usize].dst as usize][m.chunk as usize] = true;
+        }
+        t += cost;
+        i = j;
+    }
+    assert!(holds.iter().all(|h| h.iter().all(|&x| x)), "every rank ends with every chunk");
+    assert_eq!(
+        out.events,
+        out.matches.iter().map(|m| m.start.to_bits()).collect::<std::collections::BTreeSet<_>>().len()
+    );
+}
+
+/// `topo` with every link at one bandwidth and latency.
+fn one_cost(topo: &Topology) -> Topology {
+    let mut t = topo.clone();
+    for l in &mut t.links {
+        l.bandwidth = Rat::from_integer(50);
+        l.latency = 0.5;
+    }
+    t
+}
+
+/// The `sets` sampler on `topo` (unwound switches): refused unless the network is
+/// point-to-point with one link cost; else the guarantees hold (replayed), the time-only run
+/// decides what the materializing one does, and every collective's schedule verifies.
+fn sets_sampler_holds(topo: &Topology, k: usize, seed: u64) {
+    let mode = if topo.n_switches() > 0 { "unwind:2" } else { "ports" };
+    let net = match network::build(topo, 1e6, network::SwitchMode::parse(mode).unwrap()) {
+        Ok(net) => net,
+        Err(_) => return,
+    };
+    let n = topo.n_ranks();
+    let sources: Vec<u32> = (0..n * k).map(|c| (c % n) as u32).collect();
+    let full = engine::run(&net, &sources, seed, true, engine::Sampler::Sets);
+    if net.shared || !net.uniform {
+        assert!(full.unwrap_err().to_string().contains("--sampler sets needs"));
+        return;
+    }
+    let full = match full {
+        Ok(out) => out,
+        Err(e) => {
+            // Unsatisfiable (a rank reached only through ranks that need the chunk, e.g. an
+            // unwound switch): the lists fail too.
+            assert!(e.to_string().contains("cannot be satisfied"), "{e}");
+            assert!(engine::run(&net, &sources, seed, false, engine::Sampler::Lists).is_err());
+            return;
+        }
+    };
+    replay_greedy(&net, &sources, &full);
+    let quick = engine::run(&net, &sources, seed, false, engine::Sampler::Sets).unwrap();
+    assert_eq!(full.time_us.to_bits(), quick.time_us.to_bits());
+    assert_eq!(full.events, quick.events);
+    let (k, seed) = (k.to_string(), seed.to_string());
+    for &c in TACOS.collectives {
+        let opts = [("sampler", "sets"), ("switch-mode", mode), ("chunks-per-npu", k.as_str()), ("seed", &seed)];
+        let (t, s) = synthesize_sized(topo, c, &req(&opts, n - 1), None).unwrap();
+        if let Err(v) = verify(&s, &t) {
+            panic!("{} on {}: {v}", c.name(), crate::testing::describe(topo));
+        }
+        let tag = if c == Collective::Allreduce { "ag_" } else { "" };
+        assert_eq!(s.provenance.details.text(&format!("{tag}sampler")).as_deref(), Some("\"sets\""));
+    }
+}
+
+#[test]
+fn sets_sampler_on_meshes_tori_and_unwound_switches() {
+    for (spec, k) in [("mesh:4x5", 2), ("torus:3x4", 1), ("mesh:3x3x2", 1), ("switch2d:4,3", 1), ("ring:6", 3)] {
+        for seed in 0..2 {
+            sets_sampler_holds(&from_spec(spec).unwrap(), k, seed);
+        }
+    }
+    // Refused where links differ in cost or share switch ports.
+    sets_sampler_holds(&from_spec("mesh:3x3,bw=100/25").unwrap(), 1, 0);
+    let switched = network::build(&from_spec("switch:4").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    assert!(engine::run(&switched, &[0, 1, 2, 3], 0, false, engine::Sampler::Sets).is_err());
+}
+
+/// The first transfer into the centre of mesh:3x3 carries one of its four neighbours' chunks,
+/// each with probability 1/4 (a sampler biased by list position, link order or chunk number
+/// fails this).
+#[test]
+fn sets_first_pick_is_uniform() {
+    let net = network::build(&from_spec("mesh:3x3").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    let sources: Vec<u32> = (0..9).collect();
+    let mut counts = [0usize; 9];
+    for seed in 0..3000 {
+        let out = engine::run(&net, &sources, seed, true, engine::Sampler::Sets).unwrap();
+        let m = out.matches.iter().find(|m| net.vlinks[m.vlink as usize].dst == 4).unwrap();
+        counts[m.chunk as usize] += 1;
+    }
+    // 750 expected for chunks 1, 3, 5, 7; the standard deviation is 24.
+    assert!([0, 2, 4, 6, 8].iter().all(|&c| counts[c] == 0), "{counts:?}");
+    assert!([1, 3, 5, 7].iter().all(|&c| (650..=850).contains(&counts[c])), "{counts:?}");
+}
+
+/// Ranges of ranks on separate threads (64-aligned) decide nothing: 1, 2 and 3 threads give
+/// the same matches.
+#[test]
+fn sets_outcome_does_not_depend_on_the_thread_count() {
+    let net = network::build(&from_spec("mesh:48x48").unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    let sources: Vec<u32> = (0..net.n as u32).collect();
+    let runs: Vec<_> = (1..=3).map(|th| super::sets::run(&net, &sources, 5, true, th).unwrap()).collect();
+    assert!(runs[2].parallel_events > 0);
+    for r in &runs[1..] {
+        assert_eq!(outcome_key(r), outcome_key(&runs[0]));
+    }
+}
+
+#[test]
+fn auto_sampler_is_sets_on_large_one_cost_point_to_point_networks_only() {
+    let auto = SamplerChoice::parse("auto").unwrap();
+    let build = |spec: &str| network::build(&from_spec(spec).unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+    let large = build("mesh:91x91");
+    assert!(large.n >= SETS_FROM && large.uniform);
+    assert_eq!(auto.on(&large), engine::Sampler::Sets);
+    assert_eq!(auto.on(&build("mesh:64x64")), engine::Sampler::Lists);
+    assert_eq!(auto.on(&build("mesh:91x91,bw=100/25")), engine::Sampler::Lists);
+    assert_eq!(SamplerChoice::parse("lists").unwrap().on(&large), engine::Sampler::Lists);
+    assert_eq!(SamplerChoice::parse("sets").unwrap().on(&build("mesh:4x4")), engine::Sampler::Sets);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// Random directed, asymmetric topologies with and without switches, at one link cost.
+    #[test]
+    fn sets_sampler_keeps_the_guarantees_on_random_topologies(
+        topo in crate::testing::arb_topology(12),
+        k in 1usize..4,
+        seed in 0u64..1000,
+    ) {
+        sets_sampler_holds(&one_cost(&topo), k, seed);
+    }
+}
