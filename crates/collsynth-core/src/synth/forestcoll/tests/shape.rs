@@ -4,6 +4,13 @@
 use super::*;
 use super::{check_forest, check_schedule, detail, topo};
 
+/// A request for `--tree-shape shape`.
+fn req(shape: &str) -> Request {
+    let mut r = Request::default();
+    r.options.insert("tree-shape".into(), shape.into());
+    r
+}
+
 /// The largest number of rank hops from a root to a rank, over the forest.
 fn height(f: &Forest, n: usize) -> usize {
     let mut worst = 0;
@@ -37,11 +44,6 @@ fn shallow_trees_keep_the_optimum_and_are_lower() {
 #[test]
 fn shape_is_an_option_of_allgather_and_of_allreduce_s_broadcast_half_only() {
     let t = topo("dgx-a100:2");
-    let req = |shape: &str| {
-        let mut r = Request::default();
-        r.options.insert("tree-shape".into(), shape.into());
-        r
-    };
     // Stage timings differ between runs: compare what moves.
     let moves = |s: Schedule| (s.pieces, s.transfers);
     let ag_b = synthesize(&t, Collective::Allgather, &Request::default()).unwrap();
@@ -75,11 +77,6 @@ fn chain(s: &Schedule) -> usize {
 #[test]
 fn shallow_all_shapes_the_reducing_trees_too() {
     let t = topo("dgx-a100:2");
-    let req = |shape: &str| {
-        let mut r = Request::default();
-        r.options.insert("tree-shape".into(), shape.into());
-        r
-    };
     let moves = |s: &Schedule| (s.pieces.clone(), s.transfers.clone());
     let inv = crate::bound::reduce_scatter(&t).unwrap().inv_throughput;
     let rs_b = synthesize(&t, Collective::ReduceScatter, &Request::default()).unwrap();
