@@ -1,7 +1,6 @@
 """The progress bar wrapper returns the call's result and polls while it runs."""
 
 import threading
-import time
 
 import pytest
 
@@ -15,16 +14,30 @@ def test_fast_call_shows_no_bar_and_returns():
 
 
 def test_slow_call_is_polled_until_done():
+    # The call ends once it has been polled twice (not after a fixed sleep, which a loaded
+    # machine can outlast before the second poll).
     polls = []
-    done = threading.Event()
+    polled = threading.Event()
+
+    def poll():
+        polls.append(1)
+        if len(polls) >= 2:
+            polled.set()
+        return (1, 2)
 
     def work():
-        time.sleep(0.5)
-        done.set()
+        polled.wait(60)
         return "ok"
 
-    assert run_with_progress(work, "x", poll=lambda: polls.append(1) or (1, 2), delay=0.05) == "ok"
-    assert done.is_set() and len(polls) >= 2
+    assert run_with_progress(work, "x", poll=poll, delay=0.05) == "ok"
+    assert polled.is_set() and len(polls) >= 2
+
+
+def test_the_call_runs_on_a_daemon_thread():
+    # Ctrl-C / SIGTERM exit the CLI without waiting for a core call still running.
+    seen = []
+    run_with_progress(lambda: seen.append(threading.current_thread().daemon), "x")
+    assert seen == [True]
 
 
 def test_errors_propagate():

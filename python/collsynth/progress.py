@@ -23,7 +23,9 @@ def run_with_progress(
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             out["error"] = e
 
-    worker = threading.Thread(target=call, name="collsynth-call")
+    # A daemon: when Ctrl-C or SIGTERM unwinds the caller (exit 130 / 143), the interpreter
+    # must not wait at exit for the core call to finish (it cannot be interrupted).
+    worker = threading.Thread(target=call, name="collsynth-call", daemon=True)
     worker.start()
     worker.join(delay)
     if worker.is_alive():
