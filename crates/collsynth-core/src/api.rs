@@ -107,15 +107,22 @@ fn as_exported(s: Schedule) -> Result<Schedule> {
     Ok(s)
 }
 
-/// Two candidates that move the same pieces the same way (their options may differ:
-/// `--tree-shape shallow-all` is `shallow` on an allgather): `auto` and the size windows time
-/// one of them.
+/// Two candidates that move the same pieces the same way and run alike (their options may
+/// differ: `--tree-shape shallow-all` is `shallow` on an allgather): `auto` and the size
+/// windows time one of them. The executor and the details the runtime model reads are part of
+/// how a schedule runs (NCCL's ring kernel and MSCCL cost the same transfers differently).
 fn same_program(a: &Schedule, b: &Schedule) -> bool {
+    let runs = |s: &Schedule| {
+        let d = &s.provenance.details;
+        let read = [cost::runtime::order::DETAIL, cost::runtime::PINNED_PROTOCOL].map(|k| d.get(k).cloned());
+        (s.provenance.executor, read)
+    };
     a.collective == b.collective
         && a.shards == b.shards
         && a.pieces == b.pieces
         && a.transfers == b.transfers
         && a.symmetry == b.symmetry
+        && runs(a) == runs(b)
 }
 
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk

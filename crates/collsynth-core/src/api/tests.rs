@@ -230,3 +230,25 @@ fn auto_pins_the_protocol_it_won_with() {
     free.provenance.executor = crate::ir::Executor::NcclRing;
     assert_eq!(pinned_protocol(&free), None);
 }
+
+/// Candidates are timed once only when they also run alike: the same transfers under NCCL's
+/// ring kernel, or marked with another thread-block order or protocol, are other programs.
+#[test]
+fn same_program_needs_the_same_executor_and_model_details() {
+    let t = from_spec("ring:4").unwrap();
+    let s = synthesize(&t, Collective::Allgather, "ring", &Request::default(), Rat::from_integer(1 << 20))
+        .unwrap()
+        .schedule;
+    assert!(same_program(&s, &s.clone()));
+    let mut other = s.clone();
+    other.provenance.details.set("auto_choice", "anything");
+    assert!(same_program(&s, &other), "details the model does not read do not count");
+    let mut kernel = s.clone();
+    kernel.provenance.executor = crate::ir::Executor::NcclRing;
+    assert!(!same_program(&s, &kernel));
+    for key in [cost::runtime::order::DETAIL, cost::runtime::PINNED_PROTOCOL] {
+        let mut marked = s.clone();
+        marked.provenance.details.set(key, "Simple");
+        assert!(!same_program(&s, &marked), "{key}");
+    }
+}
