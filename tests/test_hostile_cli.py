@@ -131,6 +131,20 @@ BAD = [
     (["simulate", "{d}/step_1e12.json"], "too large"),
     (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "tall"], "--tree-shape"),
     (["synth", "dgx-a100:1", "-c", "allgather", "-a", "ring", "--tree-shape", "shallow"], "tree-shape"),
+    (
+        ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "SHALLOW-ALL"],
+        "'SHALLOW-ALL' is not one of budget, shallow, shallow-all",
+    ),
+    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""], "'' is not one of"),
+    (
+        ["synth", "dgx-a100:1", "-c", "allreduce", "-a", "forestcoll", "--tree-shape", "shallow-all,shallow"],
+        "is not one of",
+    ),
+    (
+        ["synth", "dgx-a100:1", "-c", "reduce-scatter", "-a", "nccl-ring", "--tree-shape", "shallow-all"],
+        "does not apply to algorithm 'nccl-ring'",
+    ),
+    (["synth", "ring:5", "-c", "allgather", "-a", "ring", "--size", "-16"], "is negative"),
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),
