@@ -252,3 +252,10 @@ pub fn fnv1a(text: &str) -> u64 {
     std::io::Write::write_all(&mut w, text.as_bytes()).expect("in memory");
     w.hash
 }
+
+/// `spec`'s `alg` schedule of `c` from the whole pipeline (synthesized and verified) at 1 GiB,
+/// with the topology it runs on.
+pub fn synthesized(spec: &str, c: crate::ir::Collective, alg: &str) -> crate::api::Synthesized {
+    let topo = crate::zoo::from_spec(spec).unwrap();
+    crate::api::synthesize(&topo, c, alg, &crate::synth::Request::default(), crate::rational::rat(1 << 30)).unwrap()
+}

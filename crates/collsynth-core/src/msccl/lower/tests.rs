@@ -1,15 +1,10 @@
 use super::*;
-use crate::api;
 use crate::ir::Collective;
 use crate::msccl::model::StepType;
-use crate::rational::rat;
-use crate::synth::Request;
-use crate::zoo::from_spec;
 
 /// A verified schedule from the pipeline.
 fn schedule(spec: &str, c: Collective, alg: &str) -> Schedule {
-    let topo = from_spec(spec).unwrap();
-    api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap().schedule
+    crate::testing::synthesized(spec, c, alg).schedule
 }
 
 #[test]

@@ -72,8 +72,7 @@ fn exported_link_loads_equal_the_schedule_s() {
         ("dgx-a100:1", Collective::Allgather, "forestcoll"),
         ("mesh:2x3", Collective::ReduceScatter, "tacos"),
     ] {
-        let topo = from_spec(spec).unwrap();
-        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let done = crate::testing::synthesized(spec, c, alg);
         let e = export(&done.schedule, &lower::Options::default(), true).unwrap();
         let (loads, _) = interp::link_loads(&e.program, &done.topology).unwrap();
         let ir = crate::cost::link_loads(&done.schedule, &done.topology, rat(1));
@@ -117,8 +116,7 @@ fn the_xml_writer_streams_the_same_bytes() {
         ("ring:4", Collective::Allreduce, "ring"),
         ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
     ] {
-        let topo = from_spec(spec).unwrap();
-        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let done = crate::testing::synthesized(spec, c, alg);
         for dialect in [Dialect::New, Dialect::Old] {
             let o = lower::Options { dialect, ..lower::Options::default() };
             let e = export(&done.schedule, &o, true).unwrap();
@@ -156,8 +154,7 @@ fn a_streamed_export_writes_the_checked_bytes() {
         ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
         ("hypercube:3", Collective::ReduceScatter, "bfb"),
     ] {
-        let topo = from_spec(spec).unwrap();
-        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let done = crate::testing::synthesized(spec, c, alg);
         for dialect in [Dialect::New, Dialect::Old] {
             let o = lower::Options { dialect, ..lower::Options::default() };
             let (e, f) =

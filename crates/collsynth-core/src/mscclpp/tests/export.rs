@@ -155,8 +155,7 @@ fn the_plan_writer_streams_the_same_bytes() {
         ("ring:4", Collective::Allreduce, "ring"),
         ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
     ] {
-        let topo = from_spec(spec).unwrap();
-        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let done = crate::testing::synthesized(spec, c, alg);
         let e = export(&done.schedule, &done.topology, None).unwrap();
         let mut sink = CountingWriter::new();
         write_json(&e.plan, &mut sink).unwrap();
@@ -187,8 +186,7 @@ fn a_streamed_plan_writes_the_checked_bytes() {
         ("ring:4", Collective::Allreduce, "ring"),
         ("hypercube:3", Collective::ReduceScatter, "bfb"),
     ] {
-        let topo = from_spec(spec).unwrap();
-        let done = api::synthesize(&topo, c, alg, &Request::default(), rat(1 << 30)).unwrap();
+        let done = crate::testing::synthesized(spec, c, alg);
         let (e, f) = (
             export(&done.schedule, &done.topology, None).unwrap(),
             export_streamed(&done.schedule, &done.topology, None).unwrap(),
