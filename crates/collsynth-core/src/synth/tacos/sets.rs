@@ -89,8 +89,8 @@ struct Range<'a> {
 /// One range's picks at one event, rank by rank.
 struct Picks {
     d0: usize,
-    /// (link, chunk), in matching order.
-    picks: Vec<(u32, u32)>,
+    /// (link, chunk, the link's source), in matching order.
+    picks: Vec<(u32, u32, u32)>,
     /// `picks[pos[v - d0]..pos[v - d0 + 1]]` are rank v's.
     pos: Vec<u32>,
 }
@@ -101,7 +101,7 @@ impl Picks {
         Picks { d0, picks: Vec::new(), pos: vec![0; d1 - d0 + 1] }
     }
 
-    fn of(&self, v: usize) -> &[(u32, u32)] {
+    fn of(&self, v: usize) -> &[(u32, u32, u32)] {
         let i = v - self.d0;
         &self.picks[self.pos[i] as usize..self.pos[i + 1] as usize]
     }
@@ -132,14 +132,14 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Rank v's picks in `prev` (one entry per range).
-    fn picks_of<'p>(&self, prev: &'p [Picks], v: usize) -> &'p [(u32, u32)] {
+    fn picks_of<'p>(&self, prev: &'p [Picks], v: usize) -> &'p [(u32, u32, u32)] {
         prev[self.bounds.partition_point(|&b| b <= v) - 1].of(v)
     }
 }
 
 impl Range<'_> {
     /// Match destination d: append (link, chunk) picks to `out`.
-    fn match_dest(&mut self, ctx: &Ctx, d: usize, f: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+    fn match_dest(&mut self, ctx: &Ctx, d: usize, f: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>) {
         let (net, bits) = (ctx.net, ctx.bits);
         let ins = net.in_start[d] as usize..net.in_start[d + 1] as usize;
         f.clear();
@@ -177,7 +177,7 @@ impl Range<'_> {
                     }
                 })
                 .expect("a holder");
-            out.push((l, c));
+            out.push((l, c, src(l) as u32));
             // c is taken: no in-link offers it any more.
             for l2 in ins.clone() {
                 if bits.holds(c, src(l2 as u32)) {
@@ -252,7 +252,7 @@ impl Range<'_> {
     /// Prefetch the lines the offers into x will touch (no effect on results).
     fn prefetch_offers(&self, ctx: &Ctx, prev: &[Picks], x: usize) {
         for p in ctx.net.in_start[x] as usize..ctx.net.in_start[x + 1] as usize {
-            for &(_, c) in ctx.picks_of(prev, ctx.pull[p].1 as usize) {
+            for &(_, c, _) in ctx.picks_of(prev, ctx.pull[p].1 as usize) {
                 ctx.bits.prefetch(c, x);
             }
         }
@@ -286,7 +286,7 @@ impl Range<'_> {
     fn arrive(&mut self, ctx: &Ctx, mine: &Picks, ranks: std::ops::Range<usize>) {
         for d in ranks {
             let got = mine.of(d);
-            for &(_, c) in got {
+            for &(_, c, _) in got {
                 ctx.bits.set(c, d, false);
             }
             self.missing[d - self.d0] -= got.len() as u32;
@@ -300,8 +300,8 @@ impl Range<'_> {
         let net = ctx.net;
         for p in net.in_start[x] as usize..net.in_start[x + 1] as usize {
             let (l, v) = ctx.pull[p];
-            for &(l2, c) in ctx.picks_of(prev, v as usize) {
-                if net.vlinks[l2 as usize].src as usize != x {
+            for &(_, c, u) in ctx.picks_of(prev, v as usize) {
+                if u as usize != x {
                     self.offer_one(ctx.bits, l, c, x);
                 }
             }
@@ -328,7 +328,13 @@ pub(super) fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, thre
 
 /// [`run`] on `ranges` ranges of ranks (64-aligned, so small networks may leave some empty),
 /// each on its own thread.
-pub(super) fn run_in_ranges(net: &Net, sources: &[u32], seed: u64, materialize: bool, ranges: usize) -> Result<Outcome> {
+pub(super) fn run_in_ranges(
+    net: &Net,
+    sources: &[u32],
+    seed: u64,
+    materialize: bool,
+    ranges: usize,
+) -> Result<Outcome> {
     let n = net.n;
     let chunks = sources.len();
     debug_assert!(!net.shared && net.uniform);
@@ -404,7 +410,7 @@ pub(super) fn run_in_ranges(net: &Net, sources: &[u32], seed: u64, materialize: 
         parallel_events += (ranges > 1) as usize;
         remaining -= count as u64;
         if materialize {
-            for &(l, c) in picked.iter().flat_map(|p| &p.picks) {
+            for &(l, c, _) in picked.iter().flat_map(|p| &p.picks) {
                 deliver[c as usize * n + net.vlinks[l as usize].dst as usize] = matches.len() as u32;
                 matches.push(Match { vlink: l, chunk: c, start, end: t, wasted: false });
             }
