@@ -19,9 +19,13 @@
 //! source holds it (every link costs the same: all tie). The distribution of every pick is
 //! the reference's; the random stream differs from [`Sampler::Lists`]'s.
 //!
-//! Each event runs three passes over ranges of ranks (64-aligned, so each word of `bits` has
-//! one writer), each on all cores: matching (writes only its ranks' lists, in-link counts and
-//! random streams), arrivals (sets its ranks' bits), offers (appends to its ranks' lists).
+//! Each event is one pass over ranges of ranks (64-aligned, so each word of `bits` has one
+//! writer) on all cores, fused: in rank order, the previous event's arrivals at a rank (its
+//! holds bits), lagged by the largest link span (a mesh row) ahead of the matching that reads
+//! them, then the offers into a rank (pulled from its in-neighbours' picks, in the order the
+//! separate offer pass made them), then its matching (its lists, in-link counts and random
+//! stream), so a chunk's lines around a rank are fetched once per event, not once per pass.
+//! Arrivals within the lag of another range are applied first, behind a barrier.
 
 use super::engine::{huge_vec, on_threads, prefetch, Match, Outcome, NONE, PREFETCH_AHEAD};
 use super::network::Net;

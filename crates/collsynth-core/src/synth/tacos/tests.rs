@@ -784,3 +784,23 @@ const PINNED_SETS_DIGESTS: [u64; 19] = [
     5131285832880999157,
     14869283836268467758,
 ];
+
+/// As [`sets_random_process_is_pinned`] where a range of ranks is shorter than the lag (tori
+/// wrap around: a link spans nearly the whole network, so every arrival goes before the
+/// barrier) or the lag is tiny.
+#[test]
+fn sets_random_process_is_pinned_when_ranges_are_shorter_than_the_lag() {
+    let mut digests = Vec::new();
+    for (spec, k, seed) in
+        [("torus:20x10", 1, 11), ("mesh:100x3", 1, 12), ("mesh:3x100", 2, 13), ("torus:8x8x4", 1, 14)]
+    {
+        let net = network::build(&from_spec(spec).unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+        let sources: Vec<u32> = (0..net.n * k).map(|c| (c % net.n) as u32).collect();
+        let one = sets_digest(&net, &sources, seed, 1);
+        for ranges in [2, 3] {
+            assert_eq!(sets_digest(&net, &sources, seed, ranges), one, "{ranges} ranges on {spec}");
+        }
+        digests.push(one);
+    }
+    assert_eq!(digests, [1686604304511878926, 9119756878191008844, 6527425481822423600, 10329757200915133974]);
+}
