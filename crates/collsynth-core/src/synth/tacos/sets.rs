@@ -19,15 +19,20 @@
 //! source holds it (every link costs the same: all tie). The distribution of every pick is
 //! the reference's; the random stream differs from [`Sampler::Lists`]'s.
 //!
-//! Each event runs three passes over ranges of ranks (64-aligned, so each word of `bits` has
-//! one writer), each on all cores: matching (writes only its ranks' lists, in-link counts and
-//! random streams), arrivals (sets its ranks' bits), offers (appends to its ranks' lists).
+//! Each event is one pass over ranges of ranks (64-aligned, so each word of `bits` has one
+//! writer) on all cores, fused: in rank order, the previous event's arrivals at a rank (its
+//! holds bits), lagged by the largest link span (a mesh row) ahead of the matching that reads
+//! them, then the offers into a rank (pulled from its in-neighbours' picks, in the order the
+//! separate offer pass made them), then its matching (its lists, in-link counts and random
+//! stream), so a chunk's lines around a rank are fetched once per event, not once per pass.
+//! Arrivals within the lag of another range are applied first, behind a barrier.
 
 use super::engine::{huge_vec, on_threads, prefetch, Match, Outcome, NONE, PREFETCH_AHEAD};
 use super::network::Net;
 use super::rng::{self, Rng};
 use crate::error::{CollsynthError, Result};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Barrier;
 
 /// Ranks per range below which one range runs (threads cost tens of microseconds).
 const RANGE_MIN: usize = 1024;
@@ -85,19 +90,60 @@ struct Range<'a> {
     active: Vec<u32>,
 }
 
-/// Per range of ranks, the (link, chunk, destination) offers into it.
-type Offers = Vec<Vec<(u32, u32, u32)>>;
+/// One range's picks at one event, rank by rank.
+struct Picks {
+    d0: usize,
+    /// (link, chunk, the link's source), in matching order.
+    picks: Vec<(u32, u32, u32)>,
+    /// `picks[pos[v - d0]..pos[v - d0 + 1]]` are rank v's.
+    pos: Vec<u32>,
+}
+
+impl Picks {
+    /// No picks for ranks `d0..d1`.
+    fn none(d0: usize, d1: usize) -> Picks {
+        Picks { d0, picks: Vec::new(), pos: vec![0; d1 - d0 + 1] }
+    }
+
+    fn of(&self, v: usize) -> &[(u32, u32, u32)] {
+        let i = v - self.d0;
+        &self.picks[self.pos[i] as usize..self.pos[i + 1] as usize]
+    }
+
+    fn clear(&mut self) {
+        self.picks.clear();
+        self.pos.clear();
+    }
+
+    /// Rank d's picks start here (ranks since the last opened one have none).
+    fn open(&mut self, d: usize) {
+        let at = self.picks.len() as u32;
+        self.pos.resize(self.pos.len().max(d - self.d0 + 1), at);
+    }
+}
 
 /// What every pass reads.
 struct Ctx<'a> {
     net: &'a Net,
     bits: &'a Bits,
     bounds: &'a [usize],
+    /// Per rank, at `net.in_start[x]..`: its in-links with their sources (link, source), in
+    /// increasing source order.
+    pull: Vec<(u32, u32)>,
+    /// The largest |source - destination| of a link.
+    lag: usize,
+}
+
+impl Ctx<'_> {
+    /// Rank v's picks in `prev` (one entry per range).
+    fn picks_of<'p>(&self, prev: &'p [Picks], v: usize) -> &'p [(u32, u32, u32)] {
+        prev[self.bounds.partition_point(|&b| b <= v) - 1].of(v)
+    }
 }
 
 impl Range<'_> {
     /// Match destination d: append (link, chunk) picks to `out`.
-    fn match_dest(&mut self, ctx: &Ctx, d: usize, f: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+    fn match_dest(&mut self, ctx: &Ctx, d: usize, f: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>) {
         let (net, bits) = (ctx.net, ctx.bits);
         let ins = net.in_start[d] as usize..net.in_start[d + 1] as usize;
         f.clear();
@@ -135,7 +181,7 @@ impl Range<'_> {
                     }
                 })
                 .expect("a holder");
-            out.push((l, c));
+            out.push((l, c, src(l) as u32));
             // c is taken: no in-link offers it any more.
             for l2 in ins.clone() {
                 if bits.holds(c, src(l2 as u32)) {
@@ -146,25 +192,76 @@ impl Range<'_> {
         }
     }
 
-    fn match_all(&mut self, ctx: &Ctx) -> Vec<(u32, u32)> {
-        let (mut out, mut f) = (Vec::new(), Vec::new());
+    /// One event's pass over this range (range `g`): the arrivals and offers of the previous
+    /// event (`prev`, every range's picks), fused with this event's matching (picks into
+    /// `cur`). Ranks go in order, lagged: a rank's arrivals are applied before the matching of
+    /// any rank they are in-neighbour of (at most `lag` ranks back), the offers into a rank
+    /// just before its own matching, so a chunk's lines around a rank are touched together.
+    /// Arrivals other ranges read (ranks within `lag` of a boundary) come first, then all
+    /// ranges wait at `barrier`.
+    fn pass(&mut self, ctx: &Ctx, prev: &[Picks], g: usize, cur: &mut Picks, barrier: &Barrier) {
+        let (a, b) = (ctx.bounds[g], ctx.bounds[g + 1]);
+        let lo = if g > 0 { (a + ctx.lag).min(b) } else { a };
+        let hi = if g + 2 < ctx.bounds.len() { b.saturating_sub(ctx.lag).max(lo) } else { b };
+        self.arrive(ctx, &prev[g], a..lo);
+        self.arrive(ctx, &prev[g], hi..b);
+        barrier.wait();
+        // Arrivals of ranks `ar..hi` are still due.
+        let mut ar = lo;
+        let mut due = |r: &mut Self, upto: usize| {
+            let upto = upto.clamp(ar, hi);
+            r.arrive(ctx, &prev[g], ar..upto);
+            ar = upto;
+        };
+        cur.clear();
         let active = std::mem::take(&mut self.active);
-        let (a, b) = (PREFETCH_AHEAD, PREFETCH_AHEAD / 2);
-        for (j, &d) in active.iter().enumerate() {
-            // Ahead: the entries d's draws will most likely take, then those chunks' lines
-            // at d's in-neighbours.
-            if let Some(&x) = active.get(j + a) {
-                self.prefetch_draws(ctx, x as usize, false);
+        let mut next = Vec::with_capacity(active.len());
+        let mut f = Vec::new();
+        let live = |r: &Self, x: u32| r.missing[x as usize - r.d0] > 0;
+        // Stages, by distance ahead of the matching: the offers' lines, the offers (then the
+        // draws' list entries), the draws' chunk lines.
+        let (po, pp, pc) = (2 * PREFETCH_AHEAD, PREFETCH_AHEAD, PREFETCH_AHEAD / 2);
+        for j in 0..active.len() + po {
+            if let Some(&x) = active.get(j) {
+                self.prefetch_offers(ctx, prev, x as usize);
             }
-            if let Some(&x) = active.get(j + b) {
-                self.prefetch_draws(ctx, x as usize, true);
+            if let Some(&x) = (j + pp).checked_sub(po).and_then(|i| active.get(i)) {
+                due(self, x as usize + 1);
+                if live(self, x) {
+                    self.pull(ctx, prev, x as usize);
+                    self.prefetch_draws(ctx, x as usize, false);
+                }
             }
+            if let Some(&x) = (j + pc).checked_sub(po).and_then(|i| active.get(i)) {
+                if live(self, x) {
+                    self.prefetch_draws(ctx, x as usize, true);
+                }
+            }
+            let Some(&d) = j.checked_sub(po).and_then(|i| active.get(i)) else { continue };
+            due(self, d as usize + ctx.lag + 1);
+            if !live(self, d) {
+                continue;
+            }
+            next.push(d);
             if !self.lists[d as usize - self.d0].is_empty() {
-                self.match_dest(ctx, d as usize, &mut f, &mut out);
+                cur.open(d as usize);
+                self.match_dest(ctx, d as usize, &mut f, &mut cur.picks);
             }
         }
-        self.active = active;
-        out
+        due(self, hi);
+        cur.open(b);
+        self.active = next;
+    }
+
+    /// Prefetch the lines the offers into x will touch (no effect on results).
+    fn prefetch_offers(&self, ctx: &Ctx, prev: &[Picks], x: usize) {
+        for p in ctx.net.in_start[x] as usize..ctx.net.in_start[x + 1] as usize {
+            for &(_, c, _) in ctx.picks_of(prev, ctx.pull[p].1 as usize) {
+                ctx.bits.prefetch(c, x);
+            }
+        }
+        let list = &self.lists[x - self.d0];
+        prefetch(list.as_ptr().wrapping_add(list.len()));
     }
 
     /// Prefetch the list entries of d's draws as they fall when each is accepted at once (a
@@ -189,43 +286,28 @@ impl Range<'_> {
         }
     }
 
-    /// The picks of this range's ranks arrive: set their bits; per range of ranks, the
-    /// (link, chunk, destination) offers they make to out-neighbours.
-    fn arrive(&mut self, ctx: &Ctx, picks: &[(u32, u32)]) -> Offers {
-        let net = ctx.net;
-        let mut offers = vec![Vec::new(); ctx.bounds.len() - 1];
-        for (j, &(l, c)) in picks.iter().enumerate() {
-            if let Some(&(l, c)) = picks.get(j + 2 * PREFETCH_AHEAD) {
-                ctx.bits.prefetch(c, net.vlinks[l as usize].dst as usize);
+    /// The previous event's picks of ranks `ranks` (this range's) arrive: set their bits.
+    fn arrive(&mut self, ctx: &Ctx, mine: &Picks, ranks: std::ops::Range<usize>) {
+        for d in ranks {
+            let got = mine.of(d);
+            for &(_, c, _) in got {
+                ctx.bits.set(c, d, false);
             }
-            let v = &net.vlinks[l as usize];
-            let d = v.dst as usize;
-            ctx.bits.set(c, d, false);
-            self.missing[d - self.d0] -= 1;
-            for &(l2, x) in &net.out_v[d] {
-                if x != v.src {
-                    offers[ctx.bounds.partition_point(|&b| b <= x as usize) - 1].push((l2, c, x));
-                }
-            }
+            self.missing[d - self.d0] -= got.len() as u32;
         }
-        let missing = &self.missing;
-        let d0 = self.d0;
-        self.active.retain(|&d| missing[d as usize - d0] > 0);
-        offers
     }
 
-    /// Offers into this range: a link whose destination lacks the chunk offers one more; the
-    /// destination's set gains it unless it was there before.
-    fn offer(&mut self, ctx: &Ctx, all: &[Offers], g: usize) {
-        let bits = ctx.bits;
-        for offers in all.iter().map(|o| &o[g]) {
-            for (j, &(l, c, x)) in offers.iter().enumerate() {
-                if let Some(&(_, c, x)) = offers.get(j + 2 * PREFETCH_AHEAD) {
-                    bits.prefetch(c, x as usize);
-                    let list = &self.lists[x as usize - self.d0];
-                    prefetch(list.as_ptr().wrapping_add(list.len()));
+    /// The offers into x of what its in-neighbours got at the previous event (x's own arrivals
+    /// applied): in-neighbours in increasing order, each one's picks in its matching order, so
+    /// x's set gains chunks in the order the arrivals were made.
+    fn pull(&mut self, ctx: &Ctx, prev: &[Picks], x: usize) {
+        let net = ctx.net;
+        for p in net.in_start[x] as usize..net.in_start[x + 1] as usize {
+            let (l, v) = ctx.pull[p];
+            for &(_, c, u) in ctx.picks_of(prev, v as usize) {
+                if u as usize != x {
+                    self.offer_one(ctx.bits, l, c, x);
                 }
-                self.offer_one(bits, l, c, x as usize);
             }
         }
     }
@@ -245,6 +327,18 @@ impl Range<'_> {
 /// Run the matching with [`Sampler::Sets`](super::engine::Sampler::Sets) (`net` point-to-point,
 /// every link of one cost) on `threads` threads; the outcome is the same for any count.
 pub(super) fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, threads: usize) -> Result<Outcome> {
+    run_in_ranges(net, sources, seed, materialize, threads.clamp(1, net.n.div_ceil(RANGE_MIN).max(1)))
+}
+
+/// [`run`] on `ranges` ranges of ranks (64-aligned, so small networks may leave some empty),
+/// each on its own thread.
+pub(super) fn run_in_ranges(
+    net: &Net,
+    sources: &[u32],
+    seed: u64,
+    materialize: bool,
+    ranges: usize,
+) -> Result<Outcome> {
     let n = net.n;
     let chunks = sources.len();
     debug_assert!(!net.shared && net.uniform);
@@ -272,10 +366,14 @@ pub(super) fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, thre
             }
         }
     }
-    let ranges = threads.clamp(1, n.div_ceil(RANGE_MIN).max(1));
     let bounds: Vec<usize> = (0..=ranges).map(|g| if g == ranges { n } else { g * n / ranges / 64 * 64 }).collect();
     let link_bounds: Vec<usize> = bounds.iter().map(|&d| net.in_start[d] as usize).collect();
-    let ctx = Ctx { net, bits: &bits, bounds: &bounds };
+    let mut pull: Vec<(u32, u32)> = net.vlinks.iter().enumerate().map(|(l, v)| (l as u32, v.src)).collect();
+    for x in 0..n {
+        pull[net.in_start[x] as usize..net.in_start[x + 1] as usize].sort_by_key(|&(_, v)| v);
+    }
+    let lag = net.vlinks.iter().map(|v| v.src.abs_diff(v.dst) as usize).max().unwrap_or(0);
+    let ctx = Ctx { net, bits: &bits, bounds: &bounds, pull, lag };
     let mut parts: Vec<Range> = {
         let mut lists = split(&mut lists, &bounds).into_iter();
         let mut rngs = split(&mut rngs, &bounds).into_iter();
@@ -300,9 +398,13 @@ pub(super) fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, thre
     let mut matches = Vec::new();
     let mut deliver = if materialize { vec![NONE; chunks * n] } else { Vec::new() };
     let (mut t, mut events, mut parallel_events) = (0.0f64, 0usize, 0usize);
+    let none = || (0..ranges).map(|g| Picks::none(bounds[g], bounds[g + 1])).collect::<Vec<_>>();
+    let (mut prev, mut picked) = (none(), none());
+    let barrier = Barrier::new(ranges);
     while remaining > 0 {
-        let picked = on_threads(parts.iter_mut().collect(), |p| p.match_all(&ctx));
-        let count: usize = picked.iter().map(Vec::len).sum();
+        let work = parts.iter_mut().zip(picked.iter_mut()).enumerate().collect();
+        on_threads(work, |(g, (p, cur))| p.pass(&ctx, &prev, g, cur, &barrier));
+        let count: usize = picked.iter().map(|p| p.picks.len()).sum();
         if count == 0 {
             break;
         }
@@ -312,13 +414,12 @@ pub(super) fn run(net: &Net, sources: &[u32], seed: u64, materialize: bool, thre
         parallel_events += (ranges > 1) as usize;
         remaining -= count as u64;
         if materialize {
-            for &(l, c) in picked.iter().flatten() {
+            for &(l, c, _) in picked.iter().flat_map(|p| &p.picks) {
                 deliver[c as usize * n + net.vlinks[l as usize].dst as usize] = matches.len() as u32;
                 matches.push(Match { vlink: l, chunk: c, start, end: t, wasted: false });
             }
         }
-        let offers = on_threads(parts.iter_mut().zip(&picked).collect(), |(p, picks)| p.arrive(&ctx, picks));
-        on_threads(parts.iter_mut().enumerate().collect(), |(g, p)| p.offer(&ctx, &offers, g));
+        std::mem::swap(&mut prev, &mut picked);
     }
     if remaining > 0 {
         return Err(CollsynthError::bad(format!(

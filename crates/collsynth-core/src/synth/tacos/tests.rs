@@ -702,3 +702,105 @@ proptest::proptest! {
         sets_sampler_holds(&one_cost(&topo), k, seed);
     }
 }
+
+/// FNV-1a of a `sets` run's whole outcome: every match (link, chunk, start), the time and the
+/// event count.
+fn sets_digest(net: &network::Net, sources: &[u32], seed: u64, ranges: usize) -> u64 {
+    let out = super::sets::run_in_ranges(net, sources, seed, true, ranges).unwrap();
+    let mut w = crate::testing::CountingWriter::new();
+    for m in &out.matches {
+        let bytes = [m.vlink.to_le_bytes(), m.chunk.to_le_bytes()].concat();
+        std::io::Write::write_all(&mut w, &[bytes, m.start.to_bits().to_le_bytes().to_vec()].concat()).unwrap();
+    }
+    let tail = [out.time_us.to_bits(), out.events as u64].map(u64::to_le_bytes).concat();
+    std::io::Write::write_all(&mut w, &tail).unwrap();
+    w.hash
+}
+
+/// The `sets` sampler's random process, pinned: every match of these runs (digests taken
+/// before the passes were fused) stays the same on 1, 2 and 3 ranges of ranks (threads; the
+/// meshes' ranges meet at boundaries closer than their lag, a mesh row), so an engine rewrite
+/// cannot change a result (time, events, or which chunk crosses which link when).
+#[test]
+fn sets_random_process_is_pinned() {
+    let mut topos: Vec<(Topology, usize, u64)> = [
+        ("mesh:48x48", 1, 5),
+        ("mesh:20x13", 2, 1),
+        ("mesh:70x9", 1, 2),
+        ("torus:9x7", 1, 3),
+        ("mesh:3x3x2", 3, 0),
+        ("switch2d:4,3", 1, 4),
+        ("ring:6", 3, 7),
+    ]
+    .into_iter()
+    .map(|(spec, k, seed)| (from_spec(spec).unwrap(), k, seed))
+    .collect();
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = crate::testing::arb_topology(12);
+    while topos.len() < 19 {
+        let topo = one_cost(&proptest::strategy::ValueTree::current(
+            &proptest::strategy::Strategy::new_tree(&strategy, &mut runner).unwrap(),
+        ));
+        let net = network::build(&topo, 1e6, network::SwitchMode::parse("unwind:2").unwrap());
+        let k = 1 + topos.len() % 3;
+        let sources: Vec<u32> = (0..topo.n_ranks() * k).map(|c| (c % topo.n_ranks()) as u32).collect();
+        if net.is_ok_and(|net| !net.shared && net.uniform && super::sets::run(&net, &sources, 0, false, 1).is_ok()) {
+            topos.push((topo, k, topos.len() as u64));
+        }
+    }
+    let mut digests = Vec::new();
+    for (topo, k, seed) in &topos {
+        let mode = if topo.n_switches() > 0 { "unwind:2" } else { "ports" };
+        let net = network::build(topo, 1e6, network::SwitchMode::parse(mode).unwrap()).unwrap();
+        let n = topo.n_ranks();
+        let sources: Vec<u32> = (0..n * k).map(|c| (c % n) as u32).collect();
+        let one = sets_digest(&net, &sources, *seed, 1);
+        for th in [2, 3] {
+            assert_eq!(sets_digest(&net, &sources, *seed, th), one, "{th} ranges on {}", topo.name);
+        }
+        digests.push(one);
+    }
+    assert_eq!(digests, PINNED_SETS_DIGESTS);
+}
+
+const PINNED_SETS_DIGESTS: [u64; 19] = [
+    3468827957376624440,
+    3324272601952897636,
+    13738656418489262707,
+    2929169960707661623,
+    7045468029351063551,
+    16011840909406259447,
+    13869726838514554995,
+    2032246978165601378,
+    4634112699229418477,
+    12737972082702695103,
+    9067101605935109923,
+    11375099473063838480,
+    11344031815474295005,
+    11005658336531259917,
+    3897913113692356408,
+    9726281770971346497,
+    5001373768664219907,
+    5131285832880999157,
+    14869283836268467758,
+];
+
+/// As [`sets_random_process_is_pinned`] where a range of ranks is shorter than the lag (tori
+/// wrap around: a link spans nearly the whole network, so every arrival goes before the
+/// barrier) or the lag is tiny.
+#[test]
+fn sets_random_process_is_pinned_when_ranges_are_shorter_than_the_lag() {
+    let mut digests = Vec::new();
+    for (spec, k, seed) in
+        [("torus:20x10", 1, 11), ("mesh:100x3", 1, 12), ("mesh:3x100", 2, 13), ("torus:8x8x4", 1, 14)]
+    {
+        let net = network::build(&from_spec(spec).unwrap(), 1e6, network::SwitchMode::Ports).unwrap();
+        let sources: Vec<u32> = (0..net.n * k).map(|c| (c % net.n) as u32).collect();
+        let one = sets_digest(&net, &sources, seed, 1);
+        for ranges in [2, 3] {
+            assert_eq!(sets_digest(&net, &sources, seed, ranges), one, "{ranges} ranges on {spec}");
+        }
+        digests.push(one);
+    }
+    assert_eq!(digests, [1686604304511878926, 9119756878191008844, 6527425481822423600, 10329757200915133974]);
+}
