@@ -172,9 +172,10 @@ def table(runs: dict[str, list[dict]]) -> str:
     )
     lines.append("")
     lines.append(
-        "whole / synth: the whole command's wall time over its `synthesis_seconds` (issue 20 asks"
-        " for at most 2x); a sub-second row's whole includes the interpreter's start-up and imports"
-        " (about 0.07 s on an idle machine, 0.04 s CPU), which its synthesis cannot."
+        "whole / synth: the whole command's wall time over its `synthesis_seconds` (the scale"
+        " targets ask for at most 2x); a sub-second row's whole includes the interpreter's"
+        " start-up and imports (about 0.07 s on an idle machine, 0.04 s CPU), which its"
+        " synthesis cannot."
     )
     lines.append("")
     lines.append(
