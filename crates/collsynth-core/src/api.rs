@@ -402,20 +402,26 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     // the runtime model runs on a second core meanwhile (same results, same errors first).
     // The flat passes after the simulator (alpha-beta, link loads, steps, hop costs), each
     // also a walk over every transfer, run on the first core while the runtime model runs.
+    // Every model below walks the dependencies in one topological order: computed once.
+    let order = crate::ir::transform::shared_order(s);
     let models = || {
-        let sim = cost::simulate(s, topo, size, pipeline)?;
-        let ab = cost::alpha_beta(s, topo, size, pipeline)?;
-        Ok((sim, ab, cost::bandwidth_term_us(s, topo, size), s.steps(), cost::latency_bandwidth_costs(s, topo)))
+        crate::ir::transform::with_order(s, &order, || {
+            let sim = cost::simulate(s, topo, size, pipeline)?;
+            let ab = cost::alpha_beta(s, topo, size, pipeline)?;
+            Ok((sim, ab, cost::bandwidth_term_us(s, topo, size), s.steps(), cost::latency_bandwidth_costs(s, topo)))
+        })
     };
+    let runtime =
+        || crate::ir::transform::with_order(s, &order, || cost::runtime::runtime_copies(s, topo, size, copies));
     let (models, runtime) = if s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1 {
         std::thread::scope(|scope| {
-            let runtime = scope.spawn(|| cost::runtime::runtime_copies(s, topo, size, copies));
+            let runtime = scope.spawn(runtime);
             let models: Result<_> = models();
             (models, runtime.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })
     } else {
         let models = models()?;
-        (Ok(models), cost::runtime::runtime_copies(s, topo, size, copies))
+        (Ok(models), runtime())
     };
     let (sim, ab, sched_bw, steps, direct) = models?;
     let bound_bw = b.time_per_byte_us * size;
@@ -493,7 +499,9 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
 pub fn runtime(s: &Schedule, topo: &Topology, size: Rat) -> Result<cost::runtime::RuntimeEstimate> {
     let size = moved_size(s.collective, s.n_ranks, size).moved;
     let (q, copies) = cost_view(s, topo, size)?;
-    cost::runtime::runtime_copies(&q, topo, size, copies)
+    // The protocol estimate and the simulation walk one topological order.
+    let order = crate::ir::transform::shared_order(&q);
+    crate::ir::transform::with_order(&q, &order, || cost::runtime::runtime_copies(&q, topo, size, copies))
 }
 
 /// Every generator maps each link onto a link of the same runtime-model class (for a group

@@ -81,7 +81,8 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ),
     // The finder measures candidate topologies by BFB's plans: it sits above the synthesizers.
     ("find", &["error", "rational", "units", "progress", "parallel", "topology", "flow", "bound", "zoo", "synth::bfb"]),
-    ("verify", &["error", "rational", "topology", "ir"]),
+    // The value and race passes of a large reduction run side by side (`parallel::threads`).
+    ("verify", &["error", "rational", "parallel", "topology", "ir"]),
     // The runtime model runs a schedule in the thread blocks MSCCL's lowering gives it.
     (
         "cost",

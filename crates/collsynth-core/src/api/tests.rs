@@ -252,3 +252,39 @@ fn same_program_needs_the_same_executor_and_model_details() {
         assert!(!same_program(&s, &marked), "{key}");
     }
 }
+
+/// `auto` picks its candidate, depth and protocol at the bytes nccl-tests moves, as every cost
+/// it reports is. On hgx-h100:2, reduce-scatter's pick (the fastest of the algorithms'
+/// schedules at a multiple of 16 N = 256 bytes, bisected) changes between 1,506 and 1,507
+/// units; at M = 1,507 x 256 - 1 bytes nccl-tests moves 1,506 x 256, so a search at M (the
+/// trim left out of `auto` alone) returns a schedule that `direct`'s own beats at the moved
+/// size, where `synth` reports its time.
+#[test]
+fn auto_searches_at_the_moved_size() {
+    use crate::cost::runtime::{runtime_time, Protocol};
+    let (spec, c, units) = ("hgx-h100:2", Collective::ReduceScatter, 1507);
+    let t = from_spec(spec).unwrap();
+    let unit = 16 * t.n_ranks() as i128;
+    let m = Rat::from_integer(units * unit - 1);
+    let moved = moved_size(c, t.n_ranks(), m).moved;
+    assert_eq!(moved, Rat::from_integer((units - 1) * unit));
+    let got = synthesize(&t, c, "auto", &Request::default(), m).unwrap();
+    // `api::runtime` costs the moved size, as `synth` reports it.
+    let mine = runtime(&got.schedule, &got.topology, m).unwrap().time_us;
+    assert_eq!(mine.to_bits(), runtime(&got.schedule, &got.topology, moved).unwrap().time_us.to_bits());
+    for alg in synth::algorithms().into_iter().filter(|a| a.collectives.contains(&c)) {
+        let Ok(other) = synthesize(&t, c, alg.name, &Request::default(), m) else { continue };
+        let other = as_exported(other.schedule).unwrap();
+        for &d in cost::tuning::depths(&other) {
+            let lowered = crate::ir::transform::pipelined(&other, d);
+            for p in Protocol::ALL {
+                let theirs = runtime_time(&lowered, &t, moved, p).unwrap().time_us;
+                assert!(
+                    mine <= theirs * (1.0 + 1e-12),
+                    "{spec} {c:?} at {m}: {} at depth {d} under {p:?} takes {theirs} us, auto's pick {mine} us",
+                    alg.name
+                );
+            }
+        }
+    }
+}

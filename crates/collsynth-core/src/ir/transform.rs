@@ -11,7 +11,68 @@ use crate::topology::{Topology, TopologyBuilder};
 
 /// Transfers in an order where every transfer follows its dependencies (Kahn's algorithm,
 /// smallest index first among ready ones). Errors on a dependency cycle or a bad index.
+///
+/// Inside [`with_order`] of `s` the order is the one computed there, not recomputed.
 pub fn topological_order(s: &Schedule) -> Result<Vec<usize>> {
+    if let Some(order) = KNOWN.with_borrow(|k| k.as_ref().filter(|k| k.is(s)).map(|k| k.order.clone())) {
+        return Ok(order.as_ref().clone());
+    }
+    kahn(s)
+}
+
+/// A schedule's topological order, computed once for the consumers of one evaluation
+/// ([`with_order`]); it holds nothing when there is none (a cycle, a bad index: each consumer
+/// then reports it itself).
+#[derive(Clone)]
+pub struct SharedOrder(Option<Known>);
+
+/// `s`'s [`topological_order`], to share ([`with_order`]).
+pub fn shared_order(s: &Schedule) -> SharedOrder {
+    SharedOrder(kahn(s).ok().map(|order| Known { at: Known::key(s), order: std::sync::Arc::new(order) }))
+}
+
+/// An order and the schedule it is for: the schedule's address and its transfer list's
+/// (start, length).
+#[derive(Clone)]
+struct Known {
+    at: (usize, usize, usize),
+    order: std::sync::Arc<Vec<usize>>,
+}
+
+impl Known {
+    fn key(s: &Schedule) -> (usize, usize, usize) {
+        (s as *const Schedule as usize, s.transfers.as_ptr() as usize, s.transfers.len())
+    }
+    fn is(&self, s: &Schedule) -> bool {
+        self.at == Known::key(s)
+    }
+}
+
+thread_local! {
+    /// The order [`with_order`] hands out on this thread.
+    static KNOWN: std::cell::RefCell<Option<Known>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `f()` with every [`topological_order`] of `s` on this thread answered by `order` (made by
+/// [`shared_order`] from this `s`, else ignored): the simulators, alpha-beta, the step count
+/// and the protocol estimate each ask for it, and on a schedule of millions of transfers with
+/// forward dependencies (a reversed reduce-scatter) each Kahn pass costs a tenth of a second.
+/// `s` stays borrowed for the whole call, so it cannot change meanwhile, and no other
+/// schedule can sit at its address.
+pub fn with_order<T>(s: &Schedule, order: &SharedOrder, f: impl FnOnce() -> T) -> T {
+    /// Restores the enclosing order however `f` ends.
+    struct Restore(Option<Known>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            KNOWN.set(self.0.take());
+        }
+    }
+    let Some(known) = order.0.as_ref().filter(|k| k.is(s)) else { return f() };
+    let _restore = Restore(KNOWN.replace(Some(known.clone())));
+    f()
+}
+
+fn kahn(s: &Schedule) -> Result<Vec<usize>> {
     debug_assert!(!super::ranges::has_ranges(s), "the order of expanded ranges (ir::ranges::flat)");
     let n = s.transfers.len();
     let mut backward = true;

@@ -12,15 +12,32 @@ use crate::ir::{Collective, Op, Transfer, DATA};
 
 const NONE: u32 = u32::MAX;
 
+/// Transfers from which a reduction's value and race passes run side by side.
+const PARALLEL_PASSES: usize = 100_000;
+
 pub(super) fn run(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
-    if cx.s.collective.is_reduction() {
-        let cells = Cells::new(cx);
-        let values = reduce(cx, dag, &cells)?;
-        races(cx, dag, &cells)?;
-        values.postcondition(cx)
-    } else {
-        copy(cx, dag)
+    if !cx.s.collective.is_reduction() {
+        return copy(cx, dag);
     }
+    let cells = Cells::new(cx);
+    // The value and race passes are independent reads of the schedule and the order (only the
+    // race pass asks for ancestors): on a large schedule they take a core each. The first
+    // violation is the value pass's, as when they run one after the other.
+    let order = std::mem::take(&mut dag.order);
+    let (values, raced) = if cx.s.transfers.len() >= PARALLEL_PASSES && crate::parallel::threads(2) > 1 {
+        std::thread::scope(|scope| {
+            let values = scope.spawn(|| reduce(cx, &order, &cells));
+            let raced = races(cx, &order, dag, &cells);
+            (values.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), raced)
+        })
+    } else {
+        let values = reduce(cx, &order, &cells)?;
+        (Ok(values), races(cx, &order, dag, &cells))
+    };
+    dag.order = order;
+    let values = values?;
+    raced?;
+    values.postcondition(cx)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -184,7 +201,7 @@ impl Cells {
     }
 }
 
-fn reduce(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<Values, Violation> {
+fn reduce(cx: &Cx, order: &[u32], cells: &Cells) -> Result<Values, Violation> {
     let s = cx.s;
     let (n, np) = (s.n_ranks, s.pieces.len());
     let words = n.div_ceil(64);
@@ -208,8 +225,8 @@ fn reduce(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<Values, Violation> {
             written[r as usize] = true;
         }
     }
-    for k in 0..dag.order.len() {
-        let i = dag.order[k] as usize;
+    for &i in order {
+        let i = i as usize;
         let t = &s.transfers[i];
         let (src, dst, p) = (t.src, t.dst, t.piece);
         let dst_row = row[cells.dst(t)] as usize;
@@ -319,7 +336,7 @@ impl Access {
 /// (rank, piece) fall into maximal runs of mutually compatible ones (reads; reductions; a
 /// single overwrite); checking every pair of adjacent runs is exact, since a pair further
 /// apart is ordered through any member of each run in between.
-fn races(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<(), Violation> {
+fn races(cx: &Cx, order: &[u32], dag: &mut Dag, cells: &Cells) -> Result<(), Violation> {
     let s = cx.s;
     let total = cells.len();
     // Accesses of each cell, in topological order (counting sort).
@@ -333,7 +350,7 @@ fn races(cx: &Cx, dag: &mut Dag, cells: &Cells) -> Result<(), Violation> {
     }
     let mut fill = start.clone();
     let mut events = vec![0u32; start[total] as usize];
-    for &i in &dag.order {
+    for &i in order {
         let t = &s.transfers[i as usize];
         for cell in [cells.src(t), cells.dst(t)] {
             events[fill[cell] as usize] = i;

@@ -137,8 +137,10 @@ impl Dag {
 fn topological_order(cx: &Cx) -> Result<Vec<u32>, Violation> {
     let s = cx.s;
     let n = s.transfers.len();
-    if s.transfers.iter().enumerate().all(|(i, t)| t.after.iter().all(|&a| a < i)) {
-        return Ok((0..n as u32).collect());
+    // The IR's Kahn gives the same order, faster (a heap only for the transfers that become
+    // ready behind its scan); the pass below names the cycle when there is one.
+    if let Ok(order) = crate::ir::transform::topological_order(s) {
+        return Ok(order.into_iter().map(|i| i as u32).collect());
     }
     // Children in CSR form (one slot per dependency edge, duplicates included).
     let mut indegree = vec![0u32; n];

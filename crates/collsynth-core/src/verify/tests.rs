@@ -693,3 +693,31 @@ fn scratch_slot_mistakes_are_caught() {
     s.add(Transfer { after: vec![2], dst_slot: 3, ..good.transfers[0].clone() });
     fails(&s, &topo, "depends on transfer 2 of step 0, which is not an earlier step");
 }
+
+/// A reduction of 100,000 transfers or more runs its value and race passes side by side: the
+/// verdicts are those of one pass after the other (`parallel::single_threaded`), the value
+/// pass's violation first when both find one. ring:230's allreduce has 105,340 transfers; a
+/// copy of one of its reductions with no dependency both adds a contribution twice and races.
+#[test]
+fn a_large_reductions_passes_side_by_side_agree_with_one_after_the_other() {
+    let t = topo("ring:230");
+    let compact = crate::synth::run(&t, Collective::Allreduce, "ring", &Default::default()).unwrap();
+    let s = crate::ir::orbit::expand(&compact).unwrap();
+    assert!(s.transfers.len() >= 100_000 && s.symmetry.is_none(), "{}", s.transfers.len());
+    assert!(!crate::ir::ranges::has_ranges(&s));
+    let alone = |s: &Schedule| crate::parallel::single_threaded(|| verify(s, &t));
+    assert_eq!(verify(&s, &t), alone(&s));
+    assert!(verify(&s, &t).is_ok());
+    let last = s.transfers.iter().rposition(|x| x.op == Op::Reduce).unwrap();
+    let mut twice = s.clone();
+    twice.add(Transfer { after: vec![], ..s.transfers[last].clone() });
+    let got = verify(&twice, &t).unwrap_err();
+    assert!(got.message.contains("double reduction"), "{got}");
+    assert_eq!(Err(got), alone(&twice));
+    // a race alone: an overwrite of a rank's own value no transfer waits for
+    let mut raced = s.clone();
+    let first = &s.transfers[0];
+    raced.add(Transfer { op: Op::Copy, after: vec![], ..first.clone() });
+    let got = verify(&raced, &t).unwrap_err();
+    assert_eq!(Err(got), alone(&raced));
+}

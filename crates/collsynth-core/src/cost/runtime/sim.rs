@@ -189,21 +189,24 @@ fn simulate(
     }
     // (overhead, connection us per byte) pairs: a handful of distinct values (they depend on
     // the route's classes only), so a transfer keeps a 4-byte index into them.
+    // Found by a scan from the last one used (a hash per transfer costs more on millions).
     let mut costs: Vec<(f64, f64)> = Vec::new();
-    let mut known: std::collections::HashMap<(u64, u64), u32> = std::collections::HashMap::new();
+    let bits = |p: (f64, f64)| (p.0.to_bits(), p.1.to_bits());
+    let mut last = 0usize;
     let shapes = std::mem::take(&mut program.tx);
     let mut tx: Vec<Tx> = Vec::with_capacity(shapes.len());
     for (&i, at) in program.order.iter().zip(shapes) {
         let t = &s.transfers[i as usize];
         let conn = if t.op == Op::Reduce { &conn_reduce } else { &conn_copy };
         let pair = (fold(&t.route, &step), fold(&t.route, conn).max(cap));
-        let cost = *known.entry((pair.0.to_bits(), pair.1.to_bits())).or_insert_with(|| {
-            costs.push(pair);
-            costs.len() as u32 - 1
-        });
-        tx.push(Tx { at, cost, conn: 0 });
+        if costs.get(last).is_none_or(|&c| bits(c) != bits(pair)) {
+            last = costs.iter().position(|&c| bits(c) == bits(pair)).unwrap_or_else(|| {
+                costs.push(pair);
+                costs.len() - 1
+            });
+        }
+        tx.push(Tx { at, cost: last as u32, conn: 0 });
     }
-    drop(known);
     let n = s.transfers.len();
     let chunks = n * k;
     let mut pos = vec![0u32; n];

@@ -190,3 +190,38 @@ proptest::proptest! {
         }
     }
 }
+
+/// One order per schedule: inside `with_order` the schedule it was made from gets it, any
+/// other schedule (a copy with other dependencies, even of the same length) its own order, and
+/// after the call every schedule its own again.
+#[test]
+fn a_shared_order_answers_only_its_own_schedule() {
+    let chain = |backwards: bool| {
+        let mut s = Schedule::new(Collective::Broadcast, 2, 0, "dag");
+        let p = s.add_piece(Piece::whole(0));
+        for i in 0..4usize {
+            // forwards: 0 <- 1 <- 2 <- 3; backwards: 3 <- 2 <- 1 <- 0
+            let after = match backwards {
+                false if i > 0 => vec![i - 1],
+                true if i < 3 => vec![i + 1],
+                _ => vec![],
+            };
+            s.add(Transfer::new(p, 0, 1, vec![], Op::Copy, after, None));
+        }
+        s
+    };
+    let (a, b) = (chain(false), chain(true));
+    let shared = shared_order(&a);
+    with_order(&a, &shared, || {
+        assert_eq!(topological_order(&a).unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(topological_order(&b).unwrap(), vec![3, 2, 1, 0]);
+    });
+    // an order handed to another schedule is not used
+    with_order(&b, &shared, || assert_eq!(topological_order(&b).unwrap(), vec![3, 2, 1, 0]));
+    // nested: the inner call's schedule is answered, the outer one's again afterwards
+    let other = shared_order(&b);
+    with_order(&a, &shared, || {
+        with_order(&b, &other, || assert_eq!(topological_order(&b).unwrap(), vec![3, 2, 1, 0]));
+        assert_eq!(topological_order(&a).unwrap(), vec![0, 1, 2, 3]);
+    });
+}
