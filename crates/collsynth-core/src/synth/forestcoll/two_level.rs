@@ -3,7 +3,7 @@
 //!
 //! ForestColl's optimal forest on `mi250:2` (the general packing: 141 tree batches) has trees
 //! up to 22 rank hops high, and a tree's height is paid in slices at every hop (the runtime
-//! model, docs/simulator.md); two of its trees in three cross the switch twice. Here every
+//! model, docs/simulator.md); 39 of its 141 take the switch two to four times. Here every
 //! tree crosses the switch once, from its root to the same position in every other box
 //! (as [`super::boxes`]), and spans each box with the same in-box tree, whose height is at
 //! most one more than the box's diameter. The in-box trees are `T` per position, each
