@@ -144,6 +144,14 @@ BAD = [
         ["synth", "dgx-a100:1", "-c", "reduce-scatter", "-a", "nccl-ring", "--tree-shape", "shallow-all"],
         "does not apply to algorithm 'nccl-ring'",
     ),
+    (
+        ["synth", "torus:4x4", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "boxes"],
+        "needs identical boxes of direct links on one switch",
+    ),
+    (
+        ["synth", "mi250:2,gcds=4", "-c", "broadcast", "-a", "forestcoll", "--tree-shape", "boxes"],
+        "applies to allgather, reduce-scatter and allreduce",
+    ),
     (["synth", "ring:5", "-c", "allgather", "-a", "ring", "--size", "-16"], "is negative"),
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),

@@ -126,7 +126,8 @@ pub const OPTIONS: &[AlgorithmOption] = &[
     AlgorithmOption {
         name: "tree-shape",
         help: "budget (default), shallow: broadcasting trees as low as the optimum allows (switched fast path), or \
-               shallow-all: reducing trees too",
+               shallow-all: reducing trees too, or boxes: one switch crossing per tree, low trees in each box \
+               (identical boxes on one switch, such as mi250:2; not an optimum)",
     },
     AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
     AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },

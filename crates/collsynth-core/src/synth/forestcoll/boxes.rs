@@ -78,6 +78,21 @@ impl Boxes {
         Some(Boxes { boxes, cap, up, down })
     }
 
+    /// The boxes' ranks by position (`boxes()[b][p]`).
+    pub fn boxes(&self) -> &[Vec<usize>] {
+        &self.boxes
+    }
+
+    /// Rank r's link to the switch.
+    pub fn up(&self, r: usize) -> usize {
+        self.up[r]
+    }
+
+    /// The switch's link to rank r.
+    pub fn down(&self, r: usize) -> usize {
+        self.down[r]
+    }
+
     /// `8 boxes x 16 ranks, one switch`.
     pub fn describe(&self) -> String {
         format!("{} boxes x {} ranks, one switch", self.boxes.len(), self.boxes[0].len())

@@ -27,6 +27,7 @@ pub mod symmetric;
 pub mod symmetric_switched;
 #[cfg(test)]
 mod tests;
+pub mod two_level;
 
 use super::{Algorithm, Extras, Request, Shrink};
 use crate::error::{CollsynthError, Result};
@@ -51,7 +52,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
         time_only: None,
         progress: Some(&PROGRESS),
         sized: false,
-        forms: &[("tree-shape", "shallow"), ("tree-shape", "shallow-all")],
+        forms: &[("tree-shape", "shallow"), ("tree-shape", "shallow-all"), ("tree-shape", "boxes")],
     },
 };
 
@@ -269,7 +270,9 @@ fn tree_shape(req: &Request) -> Result<Shapes> {
         Some("shallow") => (Shape::Shallow, Shape::Budget),
         Some("shallow-all") => (Shape::Shallow, Shape::Shallow),
         Some(v) => {
-            return Err(CollsynthError::bad(format!("--tree-shape: '{v}' is not one of budget, shallow, shallow-all")))
+            return Err(CollsynthError::bad(format!(
+                "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}"
+            )))
         }
     };
     Ok(Shapes { broadcast, reduce })
@@ -337,6 +340,55 @@ fn symmetric(topo: &Topology) -> bool {
     topo.links.iter().all(|l| topo.link_between(l.dst, l.src).is_some_and(|r| topo.links[r].bandwidth == l.bandwidth))
 }
 
+/// `--tree-shape boxes` ([`two_level`]): not an optimum, for time on identical boxes on one
+/// switch.
+const BOXES: &str = "boxes";
+
+/// The two-level forest's allgather, flat, with its details; `t` in-box trees per position.
+fn two_level_allgather(topo: &Topology, t: usize) -> Result<Schedule> {
+    let trees = two_level::trees(topo, t).ok_or_else(|| {
+        CollsynthError::Infeasible("--tree-shape boxes needs identical boxes of direct links on one switch".into())
+    })?;
+    let k = t as Cap;
+    let mut s = emit::allgather(topo, &trees, k);
+    let algbw = two_level::algbw(topo, &trees, t);
+    s.provenance.details = Details::new()
+        .with("k", whole_value(k))
+        .with("trees", trees.len())
+        .with("tree_batches", trees.len())
+        .with("forest_algbw_GBps", decimal_value(&algbw))
+        .with("forest_algbw_exact", exact_value(&algbw))
+        .with("tree_shape", BOXES);
+    Ok(s)
+}
+
+/// `--tree-shape boxes`: allgather, reduce-scatter (the transpose's forest reversed) and
+/// allreduce (the two composed; no LP); `--max-trees K` sets the in-box trees per position.
+fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usize>) -> Result<Schedule> {
+    let t = max_k.unwrap_or(two_level::DEFAULT_TREES);
+    let rs = || -> Result<Schedule> {
+        if symmetric(topo) {
+            return reverse(&two_level_allgather(topo, t)?, topo, topo);
+        }
+        let tt = transpose(topo);
+        reverse(&two_level_allgather(&tt, t)?, &tt, topo)
+    };
+    match collective {
+        Collective::Allgather => two_level_allgather(topo, t),
+        Collective::ReduceScatter => rs(),
+        Collective::Allreduce => {
+            let mut s = compose(&rs()?, &two_level_allgather(topo, t)?, Collective::Allreduce)?;
+            s.root = 0;
+            s.provenance.details.set("allreduce_method", "rs+ag");
+            Ok(s)
+        }
+        _ => Err(CollsynthError::bad(format!(
+            "--tree-shape {BOXES} applies to allgather, reduce-scatter and allreduce, not {}",
+            collective.name()
+        ))),
+    }
+}
+
 /// Reduce-scatter: the allgather trees (of `shape`) of the transpose, reversed; also returns
 /// the allgather when it came for free (symmetric topology).
 /// Both stated per orbit when a translation group built the forest (`ir::transform::reverse`
@@ -354,6 +406,9 @@ fn reduce_scatter(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Re
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
+    if req.options.get("tree-shape").map(String::as_str) == Some(BOXES) {
+        return two_level_schedule(topo, collective, max_k);
+    }
     let shapes = tree_shape(req)?;
     match collective {
         Collective::Allgather => allgather_shaped(topo, max_k, shapes.broadcast, true),

@@ -53,7 +53,7 @@ fn unequal_boxes_are_not_boxes() {
 /// `nb` copies of a random connected box of `g` ranks (a path plus random links, random
 /// bandwidths, equal both ways: the general path's switch removal needs every node
 /// Eulerian), every rank linked both ways to one switch.
-fn arb_boxes() -> impl Strategy<Value = Topology> {
+pub(super) fn arb_boxes() -> impl Strategy<Value = Topology> {
     let extra = proptest::collection::vec((0usize..6, 0usize..6, 1i128..5), 0..8);
     (2usize..=4, 1usize..=5, extra, 1i128..4, proptest::collection::vec(1i128..5, 5)).prop_map(
         |(nb, g, extra, up, ring)| {

@@ -5,6 +5,7 @@
 mod boxes;
 mod shape;
 mod symmetric;
+mod two_level;
 
 use super::*;
 use crate::cost::bandwidth_term_us;
