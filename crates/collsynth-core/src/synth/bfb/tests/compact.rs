@@ -77,17 +77,39 @@ fn assert_like_flat(spec: &str) -> (Schedule, Schedule) {
     assert_eq!(s.provenance.details, old.provenance.details, "{spec}: steps, tau, bandwidth_optimal");
     assert_eq!(flat.n_steps(), old.n_steps(), "{spec}");
     assert_eq!(step_cost(&flat, &t), step_cost(&old, &t), "{spec}: every step's busiest link");
-    // Every in-link of every rank carries what the flat plan puts on it at every step: the
-    // per-(u, t) solutions are the same, only the sources sharing a sender set may swap parts.
-    assert_eq!(loads(&flat), loads(&old), "{spec}");
+    // Every rank receives at every step what the flat plan gives it (the shards at that
+    // distance). Which in-links carry it may differ: rank 0's optimum, translated, need not be
+    // the optimal vertex the flat plan's solver finds for another rank (circulant:15:1,5,6).
+    assert_eq!(received(&flat), received(&old), "{spec}");
     (flat, old)
+}
+
+/// Fraction of the buffer each rank receives at each step: (step, receiver) -> sum.
+fn received(s: &Schedule) -> std::collections::BTreeMap<(u32, usize), Rat> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in &s.transfers {
+        *out.entry((t.step.unwrap(), t.dst)).or_insert_with(Rat::zero) += s.piece_fraction(t.piece);
+    }
+    out
 }
 
 #[test]
 fn compact_and_flat_verify_alike() {
     for spec in SYMMETRIC {
-        assert_like_flat(spec);
+        let (flat, old) = assert_like_flat(spec);
+        // On these the translated optimum is the one the flat plan finds for every rank: every
+        // in-link carries the same load at every step; only sources sharing a sender set may
+        // swap parts.
+        assert_eq!(loads(&flat), loads(&old), "{spec}");
     }
+}
+
+#[test]
+fn translated_optima_may_load_other_in_links() {
+    // Found by `random_circulants_agree`: the same steps, busiest links and receptions, other
+    // in-links loaded at step 1.
+    let (flat, old) = assert_like_flat("circulant:15:1,5,6");
+    assert_ne!(loads(&flat), loads(&old));
 }
 
 #[test]
