@@ -144,6 +144,15 @@ BAD = [
         ["synth", "dgx-a100:1", "-c", "reduce-scatter", "-a", "nccl-ring", "--tree-shape", "shallow-all"],
         "does not apply to algorithm 'nccl-ring'",
     ),
+    (
+        ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", "RAIL"],
+        "'RAIL' is not one of pxn, rail",
+    ),
+    (
+        ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", ""],
+        "'' is not one of pxn, rail",
+    ),
+    (["synth", "hgx-h100:2", "-c", "allgather", "-a", "forestcoll", "--crossing", "rail"], "crossing"),
     (["synth", "ring:5", "-c", "allgather", "-a", "ring", "--size", "-16"], "is negative"),
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),

@@ -128,6 +128,11 @@ pub const OPTIONS: &[AlgorithmOption] = &[
         help: "budget (default), shallow: broadcasting trees as low as the optimum allows (switched fast path), or \
                shallow-all: reducing trees too",
     },
+    AlgorithmOption {
+        name: "crossing",
+        help: "where nccl-ring leaves a box: pxn (default, NCCL's: via the NIC the channel entered by) or rail \
+               (each box's chain ends at a GPU whose own NIC reaches the next box's first)",
+    },
     AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
     AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },
     AlgorithmOption { name: "restarts", help: "randomised runs, the fastest kept (at least 1, default 1)" },
