@@ -27,7 +27,7 @@ pub enum Crossing {
     /// relayed data besides its own.
     Pxn,
     /// Each box's chain rotated so that the box's last GPU reaches the next box's first GPU
-    /// over its own NIC or rail ([`rail_chains`]): no relay, so a GPU that receives over its
+    /// over its own NIC or rail (`rail_chains`): no relay, so a GPU that receives over its
     /// rail in a channel receives nothing over its switch port there.
     Rail,
 }
