@@ -12,6 +12,7 @@ use crate::topology::Topology;
 use crate::verify;
 use std::time::Instant;
 
+mod mix;
 pub mod windows;
 
 /// A verified schedule, the topology it runs on and how long synthesis alone took.
@@ -158,14 +159,25 @@ fn fastest_candidate<'a>(
         }
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
-    let Some(cost::tuning::Pick { index: i, depth: k, protocol, .. }) =
-        cost::tuning::fastest(made.iter().map(|(s, _)| s), &topology, size)?
+    let picks = cost::tuning::fastest_each(made.iter().map(|(s, _)| s), &topology, size)?;
+    let Some(&cost::tuning::Pick { index: i, depth: k, protocol, time_us }) =
+        picks.iter().reduce(|a, b| if b.time_us < a.time_us { b } else { a })
     else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
         )));
     };
+    if let Some(m) = mix::fastest_mix(&made, &picks, &topology, size, time_us, |s| check(s, &topology))? {
+        let mut schedule = m.schedule;
+        schedule.provenance.details.set("auto_choice", m.label.clone());
+        schedule.provenance.details.set("auto_pipeline", 1);
+        schedule.provenance.details.set("auto_mix", m.label);
+        if let Some(p) = m.protocol {
+            schedule.provenance.details.set(cost::runtime::PINNED_PROTOCOL, p.name());
+        }
+        return Ok(Synthesized { schedule, topology, synthesis_seconds: seconds });
+    }
     let (mut schedule, label) = made.swap_remove(i);
     if k > 1 {
         schedule = crate::ir::transform::pipelined(&schedule, k);

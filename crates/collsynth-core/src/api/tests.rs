@@ -208,13 +208,16 @@ fn time_only_times_the_moved_size() {
 /// estimate picks LL128 for the winning rings, Simple runs them faster, so `auto` returns
 /// them pinned to Simple (`auto_protocol`), and the runtime model (and the exporter, which
 /// asks `choose_protocol`) run them so. Without the pin the same schedule is slower; the pin
-/// binds MSCCL programs only, and an unknown name pins nothing.
+/// binds MSCCL programs only, and an unknown name pins nothing. (Asked with `--crossing pxn`,
+/// which only NCCL's rings take: by default `auto` now picks the rings crossing over the
+/// rails, which win under the tuner's LL128, `api/mix/tests.rs`.)
 #[test]
 fn auto_pins_the_protocol_it_won_with() {
     use crate::cost::runtime::{choose_protocol, pinned_protocol, runtime, runtime_time, Protocol, PINNED_PROTOCOL};
     let t = from_spec("hgx-h100:2").unwrap();
     let size = Rat::from_integer(64 << 20);
-    let s = synthesize(&t, Collective::Allgather, "auto", &Request::default(), size).unwrap().schedule;
+    let pxn = Request { options: [("crossing".to_string(), "pxn".to_string())].into(), ..Request::default() };
+    let s = synthesize(&t, Collective::Allgather, "auto", &pxn, size).unwrap().schedule;
     assert_eq!(s.provenance.details.text(PINNED_PROTOCOL).as_deref(), Some("\"Simple\""));
     assert_eq!(choose_protocol(&s, &t, size).unwrap(), Protocol::Simple);
     let pinned = runtime(&s, &t, size).unwrap();

@@ -45,22 +45,45 @@ pub fn fastest<'a>(
     size: Rat,
 ) -> Result<Option<Pick>> {
     let mut best: Option<Pick> = None;
+    for pick in fastest_each(candidates, topo, size)? {
+        if best.is_none_or(|b| pick.time_us < b.time_us) {
+            best = Some(pick);
+        }
+    }
+    Ok(best)
+}
+
+/// Every candidate's fastest (depth, protocol) at `size`, as [`fastest`] judges them, in
+/// the candidates' order.
+pub fn fastest_each<'a>(
+    candidates: impl IntoIterator<Item = &'a Schedule>,
+    topo: &Topology,
+    size: Rat,
+) -> Result<Vec<Pick>> {
+    let mut out = Vec::new();
     for (index, s) in candidates.into_iter().enumerate() {
         let flat = crate::ir::orbit::flat(s)?;
+        let mut best: Option<Pick> = None;
         for &depth in depths(s) {
             // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
             let lowered = crate::ir::transform::pipelined(flat.as_ref(), depth);
-            let tuned = runtime::runtime(&lowered, topo, size)?;
-            let mut times = vec![(tuned.time_us, None)];
-            for p in Protocol::ALL.into_iter().filter(|&p| p != tuned.protocol) {
-                times.push((runtime::runtime_time(&lowered, topo, size, p)?.time_us, Some(p)));
-            }
-            for (time_us, protocol) in times {
+            for (time_us, protocol) in protocol_times(&lowered, topo, size)? {
                 if best.is_none_or(|b| time_us < b.time_us) {
                     best = Some(Pick { index, depth, time_us, protocol });
                 }
             }
         }
+        out.extend(best);
     }
-    Ok(best)
+    Ok(out)
+}
+
+/// `s`'s time under the tuner's protocol (`None`), then under each other protocol.
+pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Vec<(f64, Option<Protocol>)>> {
+    let tuned = runtime::runtime(s, topo, size)?;
+    let mut times = vec![(tuned.time_us, None)];
+    for p in Protocol::ALL.into_iter().filter(|&p| p != tuned.protocol) {
+        times.push((runtime::runtime_time(s, topo, size, p)?.time_us, Some(p)));
+    }
+    Ok(times)
 }

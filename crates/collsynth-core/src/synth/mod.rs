@@ -129,6 +129,11 @@ pub const OPTIONS: &[AlgorithmOption] = &[
                shallow-all: reducing trees too, or boxes: one switch crossing per tree, low trees in each box \
                (identical boxes on one switch, such as mi250:2; not an optimum)",
     },
+    AlgorithmOption {
+        name: "crossing",
+        help: "where nccl-ring leaves a box: pxn (default, NCCL's: via the NIC the channel entered by) or rail \
+               (each box's chain ends at a GPU whose own NIC reaches the next box's first)",
+    },
     AlgorithmOption { name: "chunks-per-npu", help: "chunks each rank's shard is cut into (1..65536, default 1)" },
     AlgorithmOption { name: "seed", help: "seed of the random tie-breaking (whole number, default 0)" },
     AlgorithmOption { name: "restarts", help: "randomised runs, the fastest kept (at least 1, default 1)" },

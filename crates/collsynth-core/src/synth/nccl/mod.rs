@@ -23,9 +23,9 @@ pub const NCCL_RING: Algorithm = Algorithm {
     name: "nccl-ring",
     help: "NCCL's rings: one per channel as NCCL's search finds them (all NICs used), data split over channels",
     collectives: Collective::FIVE,
-    options: &[],
+    options: &["crossing"],
     synthesize: synthesize_ring,
-    extras: Extras::NONE,
+    extras: Extras { forms: &[("crossing", "rail")], ..Extras::NONE },
 };
 
 pub const NCCL_TREE: Algorithm = Algorithm {
@@ -62,9 +62,10 @@ fn channels_side_by_side(per_chain: &[Schedule], total: usize) -> Result<Schedul
 }
 
 fn synthesize_ring(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
+    let crossing = rings::Crossing::parse(req)?;
     let channels = search::search(topo)?;
     check_size(topo, &channels, NCCL_RING.name)?;
-    let rings = rings::rings(topo, &channels)?;
+    let rings = rings::rings(topo, &channels, crossing)?;
     let mut per_chain = Vec::with_capacity(rings.len());
     for ring in &rings {
         let for_topo = |t: &Topology, transposed: bool| -> Result<rings::Ring> {

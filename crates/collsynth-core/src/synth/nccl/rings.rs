@@ -19,11 +19,39 @@ pub struct Ring {
     pub routes: Vec<Vec<usize>>,
 }
 
+/// Where a ring leaves a box (`--crossing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crossing {
+    /// NCCL's (crossNic 0, PXN): from the box's last GPU through its switch to the GPU the
+    /// channel entered by, then over that GPU's NIC. The entry GPU's switch port carries the
+    /// relayed data besides its own.
+    Pxn,
+    /// Each box's chain rotated so that the box's last GPU reaches the next box's first GPU
+    /// over its own NIC or rail (`rail_chains`): no relay, so a GPU that receives over its
+    /// rail in a channel receives nothing over its switch port there.
+    Rail,
+}
+
+impl Crossing {
+    /// `--crossing pxn|rail` (default pxn).
+    pub fn parse(req: &crate::synth::Request) -> Result<Crossing> {
+        match req.options.get("crossing").map(String::as_str) {
+            None | Some("pxn") => Ok(Crossing::Pxn),
+            Some("rail") => Ok(Crossing::Rail),
+            Some(v) => Err(CollsynthError::bad(format!("--crossing: '{v}' is not one of pxn, rail"))),
+        }
+    }
+}
+
 /// The ring of every channel after duplication (`channels.chains`), on `topo`.
-pub fn rings(topo: &Topology, channels: &Channels) -> Result<Vec<Ring>> {
+pub fn rings(topo: &Topology, channels: &Channels, crossing: Crossing) -> Result<Vec<Ring>> {
     let mut paths = Paths::new(topo);
     let mut out = Vec::with_capacity(channels.chains.len());
     for boxes in &channels.chains {
+        let boxes = match crossing {
+            Crossing::Pxn => boxes.clone(),
+            Crossing::Rail => rail_chains(&mut paths, boxes)?,
+        };
         let order: Vec<usize> = boxes.concat();
         let mut routes = Vec::with_capacity(order.len());
         for (b, chain) in boxes.iter().enumerate() {
@@ -32,13 +60,55 @@ pub fn rings(topo: &Topology, channels: &Channels) -> Result<Vec<Ring>> {
             }
             let next = &boxes[(b + 1) % boxes.len()];
             let (last, entry, next_entry) = (chain[chain.len() - 1], chain[0], next[0]);
-            let mut r = paths.route(last, entry)?;
-            if boxes.len() >= 2 {
-                r.extend(paths.route(entry, next_entry)?);
-            }
+            let r = match crossing {
+                Crossing::Rail => paths.route(last, next_entry)?,
+                Crossing::Pxn => {
+                    let mut r = paths.route(last, entry)?;
+                    if boxes.len() >= 2 {
+                        r.extend(paths.route(entry, next_entry)?);
+                    }
+                    r
+                }
+            };
             routes.push(r);
         }
         out.push(Ring { order, routes });
+    }
+    Ok(out)
+}
+
+/// A channel's chains (box by box) reordered for [`Crossing::Rail`]: box 0's chain as
+/// given; box b + 1's starts at its GPU nearest (fewest links) to box b's last, ties to the
+/// same position in the box (a rail joins equal positions); the last box's ends at its GPU
+/// nearest box 0's first. The rest of each chain keeps its order. Where the last box's
+/// first and last would be one GPU (a box of one, or three boxes and more meeting badly),
+/// its chain is left to start as computed and the route back is the shortest one.
+pub(crate) fn rail_chains(paths: &mut Paths, boxes: &[Vec<usize>]) -> Result<Vec<Vec<usize>>> {
+    let mut out: Vec<Vec<usize>> = Vec::with_capacity(boxes.len());
+    let position = |b: usize, g: usize| boxes[b].iter().copied().min().map_or(0, |low| g.abs_diff(low));
+    let nearest = |paths: &mut Paths, from: (usize, usize), to: usize| -> Result<usize> {
+        let mut best: Option<((usize, bool, usize), usize)> = None;
+        for &g in &boxes[to] {
+            let key = (paths.distance(from.1, g)?, position(to, g) != position(from.0, from.1), g);
+            if best.is_none_or(|(k, _)| key < k) {
+                best = Some((key, g));
+            }
+        }
+        Ok(best.map_or(boxes[to][0], |(_, g)| g))
+    };
+    for b in 0..boxes.len() {
+        if b == 0 || boxes[b].len() < 2 {
+            out.push(boxes[b].clone());
+            continue;
+        }
+        let prev = *out[b - 1].last().expect("a box has a GPU");
+        let entry = nearest(paths, (b - 1, prev), b)?;
+        let mut chain = vec![entry];
+        let exit = if b + 1 == boxes.len() { Some(nearest(paths, (0, boxes[0][0]), b)?) } else { None };
+        let exit = exit.filter(|&x| x != entry);
+        chain.extend(boxes[b].iter().copied().filter(|&g| g != entry && Some(g) != exit));
+        chain.extend(exit);
+        out.push(chain);
     }
     Ok(out)
 }

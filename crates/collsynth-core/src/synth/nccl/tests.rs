@@ -46,7 +46,7 @@ fn dgx_a100_2_search_one_channel_per_nic_doubled() {
 fn dgx_a100_2_every_nic_carries_a_channel() {
     let topo = from_spec("dgx-a100:2").unwrap();
     let ch = search::search(&topo).unwrap();
-    let rings = rings::rings(&topo, &ch).unwrap();
+    let rings = rings::rings(&topo, &ch, rings::Crossing::Pxn).unwrap();
     let mut all = BTreeSet::new();
     for (c, ring) in rings.iter().enumerate() {
         let nics: BTreeSet<String> = ring
@@ -189,7 +189,7 @@ fn rings_across_boxes_concatenate_chains() {
     // every channel's ring visits each box's chain in turn; ring i's routes join order i -> i+1
     let topo = from_spec("hgx-h100:2").unwrap();
     let ch = search::search(&topo).unwrap();
-    for ring in rings::rings(&topo, &ch).unwrap() {
+    for ring in rings::rings(&topo, &ch, rings::Crossing::Pxn).unwrap() {
         let n = ring.order.len();
         let mut seen = ring.order.clone();
         seen.sort_unstable();
@@ -201,4 +201,76 @@ fn rings_across_boxes_concatenate_chains() {
         }
         assert!(ring.order[..8].iter().all(|&r| r < 8));
     }
+}
+
+fn rings_with(spec: &str, crossing: &str, c: Collective) -> (Topology, Schedule) {
+    let topo = from_spec(spec).unwrap();
+    let mut req = Request::default();
+    req.options.insert("crossing".into(), crossing.into());
+    let done = api::synthesize(&topo, c, "nccl-ring", &req, gib()).unwrap();
+    (done.topology, done.schedule)
+}
+
+/// The fraction of M each link carries, by the links' (source, destination) names.
+fn loads_by_name(topo: &Topology, s: &Schedule) -> Vec<(String, String, Rat)> {
+    let loads = crate::cost::link_loads(s, topo, Rat::from_integer(1));
+    topo.links
+        .iter()
+        .zip(loads)
+        .map(|(l, x)| (topo.nodes[l.src].name.clone(), topo.nodes[l.dst].name.clone(), x))
+        .collect()
+}
+
+/// `--crossing rail` on hgx-h100:2: every ring leaves a box from a GPU straight over its own
+/// rail to the same GPU of the other box (two links, no NVSwitch), every GPU receives over
+/// its rail in 1 of 8 channels, so its NVSwitch port carries 7/8 of 15/16 M and its rail
+/// 1/8 of it, where NCCL's PXN rings relay through the entry GPU's port (15/16 M on every
+/// port). Each ring still visits every rank once, and the default is NCCL's.
+#[test]
+fn rail_crossing_relieves_the_nvswitch_ports_of_hgx_h100() {
+    let (topo, rail) = rings_with("hgx-h100:2", "rail", Collective::Allgather);
+    let (_, pxn) = rings_with("hgx-h100:2", "pxn", Collective::Allgather);
+    let (_, default) = synth("hgx-h100:2", "nccl-ring", Collective::Allgather);
+    assert_eq!((&pxn.pieces, &pxn.transfers), (&default.pieces, &default.transfers));
+    let ch = search::search(&topo).unwrap();
+    let crossing = rings::Crossing::Rail;
+    for ring in rings::rings(&topo, &ch, crossing).unwrap() {
+        assert_eq!(ring.order.iter().copied().collect::<BTreeSet<_>>().len(), 16);
+        let hops: Vec<usize> = (0..16).filter(|&i| ring.order[i] / 8 != ring.order[(i + 1) % 16] / 8).collect();
+        assert_eq!(hops.len(), 2, "{:?}", ring.order);
+        for i in hops {
+            let (a, b) = (ring.order[i], ring.order[(i + 1) % 16]);
+            assert_eq!(a % 8, b % 8, "{:?}", ring.order);
+            let names: Vec<&str> =
+                ring.routes[i].iter().map(|&l| topo.nodes[topo.links[l].dst].name.as_str()).collect();
+            assert_eq!(names, [format!("rail{}", a % 8).as_str(), topo.nodes[topo.rank_node(b)].name.as_str()]);
+        }
+    }
+    let r = |p, q| Rat::new(p, q);
+    for (src, dst, x) in loads_by_name(&topo, &rail) {
+        match (src.contains("gpu"), dst.as_str()) {
+            (false, d) if d.contains("gpu") && src.contains("nvsw") => {
+                assert_eq!(x, r(7, 8) * r(15, 16), "{src}->{dst}")
+            }
+            (false, d) if d.contains("gpu") => assert_eq!(x, r(1, 8) * r(15, 16), "{src}->{dst}"),
+            _ => {}
+        }
+    }
+    for (src, dst, x) in loads_by_name(&topo, &pxn) {
+        if src.contains("nvsw") {
+            assert_eq!(x, r(15, 16), "{src}->{dst}");
+        }
+    }
+    let mut bad = Request::default();
+    bad.options.insert("crossing".into(), "diagonal".into());
+    let e = api::synthesize(&topo, Collective::Allgather, "nccl-ring", &bad, gib()).err();
+    assert_eq!(e, Some(CollsynthError::bad("--crossing: 'diagonal' is not one of pxn, rail")));
+}
+
+/// On one box there is no crossing: `rail` rings are NCCL's.
+#[test]
+fn rail_crossing_on_one_box_is_nccls_ring() {
+    let (_, rail) = rings_with("dgx-a100:1", "rail", Collective::Allgather);
+    let (_, pxn) = rings_with("dgx-a100:1", "pxn", Collective::Allgather);
+    assert_eq!(rail.transfers, pxn.transfers);
 }

@@ -1,0 +1,126 @@
+//! Mixes: what `auto` returns when two candidates side by side beat each alone.
+
+use super::*;
+use crate::api::{as_exported, synthesize};
+use crate::cost::runtime::{runtime, runtime_time};
+use crate::cost::tuning::fastest_each;
+use crate::error::CollsynthError;
+use crate::ir::Collective;
+use crate::synth::Request;
+use crate::zoo::from_spec;
+
+fn forms(topo: &Topology, c: Collective, size: Rat, options: &[&[(&str, &str)]]) -> Vec<(Schedule, String)> {
+    options
+        .iter()
+        .map(|o| {
+            let mut r = Request::default();
+            for (k, v) in o.iter() {
+                r.options.insert(k.to_string(), v.to_string());
+            }
+            let s = synthesize(topo, c, "forestcoll", &r, size).unwrap().schedule;
+            (as_exported(s).unwrap(), format!("forestcoll {o:?}"))
+        })
+        .collect()
+}
+
+/// On dgx-a100:2 at 64 MiB the shallow reduce-scatter forest and its one-tree form side by
+/// side (3/4 and 1/4 of every shard) beat both: 342.5 us against 347.8 (the shallow forest,
+/// its best depth and protocol) and 350.7. The mix is a verified reduce-scatter, its time is
+/// the runtime model's for the protocol it names, and it is faster than every candidate at
+/// every depth and protocol.
+#[test]
+fn two_reduce_scatter_forests_side_by_side_beat_both() {
+    let t = from_spec("dgx-a100:2").unwrap();
+    let size = Rat::from_integer(64 << 20);
+    let made = forms(
+        &t,
+        Collective::ReduceScatter,
+        size,
+        &[&[("tree-shape", "shallow-all")], &[("tree-shape", "shallow-all"), ("max-trees", "1")]],
+    );
+    let picks = fastest_each(made.iter().map(|(s, _)| s), &t, size).unwrap();
+    assert_eq!(picks.len(), 2);
+    let best = picks.iter().map(|p| p.time_us).fold(f64::INFINITY, f64::min);
+    assert!((best - 347.8).abs() < 0.1, "{best}");
+    let m = fastest_mix(&made, &picks, &t, size, best, |s| {
+        crate::verify::verify(s, &t).map(|_| ()).map_err(|v| CollsynthError::internal(v.to_string()))
+    })
+    .unwrap()
+    .expect("a mix beats both");
+    assert!(m.time_us < best && (m.time_us - 342.5).abs() < 0.1, "{}", m.time_us);
+    assert!(m.label.starts_with("forestcoll") && m.label.contains("(3/4, depth 1) + "), "{}", m.label);
+    assert_eq!(m.schedule.collective, Collective::ReduceScatter);
+    assert_eq!(m.schedule.pieces.len(), made[0].0.pieces.len() + made[1].0.pieces.len());
+    crate::verify::verify(&m.schedule, &t).unwrap();
+    let simulated = match m.protocol {
+        Some(p) => runtime_time(&m.schedule, &t, size, p).unwrap(),
+        None => runtime(&m.schedule, &t, size).unwrap(),
+    };
+    assert_eq!(simulated.time_us, m.time_us);
+    // Nothing beats a bar no mix reaches.
+    let none = fastest_mix(&made, &picks, &t, size, m.time_us, |_| Ok(())).unwrap();
+    assert!(none.is_none());
+}
+
+/// A stepped schedule (NCCL's rings) and a tree forest mix: the steps go (the dependencies
+/// carry the order), the result verifies, and one candidate alone makes no mix.
+#[test]
+fn rings_and_a_forest_mix_without_steps() {
+    let t = from_spec("dgx-a100:2").unwrap();
+    let size = Rat::from_integer(1 << 20);
+    let ring = synthesize(&t, Collective::Allgather, "nccl-ring", &Request::default(), size).unwrap().schedule;
+    let ring = as_exported(ring).unwrap();
+    assert!(ring.n_steps().is_some());
+    let mut made = forms(&t, Collective::Allgather, size, &[&[]]);
+    made.push((ring, "nccl-ring".into()));
+    let picks = fastest_each(made.iter().map(|(s, _)| s), &t, size).unwrap();
+    let m = fastest_mix(&made, &picks, &t, size, f64::INFINITY, |_| Ok(())).unwrap().expect("any mix beats infinity");
+    assert_eq!(m.schedule.n_steps(), None);
+    crate::verify::verify(&m.schedule, &t).unwrap();
+    assert!(fastest_mix(&made[..1], &picks[..1], &t, size, f64::INFINITY, |_| Ok(())).unwrap().is_none());
+}
+
+/// `auto` returns the mix when it wins, says so (`auto_mix`, `auto_choice` naming both
+/// parts and starting with the schedule's algorithm, depth 1: the parts are lowered), and the
+/// runtime model gives it the time `auto` judged it by.
+#[test]
+fn auto_returns_the_mix_that_wins() {
+    let t = from_spec("dgx-a100:2").unwrap();
+    let size = Rat::from_integer(64 << 20);
+    let s = synthesize(&t, Collective::ReduceScatter, "auto", &Request::default(), size).unwrap().schedule;
+    let d = &s.provenance.details;
+    let choice = d.get("auto_choice").and_then(|v| v.as_str()).unwrap();
+    assert_eq!(d.get("auto_mix").and_then(|v| v.as_str()), Some(choice));
+    assert!(choice.starts_with(&s.provenance.algorithm) && choice.contains(" + "), "{choice}");
+    assert_eq!(d.usize("auto_pipeline"), Some(1));
+    let time = runtime(&s, &t, size).unwrap().time_us;
+    assert!(time < 347.8, "{time}");
+    crate::verify::verify(&s, &t).unwrap();
+}
+
+/// Candidates that cut the data into different shards are not paired: an allreduce over one
+/// shard (NCCL's trees as an MSCCL program) next to one over a shard per rank (ForestColl's).
+#[test]
+fn schedules_over_different_shards_are_not_mixed() {
+    let t = from_spec("hgx-h100:2").unwrap();
+    let size = Rat::from_integer(1 << 20);
+    let mut made = forms(&t, Collective::Allreduce, size, &[&[("max-trees", "1")]]);
+    let tree = synthesize(&t, Collective::Allreduce, "nccl-tree", &Request::default(), size).unwrap().schedule;
+    made.push((as_exported(tree).unwrap(), "nccl-tree".into()));
+    assert_ne!(made[0].0.shards, made[1].0.shards);
+    let picks = fastest_each(made.iter().map(|(s, _)| s), &t, size).unwrap();
+    assert!(fastest_mix(&made, &picks, &t, size, f64::INFINITY, |_| Ok(())).unwrap().is_none());
+}
+
+/// On hgx-h100:2 at 64 MiB `auto` picks NCCL's rings crossing over the rails
+/// (`nccl-ring --crossing rail`, 1.09x the time bound), where NCCL's PXN rings are 1.18x.
+#[test]
+fn auto_picks_rings_crossing_over_the_rails_on_hgx_h100() {
+    let t = from_spec("hgx-h100:2").unwrap();
+    let size = Rat::from_integer(64 << 20);
+    let s = synthesize(&t, Collective::Allgather, "auto", &Request::default(), size).unwrap().schedule;
+    assert_eq!(s.provenance.details.get("auto_choice").and_then(|v| v.as_str()), Some("nccl-ring --crossing rail"));
+    let time = runtime(&s, &t, size).unwrap().time_us;
+    let (bound, _) = crate::api::time_bound(&t, Collective::Allgather, 0, size).unwrap();
+    assert!(time / bound < 1.10 && time / bound > 1.08, "{time} / {bound}");
+}
