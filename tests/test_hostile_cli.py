@@ -152,6 +152,7 @@ BAD = [
         ["synth", "mi250:2,gcds=4", "-c", "broadcast", "-a", "forestcoll", "--tree-shape", "boxes"],
         "applies to allgather, reduce-scatter and allreduce",
     ),
+    (
         ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", "RAIL"],
         "'RAIL' is not one of pxn, rail",
     ),
