@@ -160,9 +160,7 @@ fn fastest_candidate<'a>(
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
     let picks = cost::tuning::fastest_each(made.iter().map(|(s, _)| s), &topology, size)?;
-    let Some(&cost::tuning::Pick { index: i, depth: k, protocol, time_us }) =
-        picks.iter().reduce(|a, b| if b.time_us < a.time_us { b } else { a })
-    else {
+    let Some(cost::tuning::Pick { index: i, depth: k, protocol, time_us }) = cost::tuning::fastest(&picks) else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
@@ -425,16 +423,8 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     };
     let runtime =
         || crate::ir::transform::with_order(s, &order, || cost::runtime::runtime_copies(s, topo, size, copies));
-    let (models, runtime) = if s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1 {
-        std::thread::scope(|scope| {
-            let runtime = scope.spawn(runtime);
-            let models: Result<_> = models();
-            (models, runtime.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })
-    } else {
-        let models = models()?;
-        (Ok(models), runtime())
-    };
+    let side_by_side = s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1;
+    let (runtime, models) = crate::parallel::join(side_by_side, runtime, models);
     let (sim, ab, sched_bw, steps, direct) = models?;
     let bound_bw = b.time_per_byte_us * size;
     let one = Rat::from_integer(1);

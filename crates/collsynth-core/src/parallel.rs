@@ -53,6 +53,21 @@ pub fn single_threaded<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// `(there(), here())`: `there` on a scoped thread while `here` runs on this one when
+/// `side_by_side`, else `here` then `there` on this thread. A panic in either comes back
+/// here as it was.
+pub fn join<A: Send, B>(side_by_side: bool, there: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    if !side_by_side {
+        let b = here();
+        return (there(), b);
+    }
+    std::thread::scope(|scope| {
+        let a = scope.spawn(there);
+        let b = here();
+        (a.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), b)
+    })
+}
+
 /// `f` on contiguous ranges covering `0..n`, on [`threads`]`(n / min_per_thread)` scoped
 /// threads (one thread for small n, or under [`single_threaded`]); results in range order,
 /// so the output never depends on the number of threads as long as `f` is a function of its

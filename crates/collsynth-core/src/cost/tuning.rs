@@ -34,23 +34,14 @@ pub struct Pick {
     pub protocol: Option<Protocol>,
 }
 
-/// The fastest candidate at `size` by the runtime-faithful model ([`super::Model::Runtime`], the
-/// calibrated one), over [`depths`] and protocols. Each (candidate, depth) is simulated
-/// under the tuner's protocol and under the two others (an MSCCL XML fixes its protocol, so
-/// `auto` may choose it; the tuner's estimate only ranks protocols). Ties go to the earlier
-/// candidate, the shallower depth and the tuner's protocol. `None` without candidates.
-pub fn fastest<'a>(
-    candidates: impl IntoIterator<Item = &'a Schedule>,
-    topo: &Topology,
-    size: Rat,
-) -> Result<Option<Pick>> {
-    let mut best: Option<Pick> = None;
-    for pick in fastest_each(candidates, topo, size)? {
-        if best.is_none_or(|b| pick.time_us < b.time_us) {
-            best = Some(pick);
-        }
-    }
-    Ok(best)
+/// The fastest of [`fastest_each`]'s picks: the fastest candidate at `size` by the
+/// runtime-faithful model ([`super::Model::Runtime`], the calibrated one), over [`depths`] and
+/// protocols. Each (candidate, depth) is simulated under the tuner's protocol and under the
+/// two others (an MSCCL XML fixes its protocol, so `auto` may choose it; the tuner's estimate
+/// only ranks protocols). Ties go to the earlier candidate, the shallower depth and the
+/// tuner's protocol. `None` without candidates.
+pub fn fastest(picks: &[Pick]) -> Option<Pick> {
+    picks.iter().copied().reduce(|best, p| if p.time_us < best.time_us { p } else { best })
 }
 
 /// Every candidate's fastest (depth, protocol) at `size`, as [`fastest`] judges them, in

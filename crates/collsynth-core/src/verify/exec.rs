@@ -24,16 +24,9 @@ pub(super) fn run(cx: &Cx, dag: &mut Dag) -> Result<(), Violation> {
     // race pass asks for ancestors): on a large schedule they take a core each. The first
     // violation is the value pass's, as when they run one after the other.
     let order = std::mem::take(&mut dag.order);
-    let (values, raced) = if cx.s.transfers.len() >= PARALLEL_PASSES && crate::parallel::threads(2) > 1 {
-        std::thread::scope(|scope| {
-            let values = scope.spawn(|| reduce(cx, &order, &cells));
-            let raced = races(cx, &order, dag, &cells);
-            (values.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), raced)
-        })
-    } else {
-        let values = reduce(cx, &order, &cells)?;
-        (Ok(values), races(cx, &order, dag, &cells))
-    };
+    let side_by_side = cx.s.transfers.len() >= PARALLEL_PASSES && crate::parallel::threads(2) > 1;
+    let (values, raced) =
+        crate::parallel::join(side_by_side, || reduce(cx, &order, &cells), || races(cx, &order, dag, &cells));
     dag.order = order;
     let values = values?;
     raced?;
