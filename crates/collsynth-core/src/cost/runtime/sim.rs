@@ -218,10 +218,16 @@ fn simulate(
     // connection or block; a receive node for its slice's arrival too.
     let mut slices: Vec<Slice> = Vec::with_capacity(chain.next.len());
     for t in &tx {
-        slices.extend((0..k).map(|_| Slice { tail: 0.0, earliest: 0.0, stream: 0.0, pending: t.at.n_after }));
+        slices.extend((0..k).map(|_| Slice {
+            tail: 0.0,
+            earliest: 0.0,
+            stream: 0.0,
+            pending: t.at.n_after,
+            folds: t.at.n_after,
+        }));
     }
     if chain.blocks {
-        slices.extend((0..chunks).map(|_| Slice { tail: 0.0, earliest: 0.0, stream: 0.0, pending: 1 }));
+        slices.extend((0..chunks).map(|_| Slice { tail: 0.0, earliest: 0.0, stream: 0.0, pending: 1, folds: 0 }));
     }
     for &c in chain.next.iter().filter(|&&c| c != NONE) {
         slices[c as usize].pending += 1;
@@ -495,6 +501,8 @@ struct Slice {
     stream: f64,
     /// Conditions that remain before it is released.
     pending: u32,
+    /// Received contributions still to come (its dependencies' slices).
+    folds: u32,
 }
 
 /// One simulation's program and event queue.
@@ -548,14 +556,21 @@ impl Run<'_> {
         }
     }
 
-    /// Slice c's dependency arrived at t. The receiver processes its contributions one at a
-    /// time (MSCCL: one step per received chunk, each waiting on its flag), each paying the
-    /// message overhead, or (NCCL's kernels) all in one step; the last condition releases
-    /// the slice.
-    fn contribution(&mut self, c: usize, t: f64, overhead: f64) {
+    /// Slice c's dependency arrived at t over a route whose message overhead is `received`.
+    /// MSCCL's interpreter processes the contributions one step each, in turn: every one but
+    /// the last is a receive step on its own connection (`received`), the last is fused with
+    /// the send (`sending`, slice c's own route). NCCL's kernels take them all in one step.
+    /// The last condition releases the slice.
+    fn contribution(&mut self, c: usize, t: f64, received: f64, sending: f64) {
         let x = &mut self.slices[c];
-        x.earliest =
-            if self.one_step_per_contribution { x.earliest.max(t) + overhead } else { x.earliest.max(t + overhead) };
+        x.folds -= 1;
+        x.earliest = if !self.one_step_per_contribution {
+            x.earliest.max(t + sending)
+        } else if x.folds == 0 {
+            x.earliest.max(t) + sending
+        } else {
+            x.earliest.max(t) + received
+        };
         self.settle(c);
     }
 
@@ -626,9 +641,10 @@ impl Run<'_> {
             // A local step: its block moves on.
             self.stream_on(c, t);
         }
+        let received = self.costs[self.tx[i].cost as usize].0;
         for x in at.children..at.children + at.n_children {
             let ch = self.children[x as usize] as usize;
-            self.contribution(ch * self.k + j, t, self.costs[self.tx[ch].cost as usize].0);
+            self.contribution(ch * self.k + j, t, received, self.costs[self.tx[ch].cost as usize].0);
         }
     }
 

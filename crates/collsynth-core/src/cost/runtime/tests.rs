@@ -219,6 +219,39 @@ fn received_contributions_are_processed_one_at_a_time() {
     close(r.time_us, 8.4 + 3.4 + 2.0 * 3.4);
 }
 
+/// On `dgx-a100:2`: ranks `from` send a tiny piece to 0 through the NVSwitch, then 0 sends it
+/// over its NIC and the IB switch to rank 8 (box 1's GPU 0) after all arrived.
+fn fold_then_nic(from: &[usize]) -> (Topology, Schedule) {
+    let topo = zoo::from_spec("dgx-a100:2").unwrap();
+    let at = |name: &str| topo.node_index(name).unwrap();
+    let (sw, nic0, ib, nic8) = (at("box0.nvsw"), at("box0.nic0"), at("ib0"), at("box1.nic0"));
+    let path =
+        |nodes: &[usize]| -> Vec<usize> { nodes.windows(2).map(|w| topo.link_between(w[0], w[1]).unwrap()).collect() };
+    let mut s = Schedule::new(Collective::Broadcast, topo.n_ranks(), 0, "fold");
+    let p = s.add_piece(Piece::whole(0));
+    for &r in from {
+        s.add(Transfer::new(p, r, 0, path(&[topo.rank_node(r), sw, topo.rank_node(0)]), Op::Copy, vec![], None));
+    }
+    let route = path(&[topo.rank_node(0), nic0, ib, nic8, topo.rank_node(8)]);
+    s.add(Transfer::new(p, 0, 8, route, Op::Copy, (0..from.len()).collect(), None));
+    (topo, s)
+}
+
+#[test]
+fn folds_pay_their_own_connections_step() {
+    // MSCCL runs each received contribution as a step on its own connection and fuses the
+    // last with the send: a third contribution from an NVSwitch peer adds one NVSwitch step
+    // (3.4 us under Simple), not another NIC step (28 us, NCCL 2.12 hwLat NET Simple).
+    let time = |from: &[usize]| {
+        let (topo, s) = fold_then_nic(from);
+        runtime_time(&s, &topo, Rat::from_integer(0), Protocol::Simple).unwrap().time_us
+    };
+    close(time(&[1, 2]) - time(&[1]), 3.4);
+    close(time(&[1, 2, 3]) - time(&[1]), 2.0 * 3.4);
+    // One contribution: the NVSwitch hop's step, then the NIC's fused step.
+    assert!(time(&[1]) >= 8.4 + 3.4 + 28.0, "{}", time(&[1]));
+}
+
 #[test]
 fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
     // Directed, switched, direct-connect and machine topologies; every size regime.
