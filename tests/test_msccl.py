@@ -98,6 +98,29 @@ def test_synth_writes_schedule_and_xml(cli, tmp_path):
     assert proc.stdout.startswith('<algo name="collsynth ring allgather n8"')
 
 
+def test_export_reports_the_written_programs_time_in_its_thread_blocks(cli, tmp_path):
+    # The judged time is the runtime model's time of the written program in its own thread
+    # blocks (what `thread_block_order: exported` runs), at the size given, under the model's
+    # protocol there: on dgx-a100:1's ForestColl allgather at 1 MiB, LL.
+    proc = cli("synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--size", "1MiB",
+               "--format", "msccl-xml", "-o", str(tmp_path), "--json")  # fmt: skip
+    s = json.loads(proc.stdout)
+    j = s["msccl"]["judged"]
+    assert (j["bytes"], j["protocol"]) == (1 << 20, "LL")
+    sched = collsynth.synthesize("dgx-a100:1", "allgather", "forestcoll", size="1MiB")
+    d = json.loads(sched.to_json())
+    d["provenance"].setdefault("details", {})["thread_block_order"] = "exported"
+    in_blocks = collsynth.Schedule.loads(json.dumps(d)).runtime(1 << 20)["runtime_time_us"]
+    # Without sub-chunks the written program is the one the model runs; the CLI's automatic
+    # sub-chunks (4, 2, 1) keep the fastest, so no slower.
+    one = msccl.export(sched, pipeline=1, size="1MiB")["judged"]
+    assert one["time_us"] == pytest.approx(in_blocks, rel=1e-12)
+    assert j["time_us"] <= one["time_us"] and s["msccl"]["pipeline"] in (1, 2, 4)
+    human = cli("synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--size", "1MiB",
+                "--format", "msccl-xml", "-o", str(tmp_path / "h")).stdout  # fmt: skip
+    assert f"predicts {j['time_us']:.3f} us at 1048576 bytes under LL" in " ".join(human.split())
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

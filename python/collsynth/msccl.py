@@ -69,8 +69,10 @@ def export(
     runtime model picks at the middle of ``size_range``, else at ``size`` (default 1 GiB).
     Keys: ``xml``, ``program`` (dict), ``pipeline``, ``nchunksperloop``, ``nchannels``,
     ``thread_blocks``, ``max_steps``, ``s_chunks``, ``min_bytes``, ``max_bytes``, ``fallback``
-    (a note or None) and ``schedule`` (what was exported: a fixed-k forest when the optimal
-    one does not fit the runtime).
+    (a note or None), ``judged`` (``{"bytes", "protocol", "time_us"}``: the runtime model's time
+    of the written program in its own thread blocks at the judge size, or None) and
+    ``schedule`` (what was exported: a fixed-k forest when the optimal one does not fit the
+    runtime).
 
     ``text=False`` (for writing a file: ``atomic_write(path, out["write"])``): no ``xml`` and
     no ``program`` (both None), but ``write``, which streams the XML into an existing file

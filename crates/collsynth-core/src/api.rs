@@ -528,6 +528,19 @@ pub struct MscclExport {
     pub schedule: Schedule,
     /// One line: what did not fit and what was exported instead (algbw lost).
     pub fallback: Option<String>,
+    /// The runtime model's time of the program written, run in its own thread blocks, at the
+    /// size export judged it (None: not judged, or its fused steps were dropped after).
+    pub judged: Option<JudgedExport>,
+}
+
+/// What the runtime model predicts for an exported MSCCL program in its own thread blocks
+/// (docs/simulator.md, "Thread blocks"): the number a user running the XML should expect,
+/// next to the schedule's own `runtime_time_us` (every transfer on its own connection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgedExport {
+    pub bytes: u64,
+    pub protocol: &'static str,
+    pub time_us: f64,
 }
 
 /// Export a verified schedule as MSCCL XML (see `msccl::export`). A schedule too large for
@@ -571,8 +584,13 @@ pub fn export_msccl_at(
     bytes: u64,
 ) -> Result<MscclExport> {
     let size = Rat::from_integer(bytes.max(1) as i128);
+    // The judged (sub-chunk depth, time, protocol) of each candidate, to report the one written.
+    let judged_runs = std::cell::RefCell::new(Vec::new());
     let choose = |p: &Schedule, o: &crate::msccl::lower::Options| {
         let e = cost::runtime::exported(p, topo, size, o)?;
+        if let Some((_, time)) = &e {
+            judged_runs.borrow_mut().push((o.pipeline, time.time_us, time.protocol.name()));
+        }
         Ok(e.map(|(e, time)| (e.options, time.time_us)))
     };
     let flat = crate::ir::orbit::flat(s)?;
@@ -581,15 +599,26 @@ pub fn export_msccl_at(
     // above the budget that costs more time and memory than the export itself, so a large
     // schedule is written as numbered, unjudged (docs/msccl.md).
     let judged = s.transfers.len() <= JUDGED_TRANSFERS;
-    let export = |s: &Schedule| match judged {
-        true => crate::msccl::export_chosen(s, o, auto_pipeline, text, &choose),
-        false if text => crate::msccl::export(s, o, auto_pipeline),
-        false => crate::msccl::export_streamed(s, o, auto_pipeline),
+    let export = |s: &Schedule| {
+        judged_runs.borrow_mut().clear();
+        let e = match judged {
+            true => crate::msccl::export_chosen(s, o, auto_pipeline, text, &choose),
+            false if text => crate::msccl::export(s, o, auto_pipeline),
+            false => crate::msccl::export_streamed(s, o, auto_pipeline),
+        }?;
+        // The judged run of the depth written, unless its fused steps were dropped after.
+        let run = judged_runs.borrow().iter().rev().find(|r| r.0 == e.pipeline).copied();
+        let j = run.filter(|_| e.unfused_because.is_none()).map(|(_, time_us, protocol)| JudgedExport {
+            bytes,
+            protocol,
+            time_us,
+        });
+        Ok((e, j))
     };
     let why = match export(s) {
-        Ok(exported) => {
+        Ok((exported, judged)) => {
             let fallback = exported.unfused_because.clone();
-            return Ok(MscclExport { exported, schedule: s.clone(), fallback });
+            return Ok(MscclExport { exported, schedule: s.clone(), fallback, judged });
         }
         Err(e) => e,
     };
@@ -616,7 +645,7 @@ pub fn export_msccl_at(
             Err(e) => return Err(e),
         }
     }
-    let Some((kk, fixed, exported)) = best else {
+    let Some((kk, fixed, (exported, judged))) = best else {
         return Err(CollsynthError::Infeasible(format!(
             "{why}; no {} with fewer {} fits either",
             shrink.what, shrink.unit
@@ -635,7 +664,7 @@ pub fn export_msccl_at(
         Some(why) => format!("{note}; {why}"),
         None => note,
     };
-    Ok(MscclExport { exported, schedule: fixed, fallback: Some(note) })
+    Ok(MscclExport { exported, schedule: fixed, fallback: Some(note), judged })
 }
 
 #[cfg(test)]

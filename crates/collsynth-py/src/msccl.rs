@@ -34,7 +34,8 @@ fn lowering(
 /// Export a verified schedule: a dict with `xml`, `program` (JSON text of the program, for
 /// the MPI executor), `pipeline`, `nchunksperloop`, `nchannels`, `thread_blocks` (max per
 /// rank), `max_steps` (per thread block), `s_chunks` (max per rank), `fallback` (a note, or
-/// None) and `schedule` (the schedule exported: the fallback forest when there is one).
+/// None), `judged` (the runtime model's time of the program in its thread blocks, or None:
+/// `api::JudgedExport`) and `schedule` (the schedule exported: the fallback forest when there is one).
 /// `protocol="auto"`: the one the runtime model picks for the size range, else for `size`
 /// (default 1 GiB), `api::windows::protocol_for`.
 #[pyfunction]
@@ -99,11 +100,23 @@ fn msccl_export<'py>(
     d.set_item("min_bytes", p.min_bytes)?;
     d.set_item("max_bytes", p.max_bytes)?;
     d.set_item("fallback", done.fallback)?;
+    d.set_item("judged", judged_dict(py, done.judged.as_ref())?)?;
     d.set_item("schedule", PySchedule::new(done.schedule, schedule.topo.clone()))?;
     if !text {
         d.set_item("writer", MscclWriter { exported: done.exported })?;
     }
     Ok(d)
+}
+
+/// `{"bytes", "protocol", "time_us"}` of the program written, in its thread blocks
+/// (`api::JudgedExport`), or None.
+fn judged_dict<'py>(py: Python<'py>, j: Option<&api::JudgedExport>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(j) = j else { return Ok(py.None().into_bound(py)) };
+    let d = PyDict::new(py);
+    d.set_item("bytes", j.bytes)?;
+    d.set_item("protocol", j.protocol)?;
+    d.set_item("time_us", j.time_us)?;
+    Ok(d.into_any())
 }
 
 /// The XML of an export made with `text=False`, written on demand.
@@ -129,7 +142,7 @@ impl MscclWriter {
 /// Sized export (`synth --size-windows`): one XML per size window of `lo..=hi` bytes, each
 /// the fastest variant there by the simulator (`api::windows`). A list of dicts: `min_bytes`,
 /// `max_bytes`, `variant` (how to ask for it), `algorithm`, `pipeline`, `time_us_at_min`,
-/// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `protocol`, `fallback`. Without
+/// `time_us_at_max`, `xml`, `nchunksperloop`, `nchannels`, `protocol`, `fallback`, `judged`. Without
 /// `protocol`, each file in the one the runtime model assumed for its window. `text` false:
 /// `xml` is None and `writer` streams each window's XML (as `msccl_export`'s).
 #[pyfunction]
@@ -176,6 +189,7 @@ fn msccl_export_windows<'py>(
             d.set_item("nchannels", p.nchannels)?;
             d.set_item("protocol", p.proto.name())?;
             d.set_item("fallback", &w.export.fallback)?;
+            d.set_item("judged", judged_dict(py, w.export.judged.as_ref())?)?;
             if !text {
                 d.set_item("writer", MscclWriter { exported: w.export.exported })?;
             }

@@ -370,6 +370,7 @@ def msccl_summary(exported: dict) -> dict:
     out["minBytes"], out["maxBytes"] = exported["min_bytes"], exported["max_bytes"]
     out["dialect"] = exported["dialect"]
     out["fallback"] = exported["fallback"]
+    out["judged"] = exported["judged"]
     return out
 
 
@@ -380,6 +381,12 @@ def print_msccl(m: dict) -> None:
         f"block, {m['s_chunks']} scratch chunks; validated. The runtime selects it for buffers of "
         f"{m['minBytes']} to {m['maxBytes']} bytes whose element count is a multiple of {m['nchunksperloop']}"
     )
+    if m["judged"]:
+        j = m["judged"]
+        console.print(
+            f"in MSCCL's thread blocks (one block runs its steps in order) the runtime model predicts "
+            f"{j['time_us']:.3f} us at {j['bytes']} bytes under {j['protocol']}"
+        )
     if m["fallback"]:
         console.print(f"note: {m['fallback']}")
 
