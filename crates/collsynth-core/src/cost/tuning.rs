@@ -12,7 +12,7 @@ use crate::topology::Topology;
 /// write (it cuts trees into at most 4 sub-chunks when it chooses itself).
 const PIPELINES: [usize; 4] = [1, 2, 4, 8];
 
-/// Interleaved depths tried for schedules without steps ([`crate::ir::transform::interleaved`]:
+/// Interleaved depths tried for schedules without steps ([`crate::ir::transform::interleaved()`]:
 /// sub-pieces listed round by round, the longest chain first, ramped 1, 2, .., 2, 1): the
 /// depths whose first and last sub-pieces are smaller than the others.
 const INTERLEAVED: [usize; 2] = [4, 8];
@@ -39,7 +39,7 @@ pub struct Pick {
     pub index: usize,
     /// Pipeline depth (sub-chunks per piece).
     pub depth: usize,
-    /// Cut by [`crate::ir::transform::interleaved`] rather than
+    /// Cut by [`crate::ir::transform::interleaved()`] rather than
     /// [`crate::ir::transform::pipelined`].
     pub interleaved: bool,
     pub time_us: f64,
@@ -87,7 +87,7 @@ pub fn fastest_each<'a>(
 }
 
 /// The (depth, interleaved) cuts `s` (flat) is tried at: [`depths`], then for a schedule
-/// without steps the [`INTERLEAVED`] depths that keep it within [`INTERLEAVED_TRANSFERS`].
+/// without steps the `INTERLEAVED` depths that keep it within `INTERLEAVED_TRANSFERS`.
 pub fn lowerings(s: &Schedule) -> Vec<(usize, bool)> {
     let mut out: Vec<(usize, bool)> = depths(s).iter().map(|&d| (d, false)).collect();
     if s.n_steps().is_none() {

@@ -2,7 +2,7 @@
 //! broadcast -> reduce), composition (reduce-scatter + allgather -> allreduce, reduce +
 //! broadcast -> allreduce), splitting into pipeline chunks, graph transposition, moving a
 //! schedule onto other ranks and links (an isomorphism), and running schedules side by side
-//! on slices of every shard; [`interleaved`]: pipeline chunks listed round by round.
+//! on slices of every shard; [`interleaved()`]: pipeline chunks listed round by round.
 
 use super::{orbit, Collective, Op, Piece, Schedule, Transfer};
 use crate::error::{CollsynthError, Result};
