@@ -89,7 +89,8 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 /// (`windows::requests`), and timed by the runtime model at `size` at every pipeline depth its
 /// shape allows and under every protocol (`cost::tuning`); the fastest wins and is returned
 /// lowered to its depth (sub-chunks materialized, verified again), with `auto_choice` and
-/// `auto_pipeline` in its details, and `auto_protocol` when it won under a protocol NCCL's
+/// `auto_pipeline` in its details (and `auto_pipeline_order: "interleaved"` when its
+/// sub-chunks are listed round by round, `ir::transform::interleaved`), and `auto_protocol` when it won under a protocol NCCL's
 /// tuner would not pick (`cost::runtime::PINNED_PROTOCOL`). The reported synthesis time is
 /// the sum over all candidates.
 fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
@@ -160,7 +161,8 @@ fn fastest_candidate<'a>(
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
     let picks = cost::tuning::fastest_each(made.iter().map(|(s, _)| s), &topology, size)?;
-    let Some(cost::tuning::Pick { index: i, depth: k, protocol, time_us }) = cost::tuning::fastest(&picks) else {
+    let Some(cost::tuning::Pick { index: i, depth: k, interleaved, protocol, time_us }) = cost::tuning::fastest(&picks)
+    else {
         return Err(CollsynthError::bad(format!(
             "no registered algorithm applies to {} on this topology",
             collective.name()
@@ -177,12 +179,15 @@ fn fastest_candidate<'a>(
         return Ok(Synthesized { schedule, topology, synthesis_seconds: seconds });
     }
     let (mut schedule, label) = made.swap_remove(i);
-    if k > 1 {
-        schedule = crate::ir::transform::pipelined(&schedule, k);
+    if k > 1 || interleaved {
+        schedule = cost::tuning::lowered(&schedule, k, interleaved)?;
         check(&schedule, &topology)?;
     }
     schedule.provenance.details.set("auto_choice", label);
     schedule.provenance.details.set("auto_pipeline", k);
+    if interleaved {
+        schedule.provenance.details.set("auto_pipeline_order", "interleaved");
+    }
     if let Some(p) = protocol {
         schedule.provenance.details.set(cost::runtime::PINNED_PROTOCOL, p.name());
     }

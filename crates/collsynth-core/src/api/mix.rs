@@ -7,9 +7,9 @@
 //! "Mixes").
 
 use crate::cost::runtime::Protocol;
-use crate::cost::tuning::{protocol_times, Pick};
+use crate::cost::tuning::{lowered, protocol_times, Pick};
 use crate::error::Result;
-use crate::ir::transform::{pipelined, side_by_side};
+use crate::ir::transform::side_by_side;
 use crate::ir::Schedule;
 use crate::rational::Rat;
 use crate::topology::Topology;
@@ -52,9 +52,12 @@ pub(super) fn fastest_mix(
     order.truncate(1 + PARTNERS);
     let lowered: Vec<Schedule> = order
         .iter()
-        .map(|p| Ok(unstepped(pipelined(crate::ir::orbit::flat(&made[p.index].0)?.as_ref(), p.depth))))
+        .map(|p| Ok(unstepped(lowered(crate::ir::orbit::flat(&made[p.index].0)?.as_ref(), p.depth, p.interleaved)?)))
         .collect::<Result<_>>()?;
-    let name = |i: usize, w: Rat| format!("{} ({w}, depth {})", made[order[i].index].1, order[i].depth);
+    let name = |i: usize, w: Rat| {
+        let cut = if order[i].interleaved { " interleaved" } else { "" };
+        format!("{} ({w}, depth {}{cut})", made[order[i].index].1, order[i].depth)
+    };
     let mut best: Option<Mix> = None;
     let a = 0;
     for b in (1..lowered.len()).filter(|&b| lowered[b].shards == lowered[a].shards) {

@@ -12,6 +12,16 @@ use crate::topology::Topology;
 /// write (it cuts trees into at most 4 sub-chunks when it chooses itself).
 const PIPELINES: [usize; 4] = [1, 2, 4, 8];
 
+/// Interleaved depths tried for schedules without steps ([`crate::ir::transform::interleaved()`]:
+/// sub-pieces listed round by round, the longest chain first, ramped 1, 2, .., 2, 1): the
+/// depths whose first and last sub-pieces are smaller than the others.
+const INTERLEAVED: [usize; 2] = [4, 8];
+
+/// Interleaving is tried while the cut schedule has at most this many transfers (a tree
+/// schedule of a few thousand transfers, as on `dgx-a100:4`; larger ones already fill their
+/// links with many pieces, and each try is three simulations).
+const INTERLEAVED_TRANSFERS: usize = 1 << 16;
+
 /// The depths a schedule is tried at: 1, 2, 4 and 8 for one without steps (a tree pipelines
 /// its pieces down the tree), 1 for a step schedule (its steps already are the pipeline).
 pub fn depths(s: &Schedule) -> &'static [usize] {
@@ -29,6 +39,9 @@ pub struct Pick {
     pub index: usize,
     /// Pipeline depth (sub-chunks per piece).
     pub depth: usize,
+    /// Cut by [`crate::ir::transform::interleaved()`] rather than
+    /// [`crate::ir::transform::pipelined`].
+    pub interleaved: bool,
     pub time_us: f64,
     /// The protocol it won under, when not the one NCCL's tuner picks there.
     pub protocol: Option<Protocol>,
@@ -40,6 +53,10 @@ pub struct Pick {
 /// two others (an MSCCL XML fixes its protocol, so `auto` may choose it; the tuner's estimate
 /// only ranks protocols). Ties go to the earlier candidate, the shallower depth and the
 /// tuner's protocol. `None` without candidates.
+///
+/// Besides the depths, every schedule without steps is tried interleaved ([`lowerings`]):
+/// on `dgx-a100:2` that is what brings its reduce-scatter at 64 MiB within 1.15x of the time
+/// bound (docs/simulator.md, "Interleaved pipelining").
 pub fn fastest(picks: &[Pick]) -> Option<Pick> {
     picks.iter().copied().reduce(|best, p| if p.time_us < best.time_us { p } else { best })
 }
@@ -55,18 +72,38 @@ pub fn fastest_each<'a>(
     for (index, s) in candidates.into_iter().enumerate() {
         let flat = crate::ir::orbit::flat(s)?;
         let mut best: Option<Pick> = None;
-        for &depth in depths(s) {
+        for (depth, interleaved) in lowerings(flat.as_ref()) {
             // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
-            let lowered = crate::ir::transform::pipelined(flat.as_ref(), depth);
-            for (time_us, protocol) in protocol_times(&lowered, topo, size)? {
+            let cut = lowered(flat.as_ref(), depth, interleaved)?;
+            for (time_us, protocol) in protocol_times(&cut, topo, size)? {
                 if best.is_none_or(|b| time_us < b.time_us) {
-                    best = Some(Pick { index, depth, time_us, protocol });
+                    best = Some(Pick { index, depth, interleaved, time_us, protocol });
                 }
             }
         }
         out.extend(best);
     }
     Ok(out)
+}
+
+/// The (depth, interleaved) cuts `s` (flat) is tried at: [`depths`], then for a schedule
+/// without steps the `INTERLEAVED` depths that keep it within `INTERLEAVED_TRANSFERS`.
+pub fn lowerings(s: &Schedule) -> Vec<(usize, bool)> {
+    let mut out: Vec<(usize, bool)> = depths(s).iter().map(|&d| (d, false)).collect();
+    if s.n_steps().is_none() {
+        let fits = |&&k: &&usize| s.transfers.len().saturating_mul(k) <= INTERLEAVED_TRANSFERS;
+        out.extend(INTERLEAVED.iter().filter(fits).map(|&k| (k, true)));
+    }
+    out
+}
+
+/// `s` (flat) cut as a [`Pick`] says: `depth` sub-chunks per piece, interleaved or not.
+pub fn lowered(s: &Schedule, depth: usize, interleaved: bool) -> Result<Schedule> {
+    if interleaved {
+        crate::ir::transform::interleaved(s, depth)
+    } else {
+        Ok(crate::ir::transform::pipelined(s, depth))
+    }
 }
 
 /// `s`'s time under the tuner's protocol (`None`), then under each other protocol.

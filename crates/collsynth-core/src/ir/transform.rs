@@ -2,12 +2,15 @@
 //! broadcast -> reduce), composition (reduce-scatter + allgather -> allreduce, reduce +
 //! broadcast -> allreduce), splitting into pipeline chunks, graph transposition, moving a
 //! schedule onto other ranks and links (an isomorphism), and running schedules side by side
-//! on slices of every shard.
+//! on slices of every shard; [`interleaved()`]: pipeline chunks listed round by round.
 
 use super::{orbit, Collective, Op, Piece, Schedule, Transfer};
 use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
 use crate::topology::{Topology, TopologyBuilder};
+
+pub mod interleaved;
+pub use interleaved::interleaved;
 
 /// Transfers in an order where every transfer follows its dependencies (Kahn's algorithm,
 /// smallest index first among ready ones). Errors on a dependency cycle or a bad index.
