@@ -153,7 +153,16 @@ BAD = [
         "applies to allgather, reduce-scatter and allreduce",
     ),
     (
-        ["synth", "dgx-a100:2", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "boxes-staggered"],
+        [
+            "synth",
+            "dgx-a100:2",
+            "-c",
+            "reduce-scatter",
+            "-a",
+            "forestcoll",
+            "--tree-shape",
+            "boxes-staggered",
+        ],
         "--tree-shape boxes-staggered needs identical boxes of direct links on one switch",
     ),
     (
@@ -161,7 +170,16 @@ BAD = [
         "boxes-staggered applies to allgather, reduce-scatter and allreduce",
     ),
     (
-        ["synth", "mi250:2,gcds=4", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "Boxes-Staggered"],
+        [
+            "synth",
+            "mi250:2,gcds=4",
+            "-c",
+            "reduce-scatter",
+            "-a",
+            "forestcoll",
+            "--tree-shape",
+            "Boxes-Staggered",
+        ],
         "is not one of budget, shallow, shallow-all, boxes, boxes-staggered",
     ),
     (
