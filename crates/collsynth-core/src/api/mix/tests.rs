@@ -24,10 +24,11 @@ fn forms(topo: &Topology, c: Collective, size: Rat, options: &[&[(&str, &str)]])
 }
 
 /// On dgx-a100:2 at 64 MiB the shallow reduce-scatter forest and its one-tree form side by
-/// side (3/4 and 1/4 of every shard) beat both: 342.5 us against 347.8 (the shallow forest,
-/// its best depth and protocol) and 350.7. The mix is a verified reduce-scatter, its time is
-/// the runtime model's for the protocol it names, and it is faster than every candidate at
-/// every depth and protocol.
+/// side (3/4 and 1/4 of every shard) beat both: 335.8 us against 342.4 (the one-tree form,
+/// its best depth and protocol) and 344.7 (the forest; 342.5, 350.7 and 347.8 before the
+/// model charged each non-last fold its own connection's step). The mix is a verified
+/// reduce-scatter, its time is the runtime model's for the protocol it names, and it is
+/// faster than every candidate at every depth and protocol.
 #[test]
 fn two_reduce_scatter_forests_side_by_side_beat_both() {
     let t = from_spec("dgx-a100:2").unwrap();
@@ -41,14 +42,15 @@ fn two_reduce_scatter_forests_side_by_side_beat_both() {
     let picks = fastest_each(made.iter().map(|(s, _)| s), &t, size).unwrap();
     assert_eq!(picks.len(), 2);
     let best = picks.iter().map(|p| p.time_us).fold(f64::INFINITY, f64::min);
-    assert!((best - 347.8).abs() < 0.1, "{best}");
+    assert!((best - 342.35).abs() < 0.1, "{best}");
     let m = fastest_mix(&made, &picks, &t, size, best, |s| {
         crate::verify::verify(s, &t).map(|_| ()).map_err(|v| CollsynthError::internal(v.to_string()))
     })
     .unwrap()
     .expect("a mix beats both");
-    assert!(m.time_us < best && (m.time_us - 342.5).abs() < 0.1, "{}", m.time_us);
-    assert!(m.label.starts_with("forestcoll") && m.label.contains("(3/4, depth 1) + "), "{}", m.label);
+    assert!(m.time_us < best && (m.time_us - 335.8).abs() < 0.1, "{}", m.time_us);
+    assert!(m.label.starts_with("forestcoll") && m.label.contains("(1/4, depth 1) + "), "{}", m.label);
+    assert!(m.label.ends_with("(3/4, depth 1)"), "{}", m.label);
     assert_eq!(m.schedule.collective, Collective::ReduceScatter);
     assert_eq!(m.schedule.pieces.len(), made[0].0.pieces.len() + made[1].0.pieces.len());
     crate::verify::verify(&m.schedule, &t).unwrap();
