@@ -153,6 +153,36 @@ BAD = [
         "applies to allgather, reduce-scatter and allreduce",
     ),
     (
+        [
+            "synth",
+            "dgx-a100:2",
+            "-c",
+            "reduce-scatter",
+            "-a",
+            "forestcoll",
+            "--tree-shape",
+            "boxes-staggered",
+        ],
+        "--tree-shape boxes-staggered needs identical boxes of direct links on one switch",
+    ),
+    (
+        ["synth", "mi250:2,gcds=4", "-c", "reduce", "-a", "forestcoll", "--tree-shape", "boxes-staggered"],
+        "boxes-staggered applies to allgather, reduce-scatter and allreduce",
+    ),
+    (
+        [
+            "synth",
+            "mi250:2,gcds=4",
+            "-c",
+            "reduce-scatter",
+            "-a",
+            "forestcoll",
+            "--tree-shape",
+            "Boxes-Staggered",
+        ],
+        "is not one of budget, shallow, shallow-all, boxes, boxes-staggered",
+    ),
+    (
         ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", "RAIL"],
         "'RAIL' is not one of pxn, rail",
     ),

@@ -99,7 +99,9 @@ def test_auto_takes_the_two_level_forest_on_mi250_at_1mib():
     parts = s["auto_choice"].split(" + ")
     assert len(parts) == 2 and all(p.startswith("forestcoll --tree-shape boxes") for p in parts)
     assert s["auto_mix"] == s["auto_choice"]
-    assert s["tree_shape"] == "boxes" and s["forest_algbw_exact"] == "320"
+    # The mix's details are its first half's: `boxes` (320 GB/s at 8 trees per position) or,
+    # since the reduce-scatter's folds are ordered, `boxes-staggered` at one tree (800/3).
+    assert (s["tree_shape"], s["forest_algbw_exact"]) in (("boxes", "320"), ("boxes-staggered", "800/3"))
     assert s["time_optimality"] >= 0.5
 
 

@@ -127,7 +127,8 @@ pub const OPTIONS: &[AlgorithmOption] = &[
         name: "tree-shape",
         help: "budget (default), shallow: broadcasting trees as low as the optimum allows (switched fast path), or \
                shallow-all: reducing trees too, or boxes: one switch crossing per tree, low trees in each box \
-               (identical boxes on one switch, such as mi250:2; not an optimum)",
+               (identical boxes on one switch, such as mi250:2; not an optimum), or boxes-staggered: boxes with \
+               the reduce-scatter's folds ordered so the switch crossings start early",
     },
     AlgorithmOption {
         name: "crossing",

@@ -189,7 +189,13 @@ impl TbAssignment {
                     let acc = &access[&(*rank, tx.dst_slot, tx.piece)];
                     let later = |p: usize| acc.iter().filter(move |&&(q, _, _)| q > p);
                     let (px, py) = (recv_at[x], send_at[y]);
-                    if !later(px).any(|&(q, w, _)| w && q < py) {
+                    // y's ordering dependencies (other pieces it waits for) must be received
+                    // before x's place in T, or the fused step would wait for a later one.
+                    let waits_later = ty.after.iter().any(|&a| {
+                        let d = &s.transfers[a];
+                        d.dst == ty.src && d.piece != ty.piece && recv_at[a] > px
+                    });
+                    if !waits_later && !later(px).any(|&(q, w, _)| w && q < py) {
                         self.fused[x] = Some(y);
                         self.sent_early[y] = true;
                         // Not stored: a reduction whose sum nobody at this rank reads again

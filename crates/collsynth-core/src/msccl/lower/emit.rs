@@ -31,6 +31,8 @@ struct Emitter<'a> {
     grid: &'a Grid,
     gpus: Vec<Gpu>,
     chains: HashMap<(usize, u8, usize), Chain>,
+    /// The (block, step) of each transfer's receive, once emitted.
+    received: Vec<Option<(usize, usize)>>,
 }
 
 /// One operation for `steps`: type, source and destination (buffer, chunk offset), chunks.
@@ -103,7 +105,7 @@ impl<'a> Emitter<'a> {
                 tbs: plan.tbs[r].iter().enumerate().map(|(id, spec)| tb(id, spec)).collect(),
             })
             .collect();
-        Emitter { s, grid, gpus, chains: HashMap::new() }
+        Emitter { s, grid, gpus, chains: HashMap::new(), received: vec![None; s.transfers.len()] }
     }
 
     fn chain(&mut self, r: usize, slot: u8, p: usize) -> &mut Chain {
@@ -167,7 +169,8 @@ impl<'a> Emitter<'a> {
         let (r, slot, p) = (tr.src, tr.src_slot, tr.piece);
         let loc = self.chain(r, slot, p).loc.ok_or_else(|| internal(t, "sends a piece its source does not hold"))?;
         let at = self.at(r, p, loc);
-        let deps = self.write_deps(r, slot, p, false);
+        let mut deps = self.write_deps(r, slot, p, false);
+        deps.extend(self.order_deps(t));
         let step =
             self.steps(r, tb, StepOp { kind: StepType::Send, src: at, dst: at, cnt: self.grid.range[p].1 }, deps)?;
         self.record(r, slot, p, (tb, step), None);
@@ -193,9 +196,11 @@ impl<'a> Emitter<'a> {
         let dst_loc = if access == Access::Write { self.write_place(r, slot, p) } else { cur.unwrap_or(Loc::Input) };
         let src = cur.map_or(self.at(r, p, dst_loc), |l| self.at(r, p, l));
         let dst = self.at(r, p, dst_loc);
-        let deps = self.write_deps(r, slot, p, access == Access::Write);
+        let mut deps = self.write_deps(r, slot, p, access == Access::Write);
+        deps.extend(fused.map(|u| self.order_deps(u)).unwrap_or_default());
         let step = self.steps(r, tb, StepOp { kind, src, dst, cnt: self.grid.range[p].1 }, deps)?;
         self.record(r, slot, p, (tb, step), (access == Access::Write).then_some(dst_loc));
+        self.received[t] = Some((tb, step));
         Ok(())
     }
 
@@ -225,7 +230,20 @@ impl<'a> Emitter<'a> {
         let step = self.steps(r, tb, StepOp { kind, src, dst: self.at(r, p, place), cnt }, deps)?;
         self.record(r, from, p, (tb, step), None);
         self.record(r, to, p, (tb, step), Some(place));
+        self.received[t] = Some((tb, step));
         Ok(())
+    }
+
+    /// The receives transfer t's send waits for beyond its piece's own accesses: its
+    /// dependencies on other pieces delivered to its source (ordering dependencies, such as
+    /// `--tree-shape boxes-staggered`'s), already emitted since T lists them first.
+    fn order_deps(&self, t: usize) -> Vec<(usize, usize)> {
+        let tr = &self.s.transfers[t];
+        let other = |a: &usize| {
+            let d = &self.s.transfers[*a];
+            d.dst == tr.src && d.piece != tr.piece
+        };
+        tr.after.iter().filter(|a| other(a)).filter_map(|&a| self.received[a]).collect()
     }
 
     /// What an access of (r, slot, p) waits for: the last write, and for a write (`write`)

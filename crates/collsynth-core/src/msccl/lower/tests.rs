@@ -1,6 +1,6 @@
 use super::*;
 use crate::ir::Collective;
-use crate::msccl::model::StepType;
+use crate::msccl::model::{StepType, ThreadBlock};
 
 /// A verified schedule from the pipeline.
 fn schedule(spec: &str, c: Collective, alg: &str) -> Schedule {
@@ -152,4 +152,41 @@ fn a_given_order_must_be_a_linear_extension() {
         let e = lower(&s, &order(bad)).unwrap_err();
         assert!(e.to_string().contains("the given operation order"), "{e}");
     }
+}
+
+#[test]
+fn an_ordering_dependency_on_another_piece_is_a_dep_of_the_send() {
+    // switch:3, direct allgather: rank 0 sends its shard to 2 only after it has received
+    // rank 1's (a dependency the data does not need, as `--tree-shape boxes-staggered` adds).
+    // The program must say so: the block that sends to 2 waits for the block receiving from 1.
+    let mut s = schedule("switch:3", Collective::Allgather, "direct");
+    // As a tree schedule: within one step, a dependency is no order (the verifier refuses it).
+    s.transfers.iter_mut().for_each(|t| t.step = None);
+    let send = s.transfers.iter().position(|t| (t.src, t.dst) == (0, 2)).unwrap();
+    let recv = s.transfers.iter().position(|t| (t.src, t.dst) == (1, 0)).unwrap();
+    assert_ne!(s.transfers[send].piece, s.transfers[recv].piece);
+    // Rank 0's receive from 1 and send to 2 (one each): the send waits if it comes later in the
+    // same block, or carries (or follows a nop carrying) a dependency on that receive.
+    let waits = |p: &Program| {
+        let g = &p.gpus[0];
+        let find = |peer: fn(&ThreadBlock) -> i64, to: i64, send: bool| {
+            g.tbs
+                .iter()
+                .filter(|t| peer(t) == to)
+                .flat_map(|t| t.steps.iter().map(move |st| (t.id, st)))
+                .find(|(_, st)| (st.kind == StepType::Send) == send && st.kind != StepType::Nop)
+                .map(|(tb, st)| (tb, st.s))
+                .unwrap()
+        };
+        let (rtb, rstep) = find(|t| t.recv, 1, false);
+        let (stb, sstep) = find(|t| t.send, 2, true);
+        let carried = g.tbs[stb].steps[..=sstep].iter().any(|st| st.depid == rtb as i64 && st.deps >= rstep as i64);
+        (stb == rtb && sstep > rstep) || (stb != rtb && carried)
+    };
+    assert!(!waits(&lower(&s, &Options::default()).unwrap()));
+    s.transfers[send].after.push(recv);
+    let p = lower(&s, &Options::default()).unwrap();
+    assert!(waits(&p));
+    assert_eq!(crate::msccl::interp::check_first(&p), None);
+    assert!(waits(&lower(&s, &Options { fused: false, ..Options::default() }).unwrap()));
 }

@@ -22,6 +22,7 @@ pub mod lp;
 pub mod optimality;
 pub mod packing;
 pub mod rooted;
+pub mod stagger;
 pub mod switch_removal;
 pub mod symmetric;
 pub mod symmetric_switched;
@@ -52,7 +53,12 @@ pub static FORESTCOLL: Algorithm = Algorithm {
         time_only: None,
         progress: Some(&PROGRESS),
         sized: false,
-        forms: &[("tree-shape", "shallow"), ("tree-shape", "shallow-all"), ("tree-shape", "boxes")],
+        forms: &[
+            ("tree-shape", "shallow"),
+            ("tree-shape", "shallow-all"),
+            ("tree-shape", "boxes"),
+            ("tree-shape", "boxes-staggered"),
+        ],
     },
 };
 
@@ -271,7 +277,7 @@ fn tree_shape(req: &Request) -> Result<Shapes> {
         Some("shallow-all") => (Shape::Shallow, Shape::Shallow),
         Some(v) => {
             return Err(CollsynthError::bad(format!(
-                "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}"
+                "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}, {BOXES_STAGGERED}"
             )))
         }
     };
@@ -344,10 +350,16 @@ fn symmetric(topo: &Topology) -> bool {
 /// switch.
 const BOXES: &str = "boxes";
 
-/// The two-level forest's allgather, flat, with its details; `t` in-box trees per position.
-fn two_level_allgather(topo: &Topology, t: usize) -> Result<Schedule> {
-    let trees = two_level::trees(topo, t).ok_or_else(|| {
-        CollsynthError::Infeasible("--tree-shape boxes needs identical boxes of direct links on one switch".into())
+/// `--tree-shape boxes-staggered` ([`stagger`]): `boxes` with the reduce-scatter's folds
+/// ordered (and its own forest: [`two_level::REDUCE_TREES`] trees per position); the
+/// allgather is `boxes`'.
+const BOXES_STAGGERED: &str = "boxes-staggered";
+
+/// The two-level forest's allgather, flat, with its details; `t` in-box trees per position,
+/// the load potential's exponent and the height allowance ([`two_level::trees_with`]).
+fn two_level_allgather(topo: &Topology, t: usize, power: i32, extra: usize, shape: &str) -> Result<Schedule> {
+    let trees = two_level::trees_with(topo, t, power, extra).ok_or_else(|| {
+        CollsynthError::Infeasible(format!("--tree-shape {shape} needs identical boxes of direct links on one switch"))
     })?;
     let k = t as Cap;
     let mut s = emit::allgather(topo, &trees, k);
@@ -358,32 +370,42 @@ fn two_level_allgather(topo: &Topology, t: usize) -> Result<Schedule> {
         .with("tree_batches", trees.len())
         .with("forest_algbw_GBps", decimal_value(&algbw))
         .with("forest_algbw_exact", exact_value(&algbw))
-        .with("tree_shape", BOXES);
+        .with("tree_shape", shape);
     Ok(s)
 }
 
-/// `--tree-shape boxes`: allgather, reduce-scatter (the transpose's forest reversed) and
-/// allreduce (the two composed; no LP); `--max-trees K` sets the in-box trees per position.
-fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usize>) -> Result<Schedule> {
+/// `--tree-shape boxes` and `boxes-staggered`: allgather, reduce-scatter (the transpose's
+/// forest reversed; staggered: its own forest, folds ordered) and allreduce (the two
+/// composed; no LP); `--max-trees K` sets the in-box trees per position.
+fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usize>, shape: &str) -> Result<Schedule> {
     let t = max_k.unwrap_or(two_level::DEFAULT_TREES);
+    let power = two_level::POWER;
+    let ag = |on: &Topology| two_level_allgather(on, t, power, 1, shape);
     let rs = || -> Result<Schedule> {
-        if symmetric(topo) {
-            return reverse(&two_level_allgather(topo, t)?, topo, topo);
+        let tt = if symmetric(topo) { topo.clone() } else { transpose(topo) };
+        if shape != BOXES_STAGGERED {
+            return reverse(&ag(&tt)?, &tt, topo);
         }
-        let tt = transpose(topo);
-        reverse(&two_level_allgather(&tt, t)?, &tt, topo)
+        let t = max_k.unwrap_or(two_level::REDUCE_TREES);
+        let forest = two_level_allgather(&tt, t, two_level::REDUCE_POWER, two_level::REDUCE_EXTRA_HEIGHT, shape)?;
+        let mut s = reverse(&forest, &tt, topo)?;
+        let layout =
+            two_level::layout(&tt).ok_or_else(|| CollsynthError::internal("a two-level forest without boxes"))?;
+        let added = stagger::stagger(&mut s, &layout, t);
+        s.provenance.details.set("ordering_dependencies", added);
+        Ok(s)
     };
     match collective {
-        Collective::Allgather => two_level_allgather(topo, t),
+        Collective::Allgather => ag(topo),
         Collective::ReduceScatter => rs(),
         Collective::Allreduce => {
-            let mut s = compose(&rs()?, &two_level_allgather(topo, t)?, Collective::Allreduce)?;
+            let mut s = compose(&rs()?, &ag(topo)?, Collective::Allreduce)?;
             s.root = 0;
             s.provenance.details.set("allreduce_method", "rs+ag");
             Ok(s)
         }
         _ => Err(CollsynthError::bad(format!(
-            "--tree-shape {BOXES} applies to allgather, reduce-scatter and allreduce, not {}",
+            "--tree-shape {shape} applies to allgather, reduce-scatter and allreduce, not {}",
             collective.name()
         ))),
     }
@@ -406,8 +428,8 @@ fn reduce_scatter(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Re
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
-    if req.options.get("tree-shape").map(String::as_str) == Some(BOXES) {
-        return two_level_schedule(topo, collective, max_k);
+    if let Some(shape @ (BOXES | BOXES_STAGGERED)) = req.options.get("tree-shape").map(String::as_str) {
+        return two_level_schedule(topo, collective, max_k, shape);
     }
     let shapes = tree_shape(req)?;
     match collective {

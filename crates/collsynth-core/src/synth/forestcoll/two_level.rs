@@ -25,13 +25,22 @@ use crate::topology::Topology;
 /// In-box trees per position unless `--max-trees` says otherwise.
 pub const DEFAULT_TREES: usize = 8;
 
+/// The staggered reduce-scatter's forest ([`super::stagger`]): in-box trees per position,
+/// the load potential's exponent and the height allowance over the box's diameter. More,
+/// better balanced trees (336.8 of 354.13 GB/s on `mi250:2`, against 320 for the
+/// allgather's) pay off there once the folds are ordered: 64 MiB at 329.6 us against 353 at
+/// T = 8 (docs/forestcoll.md).
+pub const REDUCE_TREES: usize = 16;
+pub const REDUCE_POWER: i32 = 32;
+pub const REDUCE_EXTRA_HEIGHT: usize = 2;
+
 /// Rounds of single-rank moves at most (each round tries every rank of every tree once).
 const ROUNDS: usize = 16;
 
 /// The exponent of the load potential: the higher, the closer its minimum to the busiest
 /// link's (on `mi250:2` at 8 trees per position: 8 stops at 320 GB/s, 32 reaches 336.8 but
 /// its trees run slower at 1 MiB; 16 measured best over 1 MiB to 1 GiB, docs/forestcoll.md).
-const POWER: i32 = 16;
+pub const POWER: i32 = 16;
 
 /// How an in-box tree reaches a rank from its parent: by their direct link, or through the
 /// switch (the parent's up link and the child's down link).
@@ -139,6 +148,7 @@ impl InBox {
 struct Loads {
     load: Vec<f64>,
     bw: Vec<f64>,
+    power: i32,
 }
 
 impl Loads {
@@ -152,7 +162,7 @@ impl Loads {
     }
 
     fn potential(&self, links: &[usize]) -> f64 {
-        links.iter().map(|&l| (self.load[l] / self.bw[l]).powi(POWER)).sum()
+        links.iter().map(|&l| (self.load[l] / self.bw[l]).powi(self.power)).sum()
     }
 }
 
@@ -160,14 +170,18 @@ impl Loads {
 /// identical boxes on one switch ([`Boxes::detect`]) or a box's direct links do not connect
 /// it. Trees: spanning arborescences of every rank, `t` per root (count 1 each, k = t).
 pub fn trees(topo: &Topology, t: usize) -> Option<Vec<Tree>> {
-    // Boxes must match in bandwidth too: capacities are the bandwidths on a common scale.
-    let scale = topo.links.iter().fold(1i128, |a, l| num_integer::lcm(a, *l.bandwidth.denom()));
-    let caps: Vec<i128> = topo.links.iter().map(|l| (l.bandwidth * Rat::from_integer(scale)).to_integer()).collect();
-    let bx = Boxes::detect(topo, &caps)?;
+    trees_with(topo, t, POWER, 1)
+}
+
+/// [`trees`] with the load potential's exponent and the height allowance over the box's
+/// diameter (in-box trees at most `diameter + extra` high). Tree `b G t + j G + p` is the
+/// j-th tree of the rank at position p of box b ([`tree_of`]).
+pub fn trees_with(topo: &Topology, t: usize, power: i32, extra: usize) -> Option<Vec<Tree>> {
+    let bx = detect(topo)?;
     let boxes = bx.boxes();
     let links = box_links(topo, &bx)?;
-    let height = links.diameter()? + 1;
-    let in_box = in_box_trees(topo, &bx, &links, t, height);
+    let height = links.diameter()? + extra;
+    let in_box = in_box_trees(topo, &bx, &links, t, height, power);
     let mut out = Vec::with_capacity(boxes.len() * links.g * t);
     for (b, ranks) in boxes.iter().enumerate() {
         for tree in &in_box {
@@ -183,6 +197,26 @@ pub fn trees(topo: &Topology, t: usize) -> Option<Vec<Tree>> {
         }
     }
     Some(out)
+}
+
+/// Identical boxes on one switch; boxes must match in bandwidth too: capacities are the
+/// bandwidths on a common scale.
+fn detect(topo: &Topology) -> Option<Boxes> {
+    let scale = topo.links.iter().fold(1i128, |a, l| num_integer::lcm(a, *l.bandwidth.denom()));
+    let caps: Vec<i128> = topo.links.iter().map(|l| (l.bandwidth * Rat::from_integer(scale)).to_integer()).collect();
+    Boxes::detect(topo, &caps)
+}
+
+/// The boxes' ranks by position (`[b][p]`), as [`trees`] places them; None when `topo` is not
+/// identical boxes on one switch.
+pub fn layout(topo: &Topology) -> Option<Vec<Vec<usize>>> {
+    Some(detect(topo)?.boxes().to_vec())
+}
+
+/// Where tree (piece) `i` of a forest of [`trees_with`] with `g` ranks per box and `t` trees
+/// per position sits: (its root's box, its index j among its root's trees, its root's position).
+pub fn tree_of(i: usize, g: usize, t: usize) -> (usize, usize, usize) {
+    (i / (g * t), (i % (g * t)) / g, i % g)
 }
 
 /// Box 0's links by position.
@@ -202,13 +236,13 @@ fn box_links(topo: &Topology, bx: &Boxes) -> Option<BoxLinks> {
 
 /// `t` in-box trees per position of height at most `height` (see the module docs), in the
 /// order (tree j of position 0, ..., tree j of position G - 1) for j = 0..t.
-fn in_box_trees(topo: &Topology, bx: &Boxes, links: &BoxLinks, t: usize, height: usize) -> Vec<InBox> {
+fn in_box_trees(topo: &Topology, bx: &Boxes, links: &BoxLinks, t: usize, height: usize, power: i32) -> Vec<InBox> {
     let g = links.g;
     let n_boxes = bx.boxes().len() as f64;
     let bw: Vec<f64> = topo.links.iter().map(|l| crate::rational::to_f64(&l.bandwidth)).collect();
     // Bandwidths in shards (t tree-uses) per GB/s keep the potential's terms near 1.
     let bw = bw.iter().map(|b| b * t as f64).collect();
-    let mut loads = Loads { load: vec![0.0; topo.links.len()], bw };
+    let mut loads = Loads { load: vec![0.0; topo.links.len()], bw, power };
     // The crossings: a root's up link carries each of its trees to every other box, a
     // position's down link each other box's trees of that position.
     for p in 0..g {

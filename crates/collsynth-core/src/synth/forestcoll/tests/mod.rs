@@ -4,6 +4,7 @@
 
 mod boxes;
 mod shape;
+mod stagger;
 mod symmetric;
 mod two_level;
 
