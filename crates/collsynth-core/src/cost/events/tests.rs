@@ -1,16 +1,18 @@
 use super::*;
 use proptest::prelude::*;
 
-/// One step of a run: push `e` (into lane `x % 3` with `push_to`, or by `push` when `x` is
-/// 3), or pop when `e` is `None`.
-type Step = (Option<(u8, u16)>, usize);
+type Event = (u8, u16);
+
+/// One step of a run: push `e` (into lane `x` with `push_to`, or by `push` when `x` is 3), or
+/// pop when `e` is `None`.
+type Step = (Option<Event>, usize);
 
 /// Replays `steps` on the lanes and on a plain binary heap; returns both pop sequences.
-fn replay(initial: &[(u8, u16)], steps: &[Step]) -> (Vec<Option<(u8, u16)>>, Vec<Option<(u8, u16)>>) {
+fn replay(initial: &[Event], steps: &[Step]) -> (Vec<Option<Event>>, Vec<Option<Event>>) {
     let mut sorted = initial.to_vec();
     sorted.sort_unstable();
-    let mut lanes: Events<(u8, u16), 3> = Events::from_sorted(sorted.clone());
-    let mut heap: BinaryHeap<Reverse<(u8, u16)>> = sorted.into_iter().map(Reverse).collect();
+    let mut lanes: Events<Event, 3> = Events::from_sorted(sorted.clone());
+    let mut heap: BinaryHeap<Reverse<Event>> = sorted.into_iter().map(Reverse).collect();
     let (mut got, mut want) = (Vec::new(), Vec::new());
     for &(e, x) in steps {
         match e {
