@@ -39,7 +39,7 @@ pub fn synthesize(
 }
 
 /// [`synthesize`], with `then` run on the schedule and its topology while the verifier checks
-/// it (on a large schedule the two take a core each, [`PARALLEL_EVALUATION`]), so that the
+/// it (on a large schedule the two take a core each: from 100,000 transfers), so that the
 /// evaluation printed next to a schedule does not wait for the verdict. The verdict still
 /// decides: a schedule that fails verification is the same internal error, and what `then`
 /// returned is dropped unseen. Both walk one topological order (`ir::transform::with_order`).
