@@ -81,13 +81,22 @@ fn verified_then<T: Send>(
     topo: &Topology,
     then: impl FnOnce(&Schedule, &Topology) -> T + Send,
 ) -> Result<T> {
-    use crate::ir::transform::{shared_order, with_order};
-    let order = shared_order(s);
+    use crate::ir::transform::{shared_order, with_order, SharedOrder};
+    // A compact schedule or one with range transfers is ordered on its expansion or quotient
+    // (another schedule): nothing to share.
+    let flat = s.symmetry.is_none() && !crate::ir::ranges::has_ranges(s);
+    let order = flat.then(|| shared_order(s));
+    fn in_order<T>(s: &Schedule, order: Option<&SharedOrder>, f: impl FnOnce() -> T) -> T {
+        match order {
+            Some(order) => with_order(s, order, f),
+            None => f(),
+        }
+    }
     let side_by_side = s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1;
     let (verdict, after) = crate::parallel::join(
         side_by_side,
-        || with_order(s, &order, || check(s, topo)),
-        || with_order(s, &order, || then(s, topo)),
+        || in_order(s, order.as_ref(), || check(s, topo)),
+        || in_order(s, order.as_ref(), || then(s, topo)),
     );
     verdict.map(|()| after)
 }
