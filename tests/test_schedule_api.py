@@ -35,6 +35,22 @@ def test_save_load_and_costs(tmp_path):
     assert sim["time_us"] > 0 and ab["alpha_beta_us"] == pytest.approx(ab["latency_us"] + ab["bandwidth_us"])
 
 
+@pytest.mark.parametrize("spec,alg", [("torus:4x4", "ring"), ("switch:8", "tacos"), ("ring:6", "auto")])
+def test_an_evaluation_made_beside_the_verifier_is_the_same_evaluation(spec, alg):
+    """`evaluate_pipeline` evaluates while the verifier checks: `evaluate` at that size and
+    depth answers the dict a schedule synthesized without it computes; at another size or
+    depth, and when asked again, it computes afresh."""
+    ahead = collsynth.synthesize(spec, "allreduce", alg, size="16MiB", evaluate_pipeline=2)
+    plain = collsynth.synthesize(spec, "allreduce", alg, size="16MiB")
+    assert plain.n_transfers == ahead.n_transfers
+    assert ahead.evaluate("16MiB", 2) == plain.evaluate("16MiB", 2) == ahead.evaluate("16MiB", 2)
+    assert ahead.evaluate("1MiB", 2) == plain.evaluate("1MiB", 2)
+    assert ahead.evaluate("16MiB") == plain.evaluate("16MiB")
+    for bad in [0, -1, 1.5, True, "2"]:
+        with pytest.raises(BadInput, match="evaluate_pipeline"):
+            collsynth.synthesize(spec, "allreduce", alg, evaluate_pipeline=bad)
+
+
 def test_save_streams_atomically_with_the_umask(tmp_path):
     """`save` lets the core stream the text into the temporary file: the same bytes as
     `to_json`, mode 0666 minus the umask, nothing left behind when the writer fails."""

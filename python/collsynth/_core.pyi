@@ -84,6 +84,7 @@ def synthesize(
     root: int = 0,
     options: Mapping[str, str] = ...,
     size: str = "1GiB",
+    pipeline: int | None = None,
 ) -> tuple[Schedule, float]: ...
 def time_only(
     topo: Topology,

@@ -186,13 +186,19 @@ def synthesize(
     *,
     root: int = 0,
     size: int | str = "1GiB",
+    evaluate_pipeline: int | None = None,
     **options,
 ) -> Schedule:
     """Synthesize and verify. ``options`` are algorithm options (``max_trees=4`` is
-    ``--max-trees 4``); an option that does not apply raises :class:`BadInput`."""
+    ``--max-trees 4``); an option that does not apply raises :class:`BadInput`. With
+    ``evaluate_pipeline``, the schedule is also evaluated at ``size`` with that pipeline
+    depth while the verifier checks it: ``Schedule.evaluate(size, evaluate_pipeline)`` then
+    answers at once (the same dict)."""
     topo = as_topology(topo)
     opts = option_texts(options)
     root = _args.whole("root", root)
+    if evaluate_pipeline is not None:
+        evaluate_pipeline = _args.whole("evaluate_pipeline", evaluate_pipeline, lo=1)
     core, seconds = _core.synthesize(
         topo._core,
         _args.text("collective", collective),
@@ -200,6 +206,7 @@ def synthesize(
         root,
         opts,
         _size(size),
+        evaluate_pipeline,
     )
     return Schedule(core, seconds)
 

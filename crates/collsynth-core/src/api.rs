@@ -35,10 +35,30 @@ pub fn synthesize(
     req: &Request,
     size: Rat,
 ) -> Result<Synthesized> {
+    synthesize_then(topo, collective, algorithm, req, size, |_, _| ()).map(|(done, ())| done)
+}
+
+/// [`synthesize`], with `then` run on the schedule and its topology while the verifier checks
+/// it (on a large schedule the two take a core each: from 100,000 transfers), so that the
+/// evaluation printed next to a schedule does not wait for the verdict. The verdict still
+/// decides: a schedule that fails verification is the same internal error, and what `then`
+/// returned is dropped unseen. Both walk one topological order (`ir::transform::with_order`).
+/// `then` must not fail the call: it hands back its own result, errors included.
+pub fn synthesize_then<T: Send>(
+    topo: &Topology,
+    collective: Collective,
+    algorithm: &str,
+    req: &Request,
+    size: Rat,
+    then: impl FnOnce(&Schedule, &Topology) -> T + Send,
+) -> Result<(Synthesized, T)> {
     two_ranks(topo)?;
     let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
-        return auto(topo, collective, &req, size);
+        // Every candidate is verified as it is made.
+        let done = auto(topo, collective, &req, size)?;
+        let after = then(&done.schedule, &done.topology);
+        return Ok((done, after));
     }
     let (topology, mut req) = sub_collective(topo, algorithm, req)?;
     // A sized synthesizer plans for the bytes the collective moves on its own ranks.
@@ -50,8 +70,35 @@ pub fn synthesize(
     if let Some(ranks) = req.1 {
         schedule.provenance.options.push(("ranks".into(), ranks));
     }
-    check(&schedule, &topology)?;
-    Ok(Synthesized { schedule, topology, synthesis_seconds })
+    let after = verified_then(&schedule, &topology, then)?;
+    Ok((Synthesized { schedule, topology, synthesis_seconds }, after))
+}
+
+/// [`check`] `s` while `then` runs on it (side by side from [`PARALLEL_EVALUATION`]
+/// transfers), both in one topological order; the verdict decides what comes back.
+fn verified_then<T: Send>(
+    s: &Schedule,
+    topo: &Topology,
+    then: impl FnOnce(&Schedule, &Topology) -> T + Send,
+) -> Result<T> {
+    use crate::ir::transform::{shared_order, with_order, SharedOrder};
+    // A compact schedule or one with range transfers is ordered on its expansion or quotient
+    // (another schedule): nothing to share.
+    let flat = s.symmetry.is_none() && !crate::ir::ranges::has_ranges(s);
+    let order = flat.then(|| shared_order(s));
+    fn in_order<T>(s: &Schedule, order: Option<&SharedOrder>, f: impl FnOnce() -> T) -> T {
+        match order {
+            Some(order) => with_order(s, order, f),
+            None => f(),
+        }
+    }
+    let side_by_side = s.transfers.len() >= PARALLEL_EVALUATION && crate::parallel::threads(2) > 1;
+    let (verdict, after) = crate::parallel::join(
+        side_by_side,
+        || in_order(s, order.as_ref(), || check(s, topo)),
+        || in_order(s, order.as_ref(), || then(s, topo)),
+    );
+    verdict.map(|()| after)
 }
 
 /// With a `ranks` option (and an algorithm that takes it): the restricted topology and the
@@ -400,7 +447,8 @@ pub fn time_bound(
     Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
 }
 
-/// Transfers from which [`evaluate`] runs its two simulators side by side.
+/// Transfers from which [`evaluate`] runs its two simulators side by side, and
+/// [`synthesize_then`] its follow-up beside the verifier.
 const PARALLEL_EVALUATION: usize = 100_000;
 
 /// Cost a verified schedule of size `size` (M as asked) with `pipeline` sub-chunks per piece,

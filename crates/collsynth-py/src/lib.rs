@@ -196,11 +196,35 @@ pub(crate) struct PySchedule {
     pub(crate) topo: Topology,
     /// The expansion of a compact `inner`, made on first use.
     flat: std::sync::OnceLock<Schedule>,
+    /// The evaluation made beside the verifier ([`synthesize`] with a pipeline), until
+    /// `evaluate` at its size and pipeline takes it.
+    evaluated: std::sync::Mutex<Option<Evaluated>>,
+}
+
+/// A schedule's bounds and evaluation at `size` (as asked) and `pipeline`.
+pub(crate) struct Evaluated {
+    size: Rat,
+    pipeline: usize,
+    bounds: api::Bounds,
+    evaluation: api::Evaluation,
+}
+
+impl Evaluated {
+    /// [`api::bounds`] and [`api::evaluate`] of `s`; `None` on an error or a panic, which
+    /// `evaluate` then meets again itself, where it was always reported.
+    fn of(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Option<Evaluated> {
+        let run = || {
+            let bounds = api::bounds(topo, s.collective, s.root)?;
+            let evaluation = api::evaluate(s, topo, size, pipeline, &bounds)?;
+            Ok::<_, CollsynthError>(Evaluated { size, pipeline, bounds, evaluation })
+        };
+        catch_unwind(AssertUnwindSafe(run)).ok()?.ok()
+    }
 }
 
 impl PySchedule {
     pub(crate) fn new(inner: Schedule, topo: Topology) -> PySchedule {
-        PySchedule { inner, topo, flat: std::sync::OnceLock::new() }
+        PySchedule { inner, topo, flat: std::sync::OnceLock::new(), evaluated: std::sync::Mutex::new(None) }
     }
 
     /// The flat schedule (the schedule itself unless it is compact).
@@ -327,11 +351,15 @@ impl PySchedule {
     #[pyo3(signature = (size, pipeline=1))]
     fn evaluate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
-        let (b, e) = guard(|| {
-            let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
-            let e = api::evaluate(&self.inner, &self.topo, m, pipeline, &b)?;
-            Ok((b, e))
-        })?;
+        let ready = self.evaluated.lock().ok().and_then(|mut e| e.take_if(|e| e.size == m && e.pipeline == pipeline));
+        let (b, e) = match ready {
+            Some(done) => (done.bounds, done.evaluation),
+            None => guard(|| {
+                let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
+                let e = api::evaluate(&self.inner, &self.topo, m, pipeline, &b)?;
+                Ok((b, e))
+            })?,
+        };
         let d = bounds_dict(py, &self.topo, self.inner.collective, &b)?;
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
@@ -526,9 +554,12 @@ pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
     guard(|| Collective::parse(name))
 }
 
-/// Synthesize and verify: (schedule, synthesis seconds).
+/// Synthesize and verify: (schedule, synthesis seconds). With `pipeline`, the schedule is
+/// also evaluated at `size` beside the verifier, and its `evaluate(size, pipeline)` answers
+/// at once.
 #[pyfunction]
-#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB"))]
+#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB", pipeline=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
 pub(crate) fn synthesize(
     py: Python<'_>,
     topo: &PyTopology,
@@ -537,13 +568,22 @@ pub(crate) fn synthesize(
     root: usize,
     options: BTreeMap<String, String>,
     size: &str,
+    pipeline: Option<usize>,
 ) -> PyResult<(PySchedule, f64)> {
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
     // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
-    let done = py.detach(|| guard(|| api::synthesize(&topo.inner, c, algorithm, &req, m)))?;
-    Ok((PySchedule::new(done.schedule, done.topology), done.synthesis_seconds))
+    let (done, evaluated) = py.detach(|| {
+        guard(|| {
+            api::synthesize_then(&topo.inner, c, algorithm, &req, m, |s, t| {
+                pipeline.and_then(|p| Evaluated::of(s, t, m, p))
+            })
+        })
+    })?;
+    let mut schedule = PySchedule::new(done.schedule, done.topology);
+    schedule.evaluated = std::sync::Mutex::new(evaluated);
+    Ok((schedule, done.synthesis_seconds))
 }
 
 /// Exact bounds of a collective as a dict with the `bound --json` keys.

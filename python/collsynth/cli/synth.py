@@ -244,8 +244,18 @@ def run(args) -> int:
         return run_windows(args, formats)
     topo = Topology.resolve(args.topo)
     options = given_algorithm_options(args)
+    # The summary's evaluation runs beside the verifier (its schedule: not with --form flat).
+    pipeline = args.pipeline if args.form != "flat" else None
     sched = run_with_progress(
-        lambda: synthesize(topo, args.collective, args.algorithm, root=args.root, size=args.size, **options),
+        lambda: synthesize(
+            topo,
+            args.collective,
+            args.algorithm,
+            root=args.root,
+            size=args.size,
+            evaluate_pipeline=pipeline,
+            **options,
+        ),
         f"{args.algorithm}: synthesizing and verifying",
         poll=lambda: _core.progress(args.algorithm) or (0, 0),
     )

@@ -291,3 +291,48 @@ fn auto_searches_at_the_moved_size() {
         }
     }
 }
+
+#[test]
+fn what_follows_synthesis_gets_the_verified_schedule_and_its_topology() {
+    let t = from_spec("ring:6").unwrap();
+    let size = Rat::from_integer(1 << 20);
+    let ranks = Request { options: [("ranks".to_string(), "0-3".to_string())].into(), ..Request::default() };
+    for (algorithm, req) in [("ring", Request::default()), ("auto", Request::default()), ("tacos", ranks)] {
+        let (done, seen) = synthesize_then(&t, Collective::Allgather, algorithm, &req, size, |s, topo| {
+            (s.transfers.clone(), topo.n_ranks(), crate::ir::transform::topological_order(s).unwrap())
+        })
+        .unwrap();
+        assert_eq!(seen.0, done.schedule.transfers, "{algorithm}");
+        assert_eq!(seen.1, done.topology.n_ranks(), "{algorithm}");
+        assert_eq!(seen.2, crate::ir::transform::topological_order(&done.schedule).unwrap(), "{algorithm}");
+        let alone = synthesize(&t, Collective::Allgather, algorithm, &req, size).unwrap().schedule;
+        assert_eq!((&done.schedule.pieces, &done.schedule.transfers), (&alone.pieces, &alone.transfers), "{algorithm}");
+    }
+}
+
+#[test]
+fn the_verdict_decides_whatever_followed_it() {
+    // Small (one after the other) and past PARALLEL_EVALUATION (side by side).
+    for n in [6, 320] {
+        let t = from_spec(&format!("ring:{n}")).unwrap();
+        let mut s =
+            synthesize(&t, Collective::Allgather, "ring", &Request::default(), Rat::from_integer(1 << 30)).unwrap();
+        s.schedule = crate::ir::orbit::expand(&s.schedule).unwrap(); // flat: every transfer
+        let len = s.schedule.transfers.len();
+        assert_eq!(len >= PARALLEL_EVALUATION, n > 6, "{len} transfers");
+        let mut bad = s.schedule.clone();
+        bad.transfers.pop(); // the last rank never gets its last piece
+        let followed = std::sync::atomic::AtomicBool::new(false);
+        let err = verified_then(&bad, &t, |b, _| {
+            followed.store(b.transfers.len() + 1 == s.schedule.transfers.len(), std::sync::atomic::Ordering::SeqCst)
+        })
+        .unwrap_err();
+        assert_eq!(err, check(&bad, &t).unwrap_err());
+        assert!(
+            matches!(err, CollsynthError::Internal(ref m) if m.starts_with("ring schedule failed verification")),
+            "{err:?}"
+        );
+        assert!(followed.load(std::sync::atomic::Ordering::SeqCst), "the follow-up ran on the schedule given");
+        assert_eq!(verified_then(&s.schedule, &t, |g, _| g.transfers.len()).unwrap(), s.schedule.transfers.len());
+    }
+}

@@ -34,6 +34,7 @@
 //! ```
 
 pub mod alpha_beta;
+mod events;
 pub mod latency_bandwidth;
 pub mod loads;
 pub mod runtime;

@@ -39,13 +39,13 @@
 //! event when the zero-length service ends rather than when it arrived.
 
 use super::check;
+use super::events::Events;
 use super::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
 use crate::ir::Schedule;
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// The simulator's answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,22 +70,6 @@ const LANES: usize = 4;
 
 fn bits(x: usize) -> u32 {
     usize::BITS - x.leading_zeros()
-}
-
-/// The lane an event can join while keeping it sorted: the one whose last event is the
-/// latest not after `e`, else an empty one; `None` if `e` fits no lane.
-#[inline]
-fn pick_lane(lanes: &[VecDeque<(u64, u64)>; LANES], e: (u64, u64)) -> Option<usize> {
-    let mut best: Option<(usize, Option<(u64, u64)>)> = None;
-    for (x, lane) in lanes.iter().enumerate() {
-        match (lane.back().copied(), best) {
-            (Some(b), None | Some((_, None))) if b <= e => best = Some((x, Some(b))),
-            (Some(b), Some((_, Some(c)))) if b <= e && b > c => best = Some((x, Some(b))),
-            (None, None) => best = Some((x, None)),
-            _ => {}
-        }
-    }
-    best.map(|(x, _)| x)
 }
 
 /// One transfer of the program, packed (one cache line serves a chunk's whole visit).
@@ -275,50 +259,21 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
         waiting: vec![VecDeque::new(); topo.links.len()],
     };
 
-    // Pending events live in a few FIFO lanes, each kept sorted (an event joins the lane
-    // whose last event is the latest one not later than it), and in a binary heap for the
-    // events that fit no lane. The next event is the smallest of the fronts. Schedules whose
-    // links finish in step (rings, symmetric step schedules) emit a few interleaved sorted
-    // streams (chunks made ready now, chunks done one service time later), so most events
-    // never touch the heap.
+    // Pending events live in a few FIFO lanes (`cost::events`; an event joins the lane whose
+    // last event is the latest one not later than it) and a heap. Schedules whose links
+    // finish in step (rings, symmetric step schedules) emit a few interleaved sorted streams
+    // (chunks made ready now, chunks done one service time later), so most events never
+    // touch the heap.
     let mut initial: Vec<(u64, u64)> = (0..n)
         .filter(|&i| s.transfers[i].after.is_empty())
         .flat_map(|i| (0..k).map(move |j| (i, j)))
         .map(|(i, j)| (0f64.to_bits(), sim.ready_key(i, j)))
         .collect();
     initial.sort_unstable();
-    let mut lanes: [VecDeque<(u64, u64)>; LANES] = std::array::from_fn(|_| VecDeque::new());
-    lanes[0] = VecDeque::from(initial);
-    let mut heap: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
+    let mut events: Events<(u64, u64), LANES> = Events::from_sorted(initial);
 
     let (mut last, mut done) = (0.0f64, 0usize);
-    macro_rules! emit {
-        ($e:expr) => {{
-            let e = $e;
-            match pick_lane(&lanes, e) {
-                Some(x) => lanes[x].push_back(e),
-                None => heap.push(Reverse(e)),
-            }
-        }};
-    }
-    loop {
-        // The smallest front: a lane (index) or the heap (LANES).
-        let mut from = LANES;
-        let mut min = heap.peek().map(|r| r.0);
-        for (x, lane) in lanes.iter().enumerate() {
-            if let Some(&f) = lane.front() {
-                if min.is_none_or(|m| f < m) {
-                    min = Some(f);
-                    from = x;
-                }
-            }
-        }
-        let Some((tb, key)) = min else { break };
-        if from == LANES {
-            heap.pop();
-        } else {
-            lanes[from].pop_front();
-        }
+    while let Some((tb, key)) = events.pop() {
         // The chunk `key` has finished hop h - 1 (if h > 0) and arrives at hop h (h < hops)
         // or at its destination (h = hops).
         let t = f64::from_bits(tb);
@@ -328,7 +283,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
             // The link it leaves serves the next chunk waiting there.
             let l = sim.link(&x, h - 1);
             match sim.waiting[l].pop_front() {
-                Some(next) => emit!(sim.serve(next, t)),
+                Some(next) => events.push(sim.serve(next, t)),
                 None => sim.links[l].idle = true,
             }
         }
@@ -336,7 +291,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
             let l = sim.link(&x, h);
             if sim.links[l].idle {
                 sim.links[l].idle = false;
-                emit!(sim.serve(key, t));
+                events.push(sim.serve(key, t));
             } else {
                 sim.waiting[l].push_back(key);
             }
@@ -354,7 +309,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
                         continue;
                     }
                 }
-                emit!((tb, sim.ready_key(c, j)));
+                events.push((tb, sim.ready_key(c, j)));
             }
         }
     }

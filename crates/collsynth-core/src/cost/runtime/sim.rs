@@ -20,14 +20,14 @@ use super::classes::{classify, params, LinkClass};
 use super::nccl;
 use super::protocol::Protocol;
 use crate::cost::check;
+use crate::cost::events::Events;
 use crate::cost::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Executor, Op, Schedule};
 use crate::msccl::lower::BlockPlan;
 use crate::rational::{to_f64, Rat};
 use crate::topology::Topology;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Per-link parameters of one run: microseconds per payload byte and hop latency.
 #[derive(Debug, Clone, Copy)]
@@ -65,10 +65,13 @@ pub fn connection_us_per_byte(route: &[usize], classes: &[LinkClass], op: Op) ->
 
 /// Events ordered by (time, kind, sequence): at equal times a finished slice releases its
 /// dependents first, a freed link (only one with a queue gets this event) next, then
-/// arrivals queue.
+/// arrivals queue. Each kind is pushed nearly in time order (measured on TACOS's 1,024-NPU
+/// allreduce: all finishes, 97 % of the frees, 99.9 % of the arrivals), so each has its
+/// own FIFO lane in the queue ([`Events`]) and only the rest go to its heap.
 const DONE: u8 = 0;
 const FREE: u8 = 1;
 const ARRIVE: u8 = 2;
+const KINDS: usize = 3;
 
 /// The makespan (us, without base latency) of `s` on `topo` for `size` bytes, each piece in
 /// `k` slices, under `protocol`. A schedule marked for its thread blocks
@@ -247,7 +250,7 @@ fn simulate(
         free_at: vec![0.0f64; topo.links.len()],
         bytes,
         slices,
-        heap: BinaryHeap::new(),
+        events: Events::from_sorted(Vec::new()),
         seq: 0,
         last: 0.0,
         done: 0,
@@ -264,7 +267,7 @@ fn simulate(
             }
         }
     }
-    while let Some(Reverse((tb, ks, a, h))) = run.heap.pop() {
+    while let Some((tb, ks, a, h)) = run.events.pop() {
         let t = f64::from_bits(tb);
         let (a, h) = (a as usize, h as usize);
         match (ks >> KIND_SHIFT) as u8 {
@@ -529,7 +532,7 @@ struct Run<'a> {
     /// Whole bytes of slice j of piece p at `p k + j`.
     bytes: Vec<f64>,
     slices: Vec<Slice>,
-    heap: BinaryHeap<Reverse<Event>>,
+    events: Events<Event, KINDS>,
     seq: u64,
     /// The latest finish so far, and how many slices finished.
     last: f64,
@@ -542,7 +545,7 @@ struct Run<'a> {
 impl Run<'_> {
     fn push(&mut self, t: f64, kind: u8, a: usize, h: usize) {
         self.seq += 1;
-        self.heap.push(Reverse((t.to_bits(), (kind as u64) << KIND_SHIFT | self.seq, a as u32, h as u32)));
+        self.events.push_to(kind as usize, (t.to_bits(), (kind as u64) << KIND_SHIFT | self.seq, a as u32, h as u32));
     }
 
     /// Link of hop h of transfer i.

@@ -4,6 +4,8 @@ use crate::cost::testutil::{link, ring_allreduce_n};
 use crate::ir::{Collective, Op, Piece, Transfer};
 use crate::topology::TopologyBuilder;
 use crate::zoo::from_spec;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1e-300)

@@ -224,4 +224,13 @@ fn a_shared_order_answers_only_its_own_schedule() {
         with_order(&b, &other, || assert_eq!(topological_order(&b).unwrap(), vec![3, 2, 1, 0]));
         assert_eq!(topological_order(&a).unwrap(), vec![0, 1, 2, 3]);
     });
+    // asked again inside, the order shared there (the verifier's and the evaluation's), not a
+    // new one; for another schedule a new one
+    let order = |o: &SharedOrder| o.0.as_ref().map(|k| k.order.clone()).unwrap();
+    with_order(&a, &shared, || {
+        assert!(std::sync::Arc::ptr_eq(&order(&shared_order(&a)), &order(&shared)));
+        assert!(!std::sync::Arc::ptr_eq(&order(&shared_order(&b)), &order(&other)));
+        assert_eq!(*order(&shared_order(&b)), vec![3, 2, 1, 0]);
+    });
+    assert!(!std::sync::Arc::ptr_eq(&order(&shared_order(&a)), &order(&shared)));
 }
