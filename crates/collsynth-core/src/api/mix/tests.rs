@@ -42,14 +42,8 @@ fn plain_picks(made: &[(Schedule, String)], t: &Topology, size: Rat) -> Vec<Pick
     out
 }
 
-/// On dgx-a100:2 at 64 MiB, cut as `pipelined` cuts them, the shallow reduce-scatter forest
-/// and its one-tree form side by side beat both: 335.8 us against 342.4 (the one-tree form,
-/// its best depth and protocol). The mix is a verified reduce-scatter, its time is the
-/// runtime model's for the protocol it names, and it is faster than every candidate at every
-/// depth and protocol. (Interleaved, the forest alone is faster still, 315.9 us: then no mix
-/// gains 1 %, `no_mix_beats_the_interleaved_forest`.)
-#[test]
-fn two_reduce_scatter_forests_side_by_side_beat_both() {
+/// dgx-a100:2 at 64 MiB, and its shallow reduce-scatter forest and that forest's one-tree form.
+fn shallow_forest_pair() -> (Topology, Rat, Vec<(Schedule, String)>) {
     let t = from_spec("dgx-a100:2").unwrap();
     let size = Rat::from_integer(64 << 20);
     let made = forms(
@@ -58,6 +52,18 @@ fn two_reduce_scatter_forests_side_by_side_beat_both() {
         size,
         &[&[("tree-shape", "shallow-all")], &[("tree-shape", "shallow-all"), ("max-trees", "1")]],
     );
+    (t, size, made)
+}
+
+/// On dgx-a100:2 at 64 MiB, cut as `pipelined` cuts them, the shallow reduce-scatter forest
+/// and its one-tree form side by side beat both: 335.8 us against 342.4 (the one-tree form,
+/// its best depth and protocol). The mix is a verified reduce-scatter, its time is the
+/// runtime model's for the protocol it names, and it is faster than every candidate at every
+/// depth and protocol. (Interleaved, the forest alone is faster still, 315.9 us: then no mix
+/// gains 1 %, `no_mix_beats_the_interleaved_forest`.)
+#[test]
+fn two_reduce_scatter_forests_side_by_side_beat_both() {
+    let (t, size, made) = shallow_forest_pair();
     let picks = plain_picks(&made, &t, size);
     assert_eq!(picks.len(), 2);
     let best = picks.iter().map(|p| p.time_us).fold(f64::INFINITY, f64::min);
@@ -86,14 +92,7 @@ fn two_reduce_scatter_forests_side_by_side_beat_both() {
 /// (depth 4, LL128), and no mix of it with its one-tree form gains 1 %.
 #[test]
 fn no_mix_beats_the_interleaved_forest() {
-    let t = from_spec("dgx-a100:2").unwrap();
-    let size = Rat::from_integer(64 << 20);
-    let made = forms(
-        &t,
-        Collective::ReduceScatter,
-        size,
-        &[&[("tree-shape", "shallow-all")], &[("tree-shape", "shallow-all"), ("max-trees", "1")]],
-    );
+    let (t, size, made) = shallow_forest_pair();
     let picks = fastest_each(made.iter().map(|(s, _)| s), &t, size).unwrap();
     let best = crate::cost::tuning::fastest(&picks).unwrap();
     assert!(best.interleaved && best.depth == 4 && (best.time_us - 315.9).abs() < 0.1, "{best:?}");
