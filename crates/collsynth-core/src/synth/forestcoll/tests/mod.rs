@@ -128,6 +128,16 @@ pub(super) fn with_slower_cable(good: &Topology, name: &str, a: &str, b: &str, s
     tb.build().unwrap()
 }
 
+/// A request for `--tree-shape shape`, with `--max-trees t` when given.
+pub(super) fn shape_req(shape: &str, t: Option<usize>) -> Request {
+    let mut req = Request::default();
+    req.options.insert("tree-shape".into(), shape.into());
+    if let Some(t) = t {
+        req.options.insert("max-trees".into(), t.to_string());
+    }
+    req
+}
+
 pub(super) fn detail(s: &Schedule, key: &str) -> String {
     s.provenance.details.text(key).unwrap_or_default()
 }

@@ -9,12 +9,7 @@ use crate::ir::Schedule;
 use proptest::prelude::*;
 
 fn staggered_req(t: Option<usize>) -> Request {
-    let mut req = Request::default();
-    req.options.insert("tree-shape".into(), "boxes-staggered".into());
-    if let Some(t) = t {
-        req.options.insert("max-trees".into(), t.to_string());
-    }
-    req
+    shape_req("boxes-staggered", t)
 }
 
 /// The ordering dependencies: `after` entries on another piece. Each must be a receive of the

@@ -9,12 +9,7 @@ use crate::synth::forestcoll::two_level as tl;
 use proptest::prelude::*;
 
 fn boxes_req(t: Option<usize>) -> Request {
-    let mut req = Request::default();
-    req.options.insert("tree-shape".into(), "boxes".into());
-    if let Some(t) = t {
-        req.options.insert("max-trees".into(), t.to_string());
-    }
-    req
+    shape_req("boxes", t)
 }
 
 /// The box (group) of each rank, from the zoo's node groups or the `b<i>.` prefix.
