@@ -15,25 +15,26 @@
 //! (so they are real in an MSCCL program: a step's `depid`/`deps` on its own GPU's receive):
 //! with trees j = 0..T-1 per position, rank x at position q of box c
 //! * sends its folds before the crossing of batch j only after its own fold of batch
-//!   j - T/4 (the trees of position q of the other boxes, whose sums x sends over the switch)
+//!   j - 3T/8 (the trees of position q of the other boxes, whose sums x sends over the switch)
 //!   has arrived: the batches reach the switch one after the other instead of all at the end;
-//! * sends its folds at home of batch j only after that fold of batch min(j + T/8, T - 1):
+//! * sends its folds at home of batch j only after that fold of batch min(j + T/4, T - 1):
 //!   the home folds, which no crossing waits for, run in the crossings' shadow.
 //!
 //! Dependencies only ever point from a later batch (or a home fold) to an earlier fold before
-//! the crossing, so they add no cycle. The offsets T/4 and T/8 were chosen by the runtime
-//! model on `mi250:2` (docs/forestcoll.md).
+//! the crossing, so they add no cycle. The offsets 3T/8 and T/4 were chosen by the runtime
+//! model on `mi250:2` over both the reduce-scatter and the allreduce, 64 MiB to 4 GiB
+//! (docs/forestcoll.md).
 
 use crate::ir::Schedule;
 
 /// How many batches a fold before the crossing trails its rank's previous one.
 fn lag(t: usize) -> usize {
-    (t / 4).max(1)
+    (3 * t / 8).max(1)
 }
 
 /// How many batches ahead a home fold waits for.
 fn lead(t: usize) -> usize {
-    t / 8
+    t / 4
 }
 
 /// Add the ordering dependencies to `rs`, the reverse of the allgather of a two-level forest

@@ -38,8 +38,8 @@ fn unordered(s: &Schedule) -> Schedule {
 }
 
 const ALGBW: &str = "6400/19";
-const ORDERING: usize = 37110;
-const ORDERED_US: f64 = 338.659822222221;
+const ORDERING: usize = 34800;
+const ORDERED_US: f64 = 335.6197925925911;
 const UNORDERED_US: f64 = 446.76844444444254;
 
 #[test]
