@@ -117,6 +117,14 @@ pub fn variants(
                     let depth = if pipeline > 1 { format!(" (pipeline {pipeline})") } else { String::new() };
                     out.push(Variant { schedule: made.clone(), pipeline, label: format!("{name}{suffix}{at}{depth}") });
                 }
+                // The interleaved cuts `auto` tries, already cut: the exporter writes their
+                // sub-pieces as they are listed.
+                for (depth, _) in crate::cost::tuning::lowerings(&made).into_iter().filter(|&(_, il)| il) {
+                    let cut = crate::cost::tuning::lowered(&made, depth, true)?;
+                    super::check(&cut, topo)?;
+                    let label = format!("{name}{suffix}{at} (interleaved {depth})");
+                    out.push(Variant { schedule: cut, pipeline: 1, label });
+                }
             }
         }
     }
