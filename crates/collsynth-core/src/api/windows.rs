@@ -113,17 +113,23 @@ pub fn variants(
                     continue;
                 }
                 let at = if alg.extras.sized { format!(" at {size} B") } else { String::new() };
-                for &pipeline in crate::cost::tuning::depths(&made) {
-                    let depth = if pipeline > 1 { format!(" (pipeline {pipeline})") } else { String::new() };
-                    out.push(Variant { schedule: made.clone(), pipeline, label: format!("{name}{suffix}{at}{depth}") });
-                }
-                // The interleaved cuts `auto` tries, already cut: the exporter writes their
-                // sub-pieces as they are listed.
-                for (depth, _) in crate::cost::tuning::lowerings(&made).into_iter().filter(|&(_, il)| il) {
-                    let cut = crate::cost::tuning::lowered(&made, depth, true)?;
-                    super::check(&cut, topo)?;
-                    let label = format!("{name}{suffix}{at} (interleaved {depth})");
-                    out.push(Variant { schedule: cut, pipeline: 1, label });
+                // The cuts `auto` tries: a plain depth is the exporter's `pipeline`; an
+                // interleaved cut is made here, and the exporter writes its sub-pieces as listed.
+                for (depth, interleaved) in crate::cost::tuning::lowerings(&made) {
+                    let label = format!("{name}{suffix}{at}");
+                    out.push(match (interleaved, depth) {
+                        (false, 1) => Variant { schedule: made.clone(), pipeline: 1, label },
+                        (false, _) => Variant {
+                            schedule: made.clone(),
+                            pipeline: depth,
+                            label: format!("{label} (pipeline {depth})"),
+                        },
+                        (true, _) => {
+                            let cut = crate::cost::tuning::lowered(&made, depth, true)?;
+                            super::check(&cut, topo)?;
+                            Variant { schedule: cut, pipeline: 1, label: format!("{label} (interleaved {depth})") }
+                        }
+                    });
                 }
             }
         }
