@@ -121,6 +121,17 @@ def test_export_reports_the_written_programs_time_in_its_thread_blocks(cli, tmp_
     assert f"predicts {j['time_us']:.3f} us at 1048576 bytes under LL" in " ".join(human.split())
 
 
+def test_an_unfused_program_written_is_judged(cli, tmp_path):
+    # mesh:2x3's BFB allreduce at 1 KiB: the fused program chosen would hang the runtime, so
+    # the fastest unfused one is written, and its time is reported (it was null).
+    proc = cli("synth", "mesh:2x3", "-c", "allreduce", "-a", "bfb", "--size", "1KiB",
+               "--format", "msccl-xml", "-o", str(tmp_path), "--json")  # fmt: skip
+    m = json.loads(proc.stdout)["msccl"]
+    assert m["fallback"].startswith("the fused program would hang the runtime")
+    assert m["judged"]["bytes"] == 1024 and m["judged"]["time_us"] == pytest.approx(9.61144, abs=1e-9)
+    assert cli("verify", str(tmp_path / "schedule.xml")).returncode == 0
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

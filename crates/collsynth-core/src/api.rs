@@ -582,7 +582,7 @@ pub struct MscclExport {
     /// One line: what did not fit and what was exported instead (algbw lost).
     pub fallback: Option<String>,
     /// The runtime model's time of the program written, run in its own thread blocks, at the
-    /// size export judged it (None: not judged, or its fused steps were dropped after).
+    /// size export judged it (None: not judged above [`JUDGED_TRANSFERS`]).
     pub judged: Option<JudgedExport>,
 }
 
@@ -637,12 +637,13 @@ pub fn export_msccl_at(
     bytes: u64,
 ) -> Result<MscclExport> {
     let size = Rat::from_integer(bytes.max(1) as i128);
-    // The judged (sub-chunk depth, time, protocol) of each candidate, to report the one written.
+    // The judged (sub-chunk depth, fused, estimate) of each candidate, to report the one
+    // written.
     let judged_runs = std::cell::RefCell::new(Vec::new());
     let choose = |p: &Schedule, o: &crate::msccl::lower::Options| {
         let e = cost::runtime::exported(p, topo, size, o)?;
         if let Some((_, time)) = &e {
-            judged_runs.borrow_mut().push((o.pipeline, time.time_us, time.protocol.name()));
+            judged_runs.borrow_mut().push((o.pipeline, o.fused, *time));
         }
         Ok(e.map(|(e, time)| (e.options, time.time_us)))
     };
@@ -659,13 +660,11 @@ pub fn export_msccl_at(
             false if text => crate::msccl::export(s, o, auto_pipeline),
             false => crate::msccl::export_streamed(s, o, auto_pipeline),
         }?;
-        // The judged run of the depth written, unless its fused steps were dropped after.
-        let run = judged_runs.borrow().iter().rev().find(|r| r.0 == e.pipeline).copied();
-        let j = run.filter(|_| e.unfused_because.is_none()).map(|(_, time_us, protocol)| JudgedExport {
-            bytes,
-            protocol,
-            time_us,
-        });
+        // The judged run of the program written (its depth, and fused unless export dropped
+        // the fused steps: then the unfused lowering export chose and judged).
+        let fused = o.fused && e.unfused_because.is_none();
+        let run = judged_runs.borrow().iter().find(|r| (r.0, r.1) == (e.pipeline, fused)).copied();
+        let j = run.map(|(_, _, time)| JudgedExport { bytes, protocol: time.protocol.name(), time_us: time.time_us });
         Ok((e, j))
     };
     let why = match export(s) {

@@ -84,34 +84,29 @@ fn export_with(
     // Every rank's program: a schedule stated per orbit is written out in full.
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
-    let mut pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
-    let chosen;
-    let o = match choose {
-        Some(choose) => {
-            let mut best: Option<(f64, usize, lower::Options)> = None;
-            for &k in &pipelines {
-                let cut = crate::ir::transform::pipelined(s, k);
-                if let Some((lowering, t)) = choose(&cut, &lower::Options { pipeline: k, ..o.clone() })? {
-                    if best.as_ref().is_none_or(|b| t < b.0) {
-                        best = Some((t, k, lowering));
-                    }
-                }
-            }
-            match best {
-                Some((_, k, lowering)) => {
-                    pipelines = vec![k];
-                    chosen = lower::Options { pipeline: k, ..lowering };
-                    &chosen
-                }
-                None => o,
-            }
-        }
-        None => o,
+    let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
+    let check = |program: &Program| match text {
+        true => self_check(program, o.dialect),
+        false => check_program(program, o.dialect).map(|()| String::new()),
     };
+    match choose {
+        Some(choose) => export_fastest(s, o, &pipelines, &check, choose),
+        None => export_first(s, o, &pipelines, &check),
+    }
+}
+
+/// The first sub-chunk depth of `pipelines` that fits the runtime, lowered with `o`; its
+/// fused program, or the same lowering without fused steps when the fused one fails `check`.
+fn export_first(
+    s: &Schedule,
+    o: &lower::Options,
+    pipelines: &[usize],
+    check: &dyn Fn(&Program) -> std::result::Result<String, String>,
+) -> Result<Exported> {
     let mut last = None;
-    for k in pipelines {
+    for &k in pipelines {
         let ok = lower::Options { pipeline: k, ..o.clone() };
-        let mut unfused_because: Option<(String, usize)> = None;
+        let mut hung: Option<Hung> = None;
         for fuse in if o.fused { vec![true, false] } else { vec![false] } {
             let program = match lower::lower_with(s, &ok, fuse) {
                 Ok(p) => p,
@@ -121,25 +116,10 @@ fn export_with(
                 }
                 Err(e) => return Err(e),
             };
-            let checked = match text {
-                true => self_check(&program, o.dialect),
-                false => check_program(&program, o.dialect).map(|()| String::new()),
-            };
-            match checked {
-                Ok(xml) => {
-                    let unfused_because = unfused_because.map(|(why, steps)| {
-                        format!(
-                            "the fused program would hang the runtime ({}); exported without fused steps, \
-                             deadlock-free at every buffer size with the same bytes per link (at most {} steps \
-                             per rank instead of {steps})",
-                            why.split(": gpu ").next().unwrap_or(&why),
-                            max_steps(&program)
-                        )
-                    });
-                    return Ok(Exported { program, xml, dialect: o.dialect, pipeline: k, unfused_because });
-                }
+            match check(&program) {
+                Ok(xml) => return Ok(exported(program, xml, o.dialect, k, hung)),
                 Err(problem) if fuse => {
-                    unfused_because = Some((problem.clone(), max_steps(&program)));
+                    hung = Some((problem.clone(), max_steps(&program)));
                     last = Some(bug(problem));
                 }
                 Err(problem) => return Err(bug(problem)),
@@ -147,6 +127,84 @@ fn export_with(
         }
     }
     Err(last.unwrap_or_else(|| CollsynthError::internal("no pipeline tried")))
+}
+
+/// A judged lowering: (time, sub-chunk depth, options).
+type Candidate = (f64, usize, lower::Options);
+
+/// Why a fused program was dropped: its problem and its busiest rank's step count.
+type Hung = (String, usize);
+
+/// The fastest program `choose` finds that the runtime runs: the depths' chosen lowerings in
+/// order of their time (ties: the finer), each written if its fused program passes `check`.
+/// Once one fails (it would hang the runtime), the fastest unfused lowering over every depth
+/// (deadlock-free: docs/msccl.md) is judged too and written unless a fused one still to try
+/// is faster.
+fn export_fastest(
+    s: &Schedule,
+    o: &lower::Options,
+    pipelines: &[usize],
+    check: &dyn Fn(&Program) -> std::result::Result<String, String>,
+    choose: Chooser<'_>,
+) -> Result<Exported> {
+    let chosen = |fused: bool| -> Result<Vec<Candidate>> {
+        let mut out = Vec::new();
+        for &k in pipelines {
+            let cut = crate::ir::transform::pipelined(s, k);
+            if let Some((lowering, t)) = choose(&cut, &lower::Options { pipeline: k, fused, ..o.clone() })? {
+                out.push((t, k, lowering));
+            }
+        }
+        // Stable: equal times keep the finer depth (pipelines are finest first).
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Ok(out)
+    };
+    let tries = chosen(o.fused)?;
+    // The fastest unfused lowering, once a fused program failed, and that failure (its
+    // problem and step count).
+    let mut unfused: Option<(Candidate, Hung)> = None;
+    for (t, k, lowering) in tries {
+        if unfused.as_ref().is_some_and(|u| u.0 .0 <= t) {
+            break;
+        }
+        let ok = lower::Options { pipeline: k, ..lowering };
+        let program = lower::lower_with(s, &ok, ok.fused)?;
+        match check(&program) {
+            Ok(xml) => return Ok(exported(program, xml, o.dialect, k, None)),
+            Err(problem) if ok.fused => {
+                if unfused.is_none() {
+                    let hung = (problem, max_steps(&program));
+                    unfused = chosen(false)?.into_iter().next().map(|best| (best, hung));
+                }
+            }
+            Err(problem) => return Err(bug(problem)),
+        }
+    }
+    let Some(((_, k, lowering), hung)) = unfused else {
+        return export_first(s, o, pipelines, check);
+    };
+    let program = lower::lower_with(s, &lower::Options { pipeline: k, ..lowering }, false)?;
+    match check(&program) {
+        Ok(xml) => Ok(exported(program, xml, o.dialect, k, Some(hung))),
+        Err(problem) => Err(bug(problem)),
+    }
+}
+
+/// The program written, saying why its fused steps were dropped (`hung`: the fused
+/// program's problem and its step count) when they were.
+fn exported(program: Program, xml: String, dialect: Dialect, pipeline: usize, hung: Option<Hung>) -> Exported {
+    let unfused_because = hung.map(|(why, fused)| {
+        let steps = match max_steps(&program) {
+            n if n == fused => format!("at most {n} steps per rank, as many as fused"),
+            n => format!("at most {n} steps per rank instead of {fused}"),
+        };
+        format!(
+            "the fused program would hang the runtime ({}); exported without fused steps, deadlock-free at every \
+             buffer size with the same bytes per link ({steps})",
+            why.split(": gpu ").next().unwrap_or(&why),
+        )
+    });
+    Exported { program, xml, dialect, pipeline, unfused_because }
 }
 
 /// Steps of the busiest rank.

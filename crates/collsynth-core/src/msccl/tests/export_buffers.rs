@@ -7,6 +7,7 @@ use super::interp::{self, Aliasing, Buffers};
 use super::model::MAX_COUNT;
 use super::*;
 use crate::api;
+use crate::cost::runtime::order::Lowering;
 use crate::ir::Collective;
 use crate::rational::rat;
 use crate::synth::{self, Request};
@@ -150,4 +151,67 @@ fn a_fused_program_that_hangs_in_calls_is_exported_unfused() {
     let chosen = api::export_msccl(&done.schedule, &topo, &o, true).unwrap();
     assert!(chosen.fallback.is_none() && fused(&chosen.exported.program));
     assert_eq!(loads(&f), loads(&chosen.exported.program));
+}
+
+/// When the chosen lowering's fused program would hang the runtime, export writes the
+/// fastest unfused lowering (the runtime model's choice with fused steps off) and judges that
+/// program, not the fused one it failed: mesh:2x3's BFB allreduce at 1 KiB.
+#[test]
+fn the_unfused_program_written_is_the_one_judged() {
+    let topo = from_spec("mesh:2x3").unwrap();
+    let bytes = 1024;
+    let done = api::synthesize(&topo, Collective::Allreduce, "bfb", &Request::default(), rat(bytes)).unwrap();
+    let o = lower::Options::default();
+    let e = api::export_msccl_at(&done.schedule, &topo, &o, true, true, bytes as u64).unwrap();
+    assert!(!fused(&e.exported.program));
+    let note = e.exported.unfused_because.clone().unwrap();
+    assert!(note.ends_with("(at most 60 steps per rank, as many as fused)"), "{note}");
+    let judged = e.judged.expect("the unfused program is judged");
+    let cut = crate::ir::transform::pipelined(&done.schedule, e.exported.pipeline);
+    let time = |o: &lower::Options| crate::cost::runtime::exported(&cut, &topo, rat(bytes), o).unwrap().unwrap();
+    let (fused_lowering, fused_time) = time(&o);
+    let plain = lower::Options { fused: false, ..o.clone() };
+    let (lowering, unfused_time) = time(&plain);
+    assert_eq!((judged.protocol, judged.time_us), (unfused_time.protocol.name(), unfused_time.time_us));
+    // Another program than the fused one (here the model runs it 0.5 ns faster).
+    assert!((unfused_time.time_us - 9.61144).abs() < 1e-9 && (fused_time.time_us - 9.61198).abs() < 1e-9);
+    // The fused program of the lowering chosen first (timed, by depth) is the one that hangs;
+    // the fastest unfused lowering is another (numbered).
+    assert_eq!((fused_lowering.lowering, lowering.lowering), (Lowering::TimedDepth, Lowering::Numbered));
+    let k = e.exported.pipeline;
+    let f = lower::lower_with(&done.schedule, &lower::Options { pipeline: k, ..fused_lowering.options }, true).unwrap();
+    assert!(interp::check(&f)[0].starts_with("in-place: deadlock with Simple"));
+    // The program written is the unfused lowering judged, byte for byte.
+    let written =
+        lower::lower_with(&done.schedule, &lower::Options { pipeline: k, ..lowering.options }, false).unwrap();
+    assert!(written == e.exported.program);
+}
+
+/// The replacement for a fused program that hangs is the fastest unfused lowering at any
+/// sub-chunk depth, not only at the failed one's: hypercube:3's ForestColl reduce-scatter at
+/// 1 MiB, whose fastest fused program (4 sub-chunks, 11.50 us) hangs and whose unfused
+/// lowerings run in 11.50, 11.06 and 11.43 us at 4, 2 and 1 (every fused one is slower).
+#[test]
+fn a_hung_fused_program_is_replaced_by_the_fastest_unfused_one() {
+    let topo = from_spec("hypercube:3").unwrap();
+    let bytes = 1 << 20;
+    let done =
+        api::synthesize(&topo, Collective::ReduceScatter, "forestcoll", &Request::default(), rat(bytes)).unwrap();
+    let flat = crate::ir::orbit::flat(&done.schedule).unwrap();
+    let o = lower::Options::default();
+    let time = |k: usize, fused: bool| {
+        let cut = crate::ir::transform::pipelined(&flat, k);
+        let o = lower::Options { fused, ..o.clone() };
+        crate::cost::runtime::exported(&cut, &topo, rat(bytes), &o).unwrap().unwrap()
+    };
+    let (first, t) = time(4, true);
+    assert!([2, 1].iter().all(|&k| time(k, true).1.time_us > t.time_us));
+    let hung = lower::lower_with(&flat, &lower::Options { pipeline: 4, ..first.options }, true).unwrap();
+    assert!(!interp::check(&hung).is_empty(), "the fastest fused program hangs");
+    let unfused: Vec<f64> = [4, 2, 1].iter().map(|&k| time(k, false).1.time_us).collect();
+    let e = api::export_msccl_at(&done.schedule, &topo, &o, true, true, bytes as u64).unwrap();
+    assert_eq!(e.exported.pipeline, 2);
+    assert!(e.exported.unfused_because.is_some());
+    assert_eq!(e.judged.unwrap().time_us, unfused[1]);
+    assert!((unfused[1] - 11.06132).abs() < 1e-6 && unfused[0] > unfused[1] && unfused[2] > unfused[1], "{unfused:?}");
 }
