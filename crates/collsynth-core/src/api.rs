@@ -663,7 +663,7 @@ pub fn export_msccl_at(
         // The judged run of the program written (its depth, and fused unless export dropped
         // the fused steps: then the unfused lowering export chose and judged).
         let fused = o.fused && e.unfused_because.is_none();
-        let run = judged_runs.borrow().iter().find(|r| (r.0, r.1) == (e.pipeline, fused)).copied();
+        let run = judged_runs.borrow().iter().find(|r| e.chosen && (r.0, r.1) == (e.pipeline, fused)).copied();
         let j = run.map(|(_, _, time)| JudgedExport { bytes, protocol: time.protocol.name(), time_us: time.time_us });
         Ok((e, j))
     };

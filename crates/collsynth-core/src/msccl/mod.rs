@@ -27,6 +27,9 @@ pub struct Exported {
     /// Why fused steps were dropped (the fused program's deadlock under the runtime's
     /// buffers, and the step counts), or None when the program is as fused as lowered.
     pub unfused_because: Option<String>,
+    /// The program written is a lowering the chooser judged ([`export_chosen`]); false for
+    /// the exporter's own first fit.
+    pub chosen: bool,
 }
 
 /// Lower `s` (verified) and check the XML the way `validate` would; a problem there is a
@@ -117,7 +120,7 @@ fn export_first(
                 Err(e) => return Err(e),
             };
             match check(&program) {
-                Ok(xml) => return Ok(exported(program, xml, o.dialect, k, hung)),
+                Ok(xml) => return Ok(exported(program, xml, o.dialect, k, hung, false)),
                 Err(problem) if fuse => {
                     hung = Some((problem.clone(), max_steps(&program)));
                     last = Some(bug(problem));
@@ -170,7 +173,7 @@ fn export_fastest(
         let ok = lower::Options { pipeline: k, ..lowering };
         let program = lower::lower_with(s, &ok, ok.fused)?;
         match check(&program) {
-            Ok(xml) => return Ok(exported(program, xml, o.dialect, k, None)),
+            Ok(xml) => return Ok(exported(program, xml, o.dialect, k, None, true)),
             Err(problem) if ok.fused => {
                 if unfused.is_none() {
                     let hung = (problem, max_steps(&program));
@@ -185,14 +188,21 @@ fn export_fastest(
     };
     let program = lower::lower_with(s, &lower::Options { pipeline: k, ..lowering }, false)?;
     match check(&program) {
-        Ok(xml) => Ok(exported(program, xml, o.dialect, k, Some(hung))),
+        Ok(xml) => Ok(exported(program, xml, o.dialect, k, Some(hung), true)),
         Err(problem) => Err(bug(problem)),
     }
 }
 
 /// The program written, saying why its fused steps were dropped (`hung`: the fused
 /// program's problem and its step count) when they were.
-fn exported(program: Program, xml: String, dialect: Dialect, pipeline: usize, hung: Option<Hung>) -> Exported {
+fn exported(
+    program: Program,
+    xml: String,
+    dialect: Dialect,
+    pipeline: usize,
+    hung: Option<Hung>,
+    chosen: bool,
+) -> Exported {
     let unfused_because = hung.map(|(why, fused)| {
         let steps = match max_steps(&program) {
             n if n == fused => format!("at most {n} steps per rank, as many as fused"),
@@ -204,7 +214,7 @@ fn exported(program: Program, xml: String, dialect: Dialect, pipeline: usize, hu
             why.split(": gpu ").next().unwrap_or(&why),
         )
     });
-    Exported { program, xml, dialect, pipeline, unfused_because }
+    Exported { program, xml, dialect, pipeline, unfused_because, chosen }
 }
 
 /// Steps of the busiest rank.
