@@ -85,3 +85,35 @@ pub fn in_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(Range<usiz
         handles.into_iter().map(|h| h.join().expect("a worker thread panicked")).collect()
     })
 }
+
+/// `f(i)` for every i in `0..n`, on up to [`threads`]`(cap)` scoped threads that take the next
+/// index as they finish one (items of very different costs keep every thread busy); each
+/// thread runs under [`single_threaded`]. Results in index order, so the output never depends
+/// on the number of threads as long as `f` is a function of its index.
+pub fn each<T: Send>(n: usize, cap: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = threads(cap.min(n));
+    if workers <= 1 {
+        return (0..n).map(f).collect();
+    }
+    let slots: Vec<std::sync::Mutex<Option<T>>> = (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                single_threaded(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let out = f(i);
+                    *slots[i].lock().expect("a worker thread panicked") = Some(out);
+                })
+            });
+        }
+    });
+    slots.into_iter().map(|s| s.into_inner().expect("a worker thread panicked").expect("every index ran")).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -167,37 +167,31 @@ fn time_of(v: &Variant, topo: &Topology, bytes: u64) -> Result<f64> {
     time_us(Model::Runtime, &v.schedule, topo, Rat::from_integer(bytes as i128), v.pipeline)
 }
 
-/// The fastest of `variants` at `bytes` (ties: the first) and its time.
-fn fastest(variants: &[Variant], topo: &Topology, bytes: u64) -> Result<(usize, f64)> {
-    let mut best = (0, f64::INFINITY);
-    for (i, v) in variants.iter().enumerate() {
-        let t = time_of(v, topo, bytes)?;
-        if t < best.1 {
-            best = (i, t);
-        }
-    }
-    Ok(best)
-}
-
 /// The windows of `lo..=hi` (1 <= lo <= hi): at every power of 2 in the range and at both
 /// ends, the variant of the window so far while it is within [`TOLERANCE`] of the fastest,
 /// else the fastest; between two sizes with different choices, the first byte count at which
 /// the later one beats the earlier by more than the tolerance, by bisection (one crossover
 /// per interval: the window edge).
 pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Result<Vec<Window>> {
+    windows_timed(variants, topo, lo, hi, &mut Times::default())
+}
+
+/// [`windows`] with the times already known in `times` (and those it takes added to them).
+fn windows_timed(variants: &[Variant], topo: &Topology, lo: u64, hi: u64, times: &mut Times) -> Result<Vec<Window>> {
     if lo == 0 || lo > hi {
         return Err(CollsynthError::bad(format!("size windows: need 1 <= MIN <= MAX bytes, got {lo}-{hi}")));
     }
     let points = powers(lo, hi, 2);
-    let mut times = Times::default();
-    let mut beats = |a: usize, b: usize, bytes: u64| -> Result<bool> {
-        Ok(times.get(variants, topo, a, bytes)? < (1.0 - TOLERANCE) * times.get(variants, topo, b, bytes)?)
+    // a beats b at `bytes` by more than the tolerance
+    let beats = |times: &mut Times, a: usize, b: usize, bytes: u64| -> Result<bool> {
+        let [ta, tb] = times.some(variants, topo, [a, b], bytes)?;
+        Ok(ta < (1.0 - TOLERANCE) * tb)
     };
-    let mut chosen = vec![fastest(variants, topo, lo)?.0];
+    let mut chosen = vec![times.fastest(variants, topo, lo)?];
     for &b in &points[1..] {
         let prev = *chosen.last().unwrap();
-        let best = fastest(variants, topo, b)?.0;
-        chosen.push(if beats(best, prev, b)? { best } else { prev });
+        let best = times.fastest(variants, topo, b)?;
+        chosen.push(if beats(times, best, prev, b)? { best } else { prev });
     }
     let mut edges: Vec<(u64, usize)> = vec![(lo, chosen[0])];
     for i in 1..points.len() {
@@ -209,7 +203,7 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
         let (mut a, mut b) = (points[i - 1], points[i]);
         while b - a > 1 {
             let mid = a + (b - a) / 2;
-            if beats(next, prev, mid)? {
+            if beats(times, next, prev, mid)? {
                 b = mid;
             } else {
                 a = mid;
@@ -220,38 +214,79 @@ pub fn windows(variants: &[Variant], topo: &Topology, lo: u64, hi: u64) -> Resul
     let mut out: Vec<Window> = Vec::new();
     for (k, &(start, variant)) in edges.iter().enumerate() {
         let end = edges.get(k + 1).map_or(hi, |&(next, _)| next - 1);
-        out.push(window(variants, topo, (start, end), variant, &mut times)?);
+        out.push(window(variants, topo, (start, end), variant, times)?);
     }
     Ok(out)
 }
 
-/// Runtime-model times by (variant, bytes), each simulated once.
+/// Runtime-model times by (variant, bytes), each simulated once, and kept across the
+/// choices of one export (a variant replaced or dropped forgets only its own). The variants
+/// missing at a size are simulated on every core at once (`parallel::each`): a size window
+/// export of `mi250:2` runs thousands of simulations of up to 10^5 transfers each.
 #[derive(Default)]
 struct Times {
     of: std::collections::HashMap<(usize, u64), f64>,
-    best: std::collections::HashMap<u64, f64>,
 }
 
 impl Times {
     fn get(&mut self, variants: &[Variant], topo: &Topology, v: usize, bytes: u64) -> Result<f64> {
-        if let Some(&t) = self.of.get(&(v, bytes)) {
-            return Ok(t);
+        Ok(self.some(variants, topo, [v], bytes)?[0])
+    }
+
+    /// The times of the variants `vs` at `bytes`.
+    fn some<const N: usize>(
+        &mut self,
+        variants: &[Variant],
+        topo: &Topology,
+        vs: [usize; N],
+        bytes: u64,
+    ) -> Result<[f64; N]> {
+        self.fill(variants, topo, &vs, bytes)?;
+        Ok(vs.map(|v| self.of[&(v, bytes)]))
+    }
+
+    /// Simulate the variants of `vs` whose time at `bytes` is not known yet.
+    fn fill(&mut self, variants: &[Variant], topo: &Topology, vs: &[usize], bytes: u64) -> Result<()> {
+        let mut missing: Vec<usize> = vs.iter().copied().filter(|&v| !self.of.contains_key(&(v, bytes))).collect();
+        missing.dedup();
+        let times = crate::parallel::each(missing.len(), usize::MAX, |i| time_of(&variants[missing[i]], topo, bytes));
+        for (v, t) in missing.into_iter().zip(times) {
+            self.of.insert((v, bytes), t?);
         }
-        let t = time_of(&variants[v], topo, bytes)?;
-        self.of.insert((v, bytes), t);
-        Ok(t)
+        Ok(())
+    }
+
+    /// The fastest variant at `bytes` (ties: the first).
+    fn fastest(&mut self, variants: &[Variant], topo: &Topology, bytes: u64) -> Result<usize> {
+        let all: Vec<usize> = (0..variants.len()).collect();
+        self.fill(variants, topo, &all, bytes)?;
+        let mut best = (0, f64::INFINITY);
+        for v in all {
+            let t = self.of[&(v, bytes)];
+            if t < best.1 {
+                best = (v, t);
+            }
+        }
+        Ok(best.0)
     }
 
     fn best(&mut self, variants: &[Variant], topo: &Topology, bytes: u64) -> Result<f64> {
-        if let Some(&t) = self.best.get(&bytes) {
-            return Ok(t);
-        }
-        let mut best = f64::INFINITY;
-        for v in 0..variants.len() {
-            best = best.min(self.get(variants, topo, v, bytes)?);
-        }
-        self.best.insert(bytes, best);
-        Ok(best)
+        let v = self.fastest(variants, topo, bytes)?;
+        Ok(self.of[&(v, bytes)])
+    }
+
+    /// Variant v is no longer what it was: forget its times.
+    fn replaced(&mut self, v: usize) {
+        self.of.retain(|&(u, _), _| u != v);
+    }
+
+    /// Variant v was dropped from the list: the ones after it move down by one.
+    fn removed(&mut self, v: usize) {
+        self.of = std::mem::take(&mut self.of)
+            .into_iter()
+            .filter(|&((u, _), _)| u != v)
+            .map(|((u, b), t)| ((if u > v { u - 1 } else { u }, b), t))
+            .collect();
     }
 
     /// Variant v's worst time over the fastest's on `lo..=hi`'s sample sizes.
@@ -289,8 +324,18 @@ fn window(
 /// union served by the one variant with the smallest [`Window::slowdown`] there (any variant,
 /// not only the two). Greedy, and the loss is reported rather than hidden: each window keeps
 /// its `slowdown`.
-pub fn merge_windows(mut ws: Vec<Window>, variants: &[Variant], topo: &Topology, max: usize) -> Result<Vec<Window>> {
-    let mut times = Times::default();
+pub fn merge_windows(ws: Vec<Window>, variants: &[Variant], topo: &Topology, max: usize) -> Result<Vec<Window>> {
+    merge_windows_timed(ws, variants, topo, max, &mut Times::default())
+}
+
+/// [`merge_windows`] with the times already known in `times`.
+fn merge_windows_timed(
+    mut ws: Vec<Window>,
+    variants: &[Variant],
+    topo: &Topology,
+    max: usize,
+    times: &mut Times,
+) -> Result<Vec<Window>> {
     while ws.len() > max.max(1) {
         let mut best: Option<(f64, usize, usize)> = None;
         for i in 0..ws.len() - 1 {
@@ -303,7 +348,7 @@ pub fn merge_windows(mut ws: Vec<Window>, variants: &[Variant], topo: &Topology,
             }
         }
         let (_, i, v) = best.expect("at least two windows");
-        let merged = window(variants, topo, (ws[i].min_bytes, ws[i + 1].max_bytes), v, &mut times)?;
+        let merged = window(variants, topo, (ws[i].min_bytes, ws[i + 1].max_bytes), v, times)?;
         ws.splice(i..=i + 1, [merged]);
     }
     Ok(ws)
@@ -382,6 +427,7 @@ pub fn export_windows_with(
         return Err(CollsynthError::bad(format!("--size-windows: need 1 <= MIN <= MAX bytes, got {lo}-{hi}")));
     }
     let mut vs = variants(topo, collective, algorithm, req, lo, hi)?;
+    let mut times = Times::default();
     'choose: loop {
         if vs.is_empty() {
             return Err(CollsynthError::Infeasible(format!(
@@ -390,9 +436,9 @@ pub fn export_windows_with(
             )));
         }
         let old = o.dialect == crate::msccl::Dialect::Old;
-        let mut ws = windows(&vs, topo, lo, hi)?;
+        let mut ws = windows_timed(&vs, topo, lo, hi, &mut times)?;
         if old && ws.len() > MAX_WINDOWS_OLD {
-            ws = merge_windows(ws, &vs, topo, MAX_WINDOWS_OLD)?;
+            ws = merge_windows_timed(ws, &vs, topo, MAX_WINDOWS_OLD, &mut times)?;
         }
         let mut out = Vec::new();
         for w in ws {
@@ -413,6 +459,7 @@ pub fn export_windows_with(
                 Ok(e) if e.schedule != v.schedule => {
                     let label = format!("{} (shrunk to fit the runtime)", v.label);
                     vs[w.variant] = Variant { schedule: e.schedule, pipeline: v.pipeline, label };
+                    times.replaced(w.variant);
                     continue 'choose;
                 }
                 Ok(export) => {
@@ -420,6 +467,7 @@ pub fn export_windows_with(
                 }
                 Err(CollsynthError::Infeasible(_)) => {
                     vs.remove(w.variant);
+                    times.removed(w.variant);
                     continue 'choose;
                 }
                 Err(e) => return Err(e),

@@ -7,8 +7,6 @@
 use super::{members, Candidate};
 use crate::error::{CollsynthError, Result};
 use crate::progress::Progress;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// One target of a sweep and its frontier (as [`super::frontier`] gives it).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,25 +45,16 @@ pub fn sweep(max_nodes: usize, degrees: &[usize], bidirectional: bool) -> Result
     let targets: Vec<(usize, usize)> =
         (2..=max_nodes).flat_map(|n| degrees.iter().filter(move |&&d| d < n).map(move |&d| (n, d))).collect();
     PROGRESS.start(targets.len() as u64);
-    let rows: Vec<Mutex<Option<Result<Vec<Candidate>>>>> = targets.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = crate::parallel::threads(targets.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            // Every core runs targets: BFB within a target stays on its worker's thread.
-            scope.spawn(|| {
-                crate::parallel::single_threaded(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(n, d)) = targets.get(i) else { break };
-                    *rows[i].lock().expect("sweep row") = Some(members(n, d, bidirectional));
-                    PROGRESS.add(1);
-                })
-            });
-        }
+    // Every core runs targets: BFB within a target stays on its worker's thread.
+    let rows = crate::parallel::each(targets.len(), usize::MAX, |i| {
+        let (n, d) = targets[i];
+        let row = members(n, d, bidirectional);
+        PROGRESS.add(1);
+        row
     });
     let mut out = Vec::with_capacity(targets.len());
     for (&(n, degree), row) in targets.iter().zip(rows) {
-        let frontier = row.into_inner().expect("sweep row").expect("every target ran")?;
+        let frontier = row?;
         if !frontier.is_empty() {
             out.push(SweepRow { n, degree, frontier });
         }

@@ -1,6 +1,18 @@
 use super::*;
 use crate::zoo::from_spec;
 
+/// The oracle: every variant simulated at `bytes`, the fastest (ties: the first) and its time.
+fn fastest(variants: &[Variant], topo: &Topology, bytes: u64) -> Result<(usize, f64)> {
+    let mut best = (0, f64::INFINITY);
+    for (i, v) in variants.iter().enumerate() {
+        let t = time_of(v, topo, bytes)?;
+        if t < best.1 {
+            best = (i, t);
+        }
+    }
+    Ok(best)
+}
+
 #[test]
 fn powers_include_both_ends() {
     assert_eq!(powers(1024, 4096, 2), [1024, 2048, 4096]);
@@ -159,4 +171,35 @@ fn windows_try_the_interleaved_cuts_auto_tries() {
     let plain: Vec<Variant> = vs.into_iter().filter(|v| !v.label.contains("interleaved")).collect();
     let (_, plain_us) = fastest(&plain, &topo, bytes).unwrap();
     assert!(plain_us > 1.06 * t, "{plain_us}");
+}
+
+const HI: u64 = 1 << 20;
+
+/// The export chooses again after it drops or replaces a variant, with the times it already
+/// has: the windows are the ones a fresh choice over the new list gives (a time kept under a
+/// stale index would pick another variant or report another time).
+#[test]
+fn times_kept_across_choices_follow_the_variants() {
+    let topo = from_spec("ring:4").unwrap();
+    let mut vs = variants(&topo, Collective::Allreduce, "auto", &Request::default(), 1, HI).unwrap();
+    let mut times = Times::default();
+    let first = windows_timed(&vs, &topo, 1, HI, &mut times).unwrap();
+    assert!(first.len() >= 2, "{first:?}");
+    // drop the first window's variant, as the export does with one the runtime refuses
+    let gone = first[0].variant;
+    vs.remove(gone);
+    times.removed(gone);
+    assert_eq!(windows_timed(&vs, &topo, 1, HI, &mut times).unwrap(), windows(&vs, &topo, 1, HI).unwrap());
+    // replace the (new) first window's variant with another program, as a shrunk export does
+    let w = windows(&vs, &topo, 1, HI).unwrap();
+    let (v, other) = (w[0].variant, (w[0].variant + 1) % vs.len());
+    vs[v] = vs[other].clone();
+    times.replaced(v);
+    assert_eq!(windows_timed(&vs, &topo, 1, HI, &mut times).unwrap(), windows(&vs, &topo, 1, HI).unwrap());
+    // and with the bookkeeping skipped, the kept times mislead the choice
+    let mut vs = variants(&topo, Collective::Allreduce, "auto", &Request::default(), 1, HI).unwrap();
+    let mut stale = Times::default();
+    windows_timed(&vs, &topo, 1, HI, &mut stale).unwrap();
+    vs.remove(gone);
+    assert_ne!(windows_timed(&vs, &topo, 1, HI, &mut stale).unwrap(), windows(&vs, &topo, 1, HI).unwrap());
 }
