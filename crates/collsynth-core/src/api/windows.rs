@@ -440,22 +440,34 @@ pub fn export_windows_with(
         if old && ws.len() > MAX_WINDOWS_OLD {
             ws = merge_windows_timed(ws, &vs, topo, MAX_WINDOWS_OLD, &mut times)?;
         }
+        // Every window's file is made at once, on every core (an `mi250:2` forest's export
+        // judges its lowerings for a minute); the results are taken in window order, so the
+        // first window whose variant changes decides, as one after the other would.
+        let plans = ws
+            .iter()
+            .map(|w| {
+                let v = &vs[w.variant];
+                // the old runtime's maxBytes is exclusive
+                let max = if old { w.max_bytes.saturating_add(1) } else { w.max_bytes };
+                let proto = match protocol {
+                    Some(p) => p,
+                    None => window_protocol(v, topo, w)?,
+                };
+                Ok(crate::msccl::lower::Options {
+                    proto,
+                    pipeline: v.pipeline,
+                    size_range: Some((w.min_bytes, max)),
+                    ..o.clone()
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let made = crate::parallel::each(ws.len(), usize::MAX, |i| {
+            super::export_msccl_with(&vs[ws[i].variant].schedule, topo, &plans[i], false, text)
+        });
         let mut out = Vec::new();
-        for w in ws {
+        for (w, result) in ws.into_iter().zip(made) {
             let v = &vs[w.variant];
-            // the old runtime's maxBytes is exclusive
-            let max = if old { w.max_bytes.saturating_add(1) } else { w.max_bytes };
-            let proto = match protocol {
-                Some(p) => p,
-                None => window_protocol(v, topo, &w)?,
-            };
-            let opts = crate::msccl::lower::Options {
-                proto,
-                pipeline: v.pipeline,
-                size_range: Some((w.min_bytes, max)),
-                ..o.clone()
-            };
-            match super::export_msccl_with(&v.schedule, topo, &opts, false, text) {
+            match result {
                 Ok(e) if e.schedule != v.schedule => {
                     let label = format!("{} (shrunk to fit the runtime)", v.label);
                     vs[w.variant] = Variant { schedule: e.schedule, pipeline: v.pipeline, label };
