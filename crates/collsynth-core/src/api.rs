@@ -185,25 +185,30 @@ fn fastest_candidate<'a>(
     size: Rat,
     names: impl IntoIterator<Item = &'a str>,
     req: &Request,
-    mut candidate: impl FnMut(&str, &Request) -> Result<Synthesized>,
+    candidate: impl Fn(&str, &Request) -> Result<Synthesized> + Sync,
 ) -> Result<Synthesized> {
     let mut made: Vec<(Schedule, String)> = Vec::new();
     let mut seconds = 0.0;
     let mut topology = topo.clone();
-    for name in names {
-        for (r, suffix) in windows::requests(name, req) {
-            match candidate(name, &r) {
-                Ok(done) => {
-                    seconds += done.synthesis_seconds;
-                    let schedule = as_exported(done.schedule)?;
-                    topology = done.topology;
-                    if !made.iter().any(|(s, _)| same_program(s, &schedule)) {
-                        made.push((schedule, format!("{name}{suffix}")));
-                    }
+    let tries: Vec<(&str, Request, String)> = names
+        .into_iter()
+        .flat_map(|name| windows::requests(name, req).into_iter().map(move |(r, x)| (name, r, x)))
+        .collect();
+    // Every candidate synthesized at once on every core; taken in order, as one after the
+    // other would (the first of two alike programs is kept, the first error returned).
+    let results = crate::parallel::each(tries.len(), usize::MAX, |i| candidate(tries[i].0, &tries[i].1));
+    for ((name, _, suffix), result) in tries.iter().zip(results) {
+        match result {
+            Ok(done) => {
+                seconds += done.synthesis_seconds;
+                let schedule = as_exported(done.schedule)?;
+                topology = done.topology;
+                if !made.iter().any(|(s, _)| same_program(s, &schedule)) {
+                    made.push((schedule, format!("{name}{suffix}")));
                 }
-                Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
-                Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
             }
+            Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
+            Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
         }
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
@@ -216,6 +221,7 @@ fn fastest_candidate<'a>(
         )));
     };
     if let Some(m) = mix::fastest_mix(&made, &picks, &topology, size, time_us, |s| check(s, &topology))? {
+        debug_assert!(m.time_us < time_us, "a mix is kept only when it beats every candidate");
         let mut schedule = m.schedule;
         schedule.provenance.details.set("auto_choice", m.label.clone());
         schedule.provenance.details.set("auto_pipeline", 1);

@@ -58,21 +58,37 @@ pub(super) fn fastest_mix(
         let cut = if order[i].interleaved { " interleaved" } else { "" };
         format!("{} ({w}, depth {}{cut})", made[order[i].index].1, order[i].depth)
     };
-    let mut best: Option<Mix> = None;
     let a = 0;
-    for b in (1..lowered.len()).filter(|&b| lowered[b].shards == lowered[a].shards) {
-        for (p, q) in WEIGHTS {
-            let w = Rat::new(p, q);
-            let rest = Rat::from_integer(1) - w;
-            let s = side_by_side(&[(&lowered[a], w), (&lowered[b], rest)])?;
-            for (time_us, protocol) in protocol_times(&s, topo, size)? {
-                if time_us < best.as_ref().map_or(beat * (1.0 - GAIN), |m| m.time_us) {
-                    let label = format!("{} + {}", name(a, w), name(b, rest));
-                    best = Some(Mix { schedule: s.clone(), time_us, protocol, label });
-                }
+    let pairs: Vec<(usize, (i128, i128))> = (1..lowered.len())
+        .filter(|&b| lowered[b].shards == lowered[a].shards)
+        .flat_map(|b| WEIGHTS.map(|w| (b, w)))
+        .collect();
+    let share = |(p, q): (i128, i128)| (Rat::new(p, q), Rat::from_integer(1) - Rat::new(p, q));
+    let mix = |b: usize, weights: (i128, i128)| {
+        let (w, rest) = share(weights);
+        side_by_side(&[(&lowered[a], w), (&lowered[b], rest)])
+    };
+    // Every mix timed at once on every core, keeping only its times (a mix is as large as its
+    // two parts); the winner is taken in order, as one after the other would, and made again.
+    let times =
+        crate::parallel::each(pairs.len(), usize::MAX, |x| protocol_times(&mix(pairs[x].0, pairs[x].1)?, topo, size));
+    let mut won: Option<(usize, f64, Option<Protocol>)> = None;
+    for (x, timed) in times.into_iter().enumerate() {
+        for (time_us, protocol) in timed? {
+            if time_us < won.map_or(beat * (1.0 - GAIN), |(_, t, _)| t) {
+                won = Some((x, time_us, protocol));
             }
         }
     }
+    let best = match won {
+        None => None,
+        Some((x, time_us, protocol)) => {
+            let (b, weights) = pairs[x];
+            let (w, rest) = share(weights);
+            let label = format!("{} + {}", name(a, w), name(b, rest));
+            Some(Mix { schedule: mix(b, weights)?, time_us, protocol, label })
+        }
+    };
     if let Some(m) = &best {
         check(&m.schedule)?;
     }

@@ -68,22 +68,28 @@ pub fn fastest_each<'a>(
     topo: &Topology,
     size: Rat,
 ) -> Result<Vec<Pick>> {
-    let mut out = Vec::new();
-    for (index, s) in candidates.into_iter().enumerate() {
-        let flat = crate::ir::orbit::flat(s)?;
-        let mut best: Option<Pick> = None;
-        for (depth, interleaved) in lowerings(flat.as_ref()) {
-            // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
-            let cut = lowered(flat.as_ref(), depth, interleaved)?;
-            for (time_us, protocol) in protocol_times(&cut, topo, size)? {
-                if best.is_none_or(|b| time_us < b.time_us) {
-                    best = Some(Pick { index, depth, interleaved, time_us, protocol });
-                }
+    let flats = candidates.into_iter().map(crate::ir::orbit::flat).collect::<Result<Vec<_>>>()?;
+    let cuts: Vec<(usize, usize, bool)> = flats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| lowerings(f.as_ref()).into_iter().map(move |(d, il)| (i, d, il)))
+        .collect();
+    // Every (candidate, cut) simulated at once on every core (`auto` on `mi250:2` times ~40
+    // of them); the picks are then made in order, so ties fall as they always did.
+    let times = crate::parallel::each(cuts.len(), usize::MAX, |x| {
+        let (i, depth, interleaved) = cuts[x];
+        // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
+        protocol_times(&lowered(flats[i].as_ref(), depth, interleaved)?, topo, size)
+    });
+    let mut best: Vec<Option<Pick>> = vec![None; flats.len()];
+    for (&(index, depth, interleaved), timed) in cuts.iter().zip(times) {
+        for (time_us, protocol) in timed? {
+            if best[index].is_none_or(|b| time_us < b.time_us) {
+                best[index] = Some(Pick { index, depth, interleaved, time_us, protocol });
             }
         }
-        out.extend(best);
     }
-    Ok(out)
+    Ok(best.into_iter().flatten().collect())
 }
 
 /// The (depth, interleaved) cuts `s` (flat) is tried at: [`depths`], then for a schedule
