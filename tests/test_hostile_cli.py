@@ -541,6 +541,7 @@ def test_files_honour_the_umask(tmp_path):
 # own process first, so the signal lands exactly while the temporary file exists.
 STOPPED = """
 import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job inherits SIG_IGN
 real = os.replace
 def replace(a, b):
     os.kill(os.getpid(), signal.{sig})
