@@ -128,7 +128,8 @@ pub const OPTIONS: &[AlgorithmOption] = &[
         help: "budget (default), shallow: broadcasting trees as low as the optimum allows (switched fast path), or \
                shallow-all: reducing trees too, or boxes: one switch crossing per tree, low trees in each box \
                (identical boxes on one switch, such as mi250:2; not an optimum), or boxes-staggered: boxes with \
-               the reduce-scatter's folds ordered so the switch crossings start early",
+               the reduce-scatter's folds ordered so the switch crossings start early, or boxes-weighted: boxes \
+               with the in-box trees' shares from an LP (--max-trees K: shares in units of 1/K, default 32)",
     },
     AlgorithmOption {
         name: "crossing",

@@ -29,6 +29,7 @@ pub mod symmetric_switched;
 #[cfg(test)]
 mod tests;
 pub mod two_level;
+pub mod weighted;
 
 use super::{Algorithm, Extras, Request, Shrink};
 use crate::error::{CollsynthError, Result};
@@ -58,6 +59,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
             ("tree-shape", "shallow-all"),
             ("tree-shape", "boxes"),
             ("tree-shape", "boxes-staggered"),
+            ("tree-shape", "boxes-weighted"),
         ],
     },
 };
@@ -277,7 +279,8 @@ fn tree_shape(req: &Request) -> Result<Shapes> {
         Some("shallow-all") => (Shape::Shallow, Shape::Shallow),
         Some(v) => {
             return Err(CollsynthError::bad(format!(
-                "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}, {BOXES_STAGGERED}"
+                "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}, {BOXES_STAGGERED}, \
+                 {BOXES_WEIGHTED}"
             )))
         }
     };
@@ -355,10 +358,20 @@ const BOXES: &str = "boxes";
 /// allgather is `boxes`'.
 const BOXES_STAGGERED: &str = "boxes-staggered";
 
+/// `--tree-shape boxes-weighted` ([`weighted`]): `boxes` with its in-box trees' shares
+/// from an LP, in units of `1/K`.
+const BOXES_WEIGHTED: &str = "boxes-weighted";
+
 /// The two-level forest's allgather, flat, with its details; `t` in-box trees per position,
 /// the load potential's exponent and the height allowance ([`two_level::trees_with`]).
 fn two_level_allgather(topo: &Topology, t: usize, power: i32, extra: usize, shape: &str) -> Result<Schedule> {
-    let trees = two_level::trees_with(topo, t, power, extra).ok_or_else(|| {
+    two_level_emit(topo, two_level::trees_with(topo, t, power, extra), t, shape)
+}
+
+/// The allgather of a two-level forest whose trees carry `count / t` of a shard each, with
+/// its details; `trees` None: `topo` is not identical boxes on one switch.
+fn two_level_emit(topo: &Topology, trees: Option<Vec<Tree>>, t: usize, shape: &str) -> Result<Schedule> {
+    let trees = trees.ok_or_else(|| {
         CollsynthError::Infeasible(format!("--tree-shape {shape} needs identical boxes of direct links on one switch"))
     })?;
     let k = t as Cap;
@@ -374,13 +387,24 @@ fn two_level_allgather(topo: &Topology, t: usize, power: i32, extra: usize, shap
     Ok(s)
 }
 
-/// `--tree-shape boxes` and `boxes-staggered`: allgather, reduce-scatter (the transpose's
-/// forest reversed; staggered: its own forest, folds ordered) and allreduce (the two
-/// composed; no LP); `--max-trees K` sets the in-box trees per position.
+/// `--tree-shape boxes`, `boxes-staggered` and `boxes-weighted`: allgather, reduce-scatter
+/// (the transpose's forest reversed; staggered: its own forest, folds ordered) and allreduce
+/// (the two composed; no LP); `--max-trees K` sets the in-box trees per position (weighted:
+/// the units of a shard).
 fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usize>, shape: &str) -> Result<Schedule> {
     let t = max_k.unwrap_or(two_level::DEFAULT_TREES);
     let power = two_level::POWER;
-    let ag = |on: &Topology| two_level_allgather(on, t, power, 1, shape);
+    let ag = |on: &Topology| match shape {
+        BOXES_WEIGHTED => {
+            let k = max_k.unwrap_or(weighted::UNITS);
+            let weighted = weighted::trees(on, k)?;
+            let lp = weighted.as_ref().map(|w| w.1);
+            let mut s = two_level_emit(on, weighted.map(|w| w.0), k, shape)?;
+            s.provenance.details.set("weighted_lp_algbw_GBps", lp.unwrap_or_default());
+            Ok(s)
+        }
+        _ => two_level_allgather(on, t, power, 1, shape),
+    };
     let rs = || -> Result<Schedule> {
         let tt = if symmetric(topo) { topo.clone() } else { transpose(topo) };
         if shape != BOXES_STAGGERED {
@@ -428,7 +452,8 @@ fn reduce_scatter(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Re
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
-    if let Some(shape @ (BOXES | BOXES_STAGGERED)) = req.options.get("tree-shape").map(String::as_str) {
+    if let Some(shape @ (BOXES | BOXES_STAGGERED | BOXES_WEIGHTED)) = req.options.get("tree-shape").map(String::as_str)
+    {
         return two_level_schedule(topo, collective, max_k, shape);
     }
     let shapes = tree_shape(req)?;

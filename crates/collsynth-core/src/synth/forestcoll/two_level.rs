@@ -44,19 +44,19 @@ pub const POWER: i32 = 16;
 
 /// How an in-box tree reaches a rank from its parent: by their direct link, or through the
 /// switch (the parent's up link and the child's down link).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Via {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Via {
     Direct,
     Switch,
 }
 
 /// One box's links by position: the direct links (`direct[p][q]`, a link index of box 0)
 /// and, per position, the up and down switch link indices of box 0.
-struct BoxLinks {
-    g: usize,
-    direct: Vec<Vec<Option<usize>>>,
-    up: Vec<usize>,
-    down: Vec<usize>,
+pub(super) struct BoxLinks {
+    pub(super) g: usize,
+    pub(super) direct: Vec<Vec<Option<usize>>>,
+    pub(super) up: Vec<usize>,
+    pub(super) down: Vec<usize>,
 }
 
 impl BoxLinks {
@@ -71,8 +71,13 @@ impl BoxLinks {
         [Via::Direct, Via::Switch].into_iter().filter(move |&w| w == Via::Switch || self.direct[u][v].is_some())
     }
 
+    /// The links `tree` takes in box 0, parents first (a link twice if taken twice).
+    pub(super) fn tree_links(&self, tree: &InBox) -> Vec<usize> {
+        tree.order().into_iter().flat_map(|v| self.route(tree.parent[v].0, v, tree.parent[v].1)).flatten().collect()
+    }
+
     /// Hop count of the longest shortest path by direct links; None if disconnected.
-    fn diameter(&self) -> Option<usize> {
+    pub(super) fn diameter(&self) -> Option<usize> {
         let mut worst = 0;
         for s in 0..self.g {
             let mut dist = vec![usize::MAX; self.g];
@@ -97,9 +102,9 @@ impl BoxLinks {
 
 /// An in-box tree: `parent[v]` = (parent position, how), the root's entry unused.
 #[derive(Debug, Clone)]
-struct InBox {
-    root: usize,
-    parent: Vec<(usize, Via)>,
+pub(super) struct InBox {
+    pub(super) root: usize,
+    pub(super) parent: Vec<(usize, Via)>,
 }
 
 impl InBox {
@@ -177,26 +182,39 @@ pub fn trees(topo: &Topology, t: usize) -> Option<Vec<Tree>> {
 /// diameter (in-box trees at most `diameter + extra` high). Tree `b G t + j G + p` is the
 /// j-th tree of the rank at position p of box b ([`tree_of`]).
 pub fn trees_with(topo: &Topology, t: usize, power: i32, extra: usize) -> Option<Vec<Tree>> {
-    let bx = detect(topo)?;
-    let boxes = bx.boxes();
-    let links = box_links(topo, &bx)?;
+    let (bx, links) = boxes_of(topo)?;
     let height = links.diameter()? + extra;
     let in_box = in_box_trees(topo, &bx, &links, t, height, power);
-    let mut out = Vec::with_capacity(boxes.len() * links.g * t);
+    Some(place_forest(topo, &bx, &in_box.iter().map(|tree| (tree, 1)).collect::<Vec<_>>()))
+}
+
+/// The boxes of `topo` and box 0's links, when it is identical boxes on one switch.
+pub(super) fn boxes_of(topo: &Topology) -> Option<(Boxes, BoxLinks)> {
+    let bx = detect(topo)?;
+    let links = box_links(topo, &bx)?;
+    Some((bx, links))
+}
+
+/// The two-level forest of `in_box` (in-box trees with their counts): for every box, every
+/// in-box tree rooted at the box's rank at its position, in that order, box by box.
+pub(super) fn place_forest(topo: &Topology, bx: &Boxes, in_box: &[(&InBox, i128)]) -> Vec<Tree> {
+    let boxes = bx.boxes();
+    let g = boxes.first().map_or(0, Vec::len);
+    let mut out = Vec::with_capacity(boxes.len() * in_box.len());
     for (b, ranks) in boxes.iter().enumerate() {
-        for tree in &in_box {
+        for &(tree, count) in in_box {
             let root = ranks[tree.root];
-            let mut edges = Vec::with_capacity(boxes.len() * links.g);
-            place(topo, &bx, ranks, tree, &mut edges);
+            let mut edges = Vec::with_capacity(boxes.len() * g);
+            place(topo, bx, ranks, tree, &mut edges);
             let others: Vec<&Vec<usize>> = boxes.iter().enumerate().filter(|&(c, _)| c != b).map(|(_, r)| r).collect();
             edges.extend(others.iter().map(|r| (root, r[tree.root], vec![bx.up(root), bx.down(r[tree.root])])));
             for r in others {
-                place(topo, &bx, r, tree, &mut edges);
+                place(topo, bx, r, tree, &mut edges);
             }
-            out.push(Tree { root, count: 1, edges });
+            out.push(Tree { root, count, edges });
         }
     }
-    Some(out)
+    out
 }
 
 /// Identical boxes on one switch; boxes must match in bandwidth too: capacities are the
@@ -236,7 +254,14 @@ fn box_links(topo: &Topology, bx: &Boxes) -> Option<BoxLinks> {
 
 /// `t` in-box trees per position of height at most `height` (see the module docs), in the
 /// order (tree j of position 0, ..., tree j of position G - 1) for j = 0..t.
-fn in_box_trees(topo: &Topology, bx: &Boxes, links: &BoxLinks, t: usize, height: usize, power: i32) -> Vec<InBox> {
+pub(super) fn in_box_trees(
+    topo: &Topology,
+    bx: &Boxes,
+    links: &BoxLinks,
+    t: usize,
+    height: usize,
+    power: i32,
+) -> Vec<InBox> {
     let g = links.g;
     let n_boxes = bx.boxes().len() as f64;
     let bw: Vec<f64> = topo.links.iter().map(|l| crate::rational::to_f64(&l.bandwidth)).collect();
@@ -344,7 +369,8 @@ fn place(topo: &Topology, bx: &Boxes, ranks: &[usize], tree: &InBox, out: &mut V
     }
 }
 
-/// The forest's allgather algbw (GB/s, exact): `N T / max over links of (trees on it / b)`.
+/// The forest's allgather algbw (GB/s, exact): `N T / max over links of (trees on it / b)`,
+/// a tree counted `count` times and carrying `count / T` of its root's shard.
 pub fn algbw(topo: &Topology, trees: &[Tree], t: usize) -> Rat {
     let mut count = vec![0i128; topo.links.len()];
     for tree in trees {

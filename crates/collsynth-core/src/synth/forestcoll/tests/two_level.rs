@@ -6,6 +6,7 @@ use super::*;
 use super::{check_schedule, topo};
 use crate::error::CollsynthError;
 use crate::synth::forestcoll::two_level as tl;
+use crate::synth::forestcoll::weighted;
 use proptest::prelude::*;
 
 fn boxes_req(t: Option<usize>) -> Request {
@@ -87,14 +88,66 @@ fn boxes_need_boxes_and_a_collective_of_all_ranks() {
     for spec in ["dgx-a100:2", "torus:4x4", "mi250:1", "hgx-h100:2"] {
         let t = topo(spec);
         assert!(tl::trees(&t, 8).is_none(), "{spec}");
-        assert!(
-            matches!(synthesize(&t, Collective::Allgather, &boxes_req(None)), Err(CollsynthError::Infeasible(_))),
-            "{spec}"
-        );
+        assert!(weighted::trees(&t, 8).unwrap().is_none(), "{spec}");
+        for shape in ["boxes", "boxes-weighted"] {
+            let s = synthesize(&t, Collective::Allgather, &shape_req(shape, None));
+            assert!(matches!(s, Err(CollsynthError::Infeasible(_))), "{spec} {shape}");
+        }
     }
     let t = topo("mi250:2,gcds=4");
     for c in [Collective::Broadcast, Collective::Reduce] {
-        assert!(matches!(synthesize(&t, c, &boxes_req(None)), Err(CollsynthError::BadInput(_))), "{c:?}");
+        for shape in ["boxes", "boxes-weighted"] {
+            assert!(matches!(synthesize(&t, c, &shape_req(shape, None)), Err(CollsynthError::BadInput(_))), "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn weighted_shares_reach_the_optimum_with_low_trees() {
+    // Over the pooled trees, all at most the xGMI mesh's diameter + 1 = 6 high, the LP's
+    // shares reach the unlimited optimum 5312/15 of mi250:2 (boxes' equal shares: 320).
+    let t = topo("mi250:2");
+    let lp = weighted::solve(&t).unwrap().unwrap();
+    assert!((lp.algbw - 5312.0 / 15.0).abs() < 1e-6, "{}", lp.algbw);
+    assert!(lp.shares.iter().all(|s| (s.iter().sum::<f64>() - 1.0).abs() < 1e-9));
+    // In units of 1/32: 51200/147 = 348.30 GB/s, every root's units summing to 32.
+    let (trees, lp_algbw) = weighted::trees(&t, 32).unwrap().unwrap();
+    assert_eq!(lp_algbw, lp.algbw);
+    check_two_level(&t, &trees, 32, 7);
+    let algbw = tl::algbw(&t, &trees, 32);
+    assert_eq!(algbw, Rat::new(51200, 147));
+    // Fewer pieces than boxes' 8 per root: units of one tree make one piece.
+    assert!(trees.len() < 2 * 16 * 8, "{}", trees.len());
+    for (c, name) in [(Collective::Allgather, "ag"), (Collective::ReduceScatter, "rs"), (Collective::Allreduce, "ar")] {
+        let s = synthesize(&t, c, &shape_req("boxes-weighted", None)).unwrap();
+        verify(&s, &t).unwrap_or_else(|v| panic!("{name}: {v}"));
+        let detail = |k: &str| s.provenance.details.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        assert_eq!(detail("tree_shape").as_deref(), Some("boxes-weighted"));
+        if c == Collective::Allgather {
+            check_schedule(&t, &s, Rat::from_integer(32) / algbw);
+            assert_eq!(detail("forest_algbw_exact").as_deref(), Some("51200/147"));
+        }
+    }
+    // --max-trees 1: each position's single best tree.
+    let one = synthesize(&t, Collective::Allgather, &shape_req("boxes-weighted", Some(1))).unwrap();
+    assert_eq!(one.pieces.len(), 32);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn weighted_shares_never_lose_to_equal_ones(t in arb_boxes(), units in 1usize..6) {
+        // boxes' own in-box trees (T = 8, exponent 16, diameter + 1) are in the pool, so
+        // their equal shares are one of the LP's points.
+        let lp = weighted::solve(&t).unwrap().expect("boxes");
+        let equal = crate::rational::to_f64(&tl::algbw(&t, &tl::trees(&t, 8).unwrap(), 8));
+        prop_assert!(lp.algbw >= equal * (1.0 - 1e-9), "{} < {}", lp.algbw, equal);
+        let (trees, _) = weighted::trees(&t, units).unwrap().unwrap();
+        check_two_level(&t, &trees, units as Cap, t.n_ranks());
+        for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce] {
+            let s = synthesize(&t, c, &shape_req("boxes-weighted", Some(units))).unwrap();
+            prop_assert!(verify(&s, &t).is_ok(), "{:?}", c);
+        }
     }
 }
 
