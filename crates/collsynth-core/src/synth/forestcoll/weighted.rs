@@ -42,7 +42,7 @@ const ROUNDS: usize = 64;
 
 /// The weighted two-level forest with shares in units of `1/k`, or None when `topo` is not
 /// identical boxes on one switch. Trees have counts (units), k = `k`. Also returns the LP's
-/// algbw before rounding ([`Solved::algbw`]).
+/// allgather algbw before rounding (GB/s, f64).
 pub fn trees(topo: &Topology, k: usize) -> Result<Option<(Vec<Tree>, f64)>> {
     let Some(lp) = solve(topo)? else { return Ok(None) };
     let units = balance(&lp.uses, round(&lp.shares, k), k);
