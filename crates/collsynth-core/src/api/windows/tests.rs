@@ -106,11 +106,13 @@ fn requests_cover_forms_and_their_shrunk_forms() {
             " --tree-shape shallow-all",
             " --tree-shape boxes",
             " --tree-shape boxes-staggered",
+            " --tree-shape boxes-weighted",
             " --max-trees 1",
             " --tree-shape shallow --max-trees 1",
             " --tree-shape shallow-all --max-trees 1",
             " --tree-shape boxes --max-trees 1",
-            " --tree-shape boxes-staggered --max-trees 1"
+            " --tree-shape boxes-staggered --max-trees 1",
+            " --tree-shape boxes-weighted --max-trees 1"
         ]
     );
     let mut req = Request::default();
@@ -118,7 +120,7 @@ fn requests_cover_forms_and_their_shrunk_forms() {
     assert_eq!(suffixes(&req), ["", " --max-trees 1"]);
     req.options.insert("max-trees".into(), "2".into());
     assert_eq!(suffixes(&req), [""]);
-    assert_eq!(suffixes(&Request::default()).len(), 10);
+    assert_eq!(suffixes(&Request::default()).len(), 12);
     assert_eq!(requests("ring", &Request::default()).len(), 1);
 }
 
