@@ -17,7 +17,8 @@
 //! a position's trees while that lowers `sum over links of (load / bandwidth)^64`. A tree
 //! with `m` units is one piece of `m/K` of the shard (count `m`), so the forest has at most
 //! `K` trees per root and usually far fewer. Not an optimum: the forest's algbw is reported
-//! exactly and is the rounding's (`mi250:2`, K = 32: 350.69 GB/s).
+//! exactly and is the rounding's (`mi250:2`, K = 32: 51200/147 =
+//! 348.30 GB/s).
 
 use super::boxes::Boxes;
 use super::emit::Tree;
@@ -27,9 +28,9 @@ use crate::topology::Topology;
 use microlp::{ComparisonOp, OptimizationDirection, Problem, Variable};
 use std::collections::{BTreeMap, HashSet};
 
-/// Units of a shard per position unless `--max-trees` says otherwise: on `mi250:2` 32 ran
-/// the allgather at 1 GiB fastest of 16 / 32 / 64 (docs/forestcoll.md) and keeps every
-/// piece below MSCCL's step count limit.
+/// Units of a shard per position unless `--max-trees` says otherwise. On `mi250:2` 16, 32
+/// and 64 ran within 1.2 % of each other at 1 GiB (docs/forestcoll.md); 32 keeps a piece's
+/// chunks well below MSCCL's 72 per step and the program half the size of 64's.
 pub const UNITS: usize = 32;
 
 /// The pool: `boxes`' local search at these trees per position and load exponents.
