@@ -180,7 +180,19 @@ BAD = [
             "--tree-shape",
             "Boxes-Staggered",
         ],
-        "is not one of budget, shallow, shallow-all, boxes, boxes-staggered",
+        "is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted",
+    ),
+    *[
+        (
+            ["synth", "mi250:2,gcds=4", "-c", "allgather", "-a", "forestcoll", "--tree-shape", shape]
+            + ["--max-trees", "0"],
+            "--max-trees must be in 1..=1024, got 0",
+        )
+        for shape in ["boxes", "boxes-staggered", "boxes-weighted"]
+    ],
+    (
+        ["synth", "dgx-a100:2", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "boxes-weighted"],
+        "--tree-shape boxes-weighted needs identical boxes of direct links on one switch",
     ),
     (
         ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", "RAIL"],

@@ -251,7 +251,9 @@ fn max_trees(req: &Request) -> Result<Option<usize>> {
     match req.options.get("max-trees") {
         None => Ok(None),
         Some(_) => match req.option_usize("max-trees", 0)? {
-            k if k > MAX_TREES => Err(CollsynthError::bad(format!("--max-trees must be in 1..={MAX_TREES}, got {k}"))),
+            k if k == 0 || k > MAX_TREES => {
+                Err(CollsynthError::bad(format!("--max-trees must be in 1..={MAX_TREES}, got {k}")))
+            }
             k => Ok(Some(k)),
         },
     }
