@@ -190,6 +190,32 @@ BAD = [
         )
         for shape in ["boxes", "boxes-staggered", "boxes-weighted"]
     ],
+    *[
+        (
+            [
+                "synth",
+                "mi250:2,gcds=4",
+                "-c",
+                "allgather",
+                "-a",
+                "forestcoll",
+                "--tree-shape",
+                "boxes-weighted",
+            ]
+            + [f"--max-trees={value}"],
+            message,
+        )
+        for value, message in [
+            ("-1", "--max-trees: '-1' is not a whole number"),
+            ("1025", "--max-trees must be in 1..=1024, got 1025"),
+            ("99999999999999999999999", "is not a whole number"),
+            ("2.5", "--max-trees: '2.5' is not a whole number"),
+        ]
+    ],
+    (
+        ["synth", "mi250:2,gcds=4", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "Boxes-Weighted"],
+        "'Boxes-Weighted' is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted",
+    ),
     (
         ["synth", "dgx-a100:2", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "boxes-weighted"],
         "--tree-shape boxes-weighted needs identical boxes of direct links on one switch",
