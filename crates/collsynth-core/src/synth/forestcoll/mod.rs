@@ -399,9 +399,8 @@ fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usi
     let ag = |on: &Topology| match shape {
         BOXES_WEIGHTED => {
             let k = max_k.unwrap_or(weighted::UNITS);
-            let weighted = weighted::trees(on, k)?;
-            let lp = weighted.as_ref().map(|w| w.1);
-            let mut s = two_level_emit(on, weighted.map(|w| w.0), k, shape)?;
+            let (trees, lp) = weighted::trees(on, k)?.unzip();
+            let mut s = two_level_emit(on, trees, k, shape)?;
             s.provenance.details.set("weighted_lp_algbw_GBps", lp.unwrap_or_default());
             Ok(s)
         }
