@@ -10,6 +10,7 @@ pub mod cost;
 pub mod error;
 pub mod find;
 pub mod flow;
+pub(crate) mod hash;
 pub mod import;
 pub mod ir;
 pub mod msccl;

@@ -215,7 +215,7 @@ fn run_as(p: &Program, aliasing: Aliasing, buffers: Option<Buffers>, full: bool)
                 for mem in &m.mem {
                     (0..p.ngpus).for_each(|r| m.layout.check_final(r, &mem[r], &mut lines));
                 }
-                let mut seen = std::collections::HashSet::new();
+                let mut seen = crate::hash::FastSet::default();
                 lines.into_iter().filter(|l| seen.insert(l.clone())).for_each(|l| m.wrong.push(l));
             } else if !stuck.is_empty() {
                 deadlock = Some(deadlock_line(buffers, &stuck));

@@ -231,8 +231,7 @@ fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
     let n = s.transfers.len();
     let (mut sent, mut received) = (vec![false; n], vec![false; n]);
     // Connections are FIFO: between two ranks, receives in the order of their sends.
-    let mut in_flight: std::collections::HashMap<(usize, usize), std::collections::VecDeque<usize>> =
-        std::collections::HashMap::new();
+    let mut in_flight: crate::hash::FastMap<(usize, usize), std::collections::VecDeque<usize>> = Default::default();
     for &(t, is_send) in order {
         let Some(tr) = s.transfers.get(t) else { return bad("a transfer out of range") };
         let local = tr.is_local();

@@ -19,8 +19,8 @@ mod tests;
 use super::interp::Aliasing;
 use super::model::{Buf, Program, Step, StepType, ThreadBlock};
 use crate::error::{CollsynthError, Result};
+use crate::hash::FastMap as HashMap;
 use crate::ir::Collective;
-use std::collections::HashMap;
 
 /// Memory a chunk lives in on one rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ fn blocks_by_id(p: &Program) -> Result<Vec<Vec<&ThreadBlock>>> {
 fn linearize(blocks: &[Vec<&ThreadBlock>]) -> Result<Vec<Vec<(usize, usize)>>> {
     let mut next: Vec<Vec<usize>> = blocks.iter().map(|tbs| vec![0; tbs.len()]).collect();
     // Messages sent and not yet received per connection (sender, receiver, channel).
-    let mut in_flight: HashMap<(usize, usize, usize), usize> = HashMap::new();
+    let mut in_flight: HashMap<(usize, usize, usize), usize> = HashMap::default();
     let mut left: usize = blocks.iter().flatten().map(|tb| tb.steps.len()).sum();
     let mut order: Vec<Vec<(usize, usize)>> = vec![Vec::new(); blocks.len()];
     while left > 0 {

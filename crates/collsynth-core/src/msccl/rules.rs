@@ -6,9 +6,10 @@ use super::model::{
     Buf, Dialect, Gpu, Program, Step, StepType, ThreadBlock, MAX_CHANNELS, MAX_COUNT, MAX_NODES_PER_RANK,
     MAX_PEERS_PER_CHANNEL, MAX_TBS_PER_CHANNEL,
 };
+use crate::hash::FastMap as HashMap;
 use crate::ir::Collective;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Reductions one fused `re` chain may hold (`MSCCL_MAX_REDUCE_FUSION`).
 const MAX_REDUCE_FUSION: usize = 16;
@@ -303,7 +304,7 @@ fn check_load_order(tb: &ThreadBlock, loc: &str, out: &mut Vec<String>) {
 
 /// Each (peer, direction, channel) NCCL connection must be driven by one thread block.
 fn check_connections(g: &Gpu, out: &mut Vec<String>) {
-    let mut owner: HashMap<(i64, &str, usize), usize> = HashMap::new();
+    let mut owner: HashMap<(i64, &str, usize), usize> = HashMap::default();
     for tb in &g.tbs {
         for (dir, peer) in [("send", tb.send), ("recv", tb.recv)] {
             if peer < 0 {

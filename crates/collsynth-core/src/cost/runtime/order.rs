@@ -125,8 +125,7 @@ pub fn timed_operations(
         (0..2 * n).filter(|&op| indegree[op] == 0 && !(op % 2 == 0 && local(op / 2))).map(entry).collect();
     // A connection is FIFO (the receiver takes its messages in the order they were sent):
     // a receive is ready once its send is the oldest unreceived one between its two ranks.
-    let mut in_flight: std::collections::HashMap<(usize, usize), std::collections::VecDeque<usize>> =
-        std::collections::HashMap::new();
+    let mut in_flight: crate::hash::FastMap<(usize, usize), std::collections::VecDeque<usize>> = Default::default();
     let mut sent_waiting = vec![false; n];
     let mut order = Vec::with_capacity(2 * n);
     while let Some(Reverse((_, _, i, recv))) = ready.pop() {

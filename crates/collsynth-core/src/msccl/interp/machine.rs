@@ -4,8 +4,9 @@
 use super::clock::{Clock, History, Seen, Vc, NONE};
 use super::memory::{Cell, Layout};
 use super::{Aliasing, Lines};
+use crate::hash::FastMap as HashMap;
 use crate::msccl::model::{Program, Step, ThreadBlock};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// One thread block while running: in iteration `iter` of the buffer loop, at step `pc`,
@@ -196,7 +197,7 @@ impl<'p> Machine<'p> {
         let total = by_rank.iter().map(Vec::len).sum();
         let comp = components(&by_rank);
         let zero: Vc = Rc::new(vec![0; comp.iter().filter(|&&c| c != NONE).count()]);
-        let (mut tbs, mut conn_ids) = (Vec::with_capacity(total), HashMap::new());
+        let (mut tbs, mut conn_ids) = (Vec::with_capacity(total), HashMap::default());
         let mut conn = |from: usize, to: usize, chan: usize| {
             let k = conn_ids.len();
             *conn_ids.entry((from, to, chan)).or_insert(k)

@@ -3,8 +3,8 @@
 
 use super::grid::Grid;
 use super::Operation;
+use crate::hash::FastMap as HashMap;
 use crate::ir::{Op, Schedule, DATA};
-use std::collections::HashMap;
 
 /// A thread block: its send peer, receive peer (either may be absent) and channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,9 +86,9 @@ impl TbAssignment {
         let chan = TbAssignment::channels_of(s, channels, spread);
         let ch = |t: usize| chan[t];
         // Connections in use and forwarding counts per (rank, channel).
-        let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
-        let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); n];
-        let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::new();
+        let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::default(); n];
+        let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::default(); n];
+        let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::default();
         for (i, t) in s.transfers.iter().enumerate() {
             if t.is_local() {
                 continue;
@@ -102,14 +102,20 @@ impl TbAssignment {
                 }
             }
         }
+        // Forwarding counts by (rank, channel): each pairing reads only its own.
+        let mut forwards_at: HashMap<(usize, usize), Vec<Forward>> = HashMap::default();
+        for (&(r, c, a, b), &k) in &forwards {
+            forwards_at.entry((r, c)).or_default().push((k, a, b));
+        }
         let mut tbs = vec![Vec::new(); n];
-        let mut index: HashMap<(usize, usize, bool, usize), usize> = HashMap::new();
+        let mut index: HashMap<(usize, usize, bool, usize), usize> = HashMap::default();
         for r in 0..n {
             let mut chans: Vec<usize> = recv_peers[r].keys().chain(send_peers[r].keys()).copied().collect();
             chans.sort_unstable();
             chans.dedup();
             for c in chans {
-                let pairs = pair_up(r, c, &recv_peers[r], &send_peers[r], &forwards);
+                let cands = forwards_at.remove(&(r, c)).unwrap_or_default();
+                let pairs = pair_up(c, &recv_peers[r], &send_peers[r], cands);
                 for spec in pairs {
                     let id = tbs[r].len();
                     if let Some(a) = spec.recv {
@@ -162,9 +168,9 @@ impl TbAssignment {
         // Position in T of each transfer's send and receive.
         let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
         // Accesses of each (rank, slot, piece) in T: (position, writes?, reads the old value?).
-        let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::new();
+        let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::default();
         // Each block's operations in T.
-        let mut ops: HashMap<(usize, usize), Vec<Operation>> = HashMap::new();
+        let mut ops: HashMap<(usize, usize), Vec<Operation>> = HashMap::default();
         for (k, &(t, is_send)) in order.iter().enumerate() {
             let tr = &s.transfers[t];
             if is_send || tr.is_local() {
@@ -217,17 +223,20 @@ impl TbAssignment {
     }
 }
 
+/// Forwards through one (rank, channel): (count, from peer, to peer).
+type Forward = (usize, usize, usize);
+
 /// An access to a (rank, piece) in T: (position, writes?, reads the old value?).
 type Access = (usize, bool, bool);
 
 /// The thread blocks of one rank and channel: greedy pairing of receive peers with send
-/// peers by forwarding count (ties by peer ids, so deterministic), the rest alone.
+/// peers by forwarding count (`cands`: (count, from, to), any order; ties by peer ids, so
+/// deterministic), the rest alone.
 fn pair_up(
-    r: usize,
     c: usize,
     recv_peers: &HashMap<usize, Vec<usize>>,
     send_peers: &HashMap<usize, Vec<usize>>,
-    forwards: &HashMap<(usize, usize, usize, usize), usize>,
+    mut cands: Vec<Forward>,
 ) -> Vec<TbSpec> {
     let peers = |m: &HashMap<usize, Vec<usize>>| {
         let mut v = m.get(&c).cloned().unwrap_or_default();
@@ -236,11 +245,6 @@ fn pair_up(
         v
     };
     let (ins, outs) = (peers(recv_peers), peers(send_peers));
-    let mut cands: Vec<(usize, usize, usize)> = forwards
-        .iter()
-        .filter(|(&(rr, cc, _, _), _)| rr == r && cc == c)
-        .map(|(&(_, _, a, b), &k)| (k, a, b))
-        .collect();
     cands.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
     let (mut in_used, mut out_used) = (vec![false; ins.len()], vec![false; outs.len()]);
     let mut specs = Vec::new();

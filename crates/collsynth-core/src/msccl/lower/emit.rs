@@ -5,9 +5,9 @@ use super::assign::{TbAssignment, TbSpec};
 use super::grid::Grid;
 use super::{default_size_range, Failure, Operation, Options};
 use crate::error::CollsynthError;
+use crate::hash::FastMap as HashMap;
 use crate::ir::{Op, Schedule, DATA};
 use crate::msccl::model::*;
-use std::collections::HashMap;
 
 /// Where a (rank, slot, piece) value is: the rank's input, its output, or scratch at an
 /// offset (scratch slots are always in scratch).
@@ -80,7 +80,7 @@ pub(super) fn program(
 /// Per rank, the pieces it holds from the start, must end with and never receives (each needs
 /// a local copy input -> output), sorted by their place in the buffer.
 fn kept_unreceived(s: &Schedule, grid: &Grid) -> Vec<Vec<usize>> {
-    let written: std::collections::HashSet<(usize, usize)> =
+    let written: crate::hash::FastSet<(usize, usize)> =
         s.transfers.iter().filter(|t| t.dst_slot == DATA).map(|t| (t.dst, t.piece)).collect();
     (0..s.n_ranks)
         .map(|r| {
@@ -105,7 +105,7 @@ impl<'a> Emitter<'a> {
                 tbs: plan.tbs[r].iter().enumerate().map(|(id, spec)| tb(id, spec)).collect(),
             })
             .collect();
-        Emitter { s, grid, gpus, chains: HashMap::new(), received: vec![None; s.transfers.len()] }
+        Emitter { s, grid, gpus, chains: HashMap::default(), received: vec![None; s.transfers.len()] }
     }
 
     fn chain(&mut self, r: usize, slot: u8, p: usize) -> &mut Chain {
@@ -380,7 +380,7 @@ fn check_limits(p: &Program, dialect: Dialect) -> Result<(), Failure> {
         if dialect == Dialect::Old && g.tbs.len() > 216 {
             return Err(Failure::Limit(format!("rank {} needs {} thread blocks (limit 216)", g.id, g.tbs.len())));
         }
-        let mut per_chan: HashMap<usize, (usize, usize, usize)> = HashMap::new();
+        let mut per_chan: HashMap<usize, (usize, usize, usize)> = HashMap::default();
         for tb in &g.tbs {
             if tb.steps.len() > max_steps {
                 return Err(Failure::Limit(format!(

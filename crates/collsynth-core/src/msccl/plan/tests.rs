@@ -238,7 +238,7 @@ fn run_numbers(plan: &ExecPlan, input: impl Fn(usize, usize) -> i64) -> Result<V
             m
         })
         .collect();
-    let mut wires: HashMap<(usize, usize, usize), VecDeque<Vec<i64>>> = HashMap::new();
+    let mut wires: HashMap<(usize, usize, usize), VecDeque<Vec<i64>>> = HashMap::default();
     let mut pc = vec![0usize; plan.ngpus];
     loop {
         let mut moved = false;

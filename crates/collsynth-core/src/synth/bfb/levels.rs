@@ -14,11 +14,11 @@
 //! pays while D is well below 64; above [`MAX_LEVELS`] it gives up.
 
 use super::graph::Graph;
-use super::hash::Fast;
 use super::in_parallel;
 use super::solve::{bits, disjoint_optimum, optimum, optimum_from, Subproblem};
 use super::transport::Transport;
 use crate::flow::Cap;
+use crate::hash::Fast;
 use crate::rational::Rat;
 use std::collections::HashMap;
 use std::ops::Range;

@@ -37,7 +37,6 @@ mod compact;
 pub mod emit;
 pub mod expand;
 pub mod graph;
-pub mod hash;
 pub mod hetero;
 mod levels;
 pub mod phases;

@@ -3,11 +3,11 @@
 //! tau, per-step latencies, provenance details).
 
 use super::graph::{Graph, InLink};
-use super::hash::Fast;
 use super::solve::{solve, split_members, Solution, Subproblem};
 use super::{chunked, hetero, in_parallel};
 use crate::error::Result;
 use crate::flow::Cap;
+use crate::hash::Fast;
 use crate::ir::Details;
 use crate::rational::Rat;
 use crate::topology::Topology;
