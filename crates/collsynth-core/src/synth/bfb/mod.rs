@@ -12,7 +12,7 @@
 //! 1. [`mod@graph`]: ranks, in-links and hop distances (BFS);
 //! 2. [`mod@plan`]: every (u, t) optimum ([`mod@solve`]) and the per-source split, in
 //!    parallel over u ([`crate::parallel`]), identical subproblems solved once per thread (a
-//!    cache keyed with [`mod@hash`]); [`mod@phases`]: the plans of a collective;
+//!    cache keyed with `crate::hash`); [`mod@phases`]: the plans of a collective;
 //! 3. [`mod@emit`]: pieces = per shard, the common refinement of every split's cut points;
 //!    one `Copy` transfer per piece along the single link (w, u), after the transfer that
 //!    brought that piece to w.
