@@ -358,8 +358,10 @@ pub fn exported_lowering(
             ));
         }
     }
-    let mut best: Option<ExportedLowering> = None;
-    for (lowering, o) in candidates {
+    // Each candidate lowered and run in its blocks on every core (a lowering of mi250:2's
+    // allreduce takes seconds); taken in order, so the choice is the sequential one.
+    let judged = crate::parallel::each(candidates.len(), usize::MAX, |i| -> Result<Option<ExportedLowering>> {
+        let (lowering, o) = candidates[i].clone();
         let fitted = match block_plan(s, &o) {
             Ok(plan) => Some((plan, o)),
             // A spread the limits refuse: the fewest channels that fit, unless the user gave them.
@@ -370,10 +372,16 @@ pub fn exported_lowering(
             Err(CollsynthError::Infeasible(_)) => None,
             Err(e) => return Err(e),
         };
-        let Some((plan, options)) = fitted else { continue };
+        let Some((plan, options)) = fitted else { return Ok(None) };
         let makespan_us = super::sim::makespan_in_blocks_us(s, topo, size, protocol, k, &plan)?;
-        if best.as_ref().is_none_or(|b| makespan_us < b.makespan_us) {
-            best = Some(ExportedLowering { lowering, options, plan, makespan_us });
+        Ok(Some(ExportedLowering { lowering, options, plan, makespan_us }))
+    });
+    let mut best: Option<ExportedLowering> = None;
+    for e in judged {
+        if let Some(e) = e? {
+            if best.as_ref().is_none_or(|b| e.makespan_us < b.makespan_us) {
+                best = Some(e);
+            }
         }
     }
     Ok(best)
