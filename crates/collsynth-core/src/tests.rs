@@ -52,6 +52,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("units", &["error", "rational"]),
     ("progress", &[]),
     ("parallel", &[]),
+    ("hash", &[]),
     ("protocol", &["error"]),
     ("topology", &["error", "rational", "units"]),
     ("flow", &["error", "rational", "topology"]),
@@ -69,6 +70,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
             "units",
             "progress",
             "parallel",
+            "hash",
             "topology",
             "flow",
             "ir",
@@ -86,9 +88,21 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     // The runtime model runs a schedule in the thread blocks MSCCL's lowering gives it.
     (
         "cost",
-        &["error", "rational", "units", "parallel", "protocol", "topology", "flow", "bound", "ir", "msccl::lower"],
+        &[
+            "error",
+            "rational",
+            "units",
+            "parallel",
+            "hash",
+            "protocol",
+            "topology",
+            "flow",
+            "bound",
+            "ir",
+            "msccl::lower",
+        ],
     ),
-    ("msccl", &["error", "rational", "units", "parallel", "protocol", "topology", "ir"]),
+    ("msccl", &["error", "rational", "units", "parallel", "hash", "protocol", "topology", "ir"]),
     // MSCCL++ plans share the MSCCL lowering's chunk grid.
     ("mscclpp", &["error", "topology", "ir", "msccl::lower", "msccl::Buf"]),
 ];
