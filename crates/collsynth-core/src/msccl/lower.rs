@@ -134,10 +134,11 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
         Some(c) => vec![c],
         None => (1..=MAX_CHANNELS).collect(),
     };
+    let prep = assign::Prepared::new(s, &ops, fuse);
     let mut why = String::new();
     for c in tries {
         for spread in o.spread.into_iter().chain([Spread::ByPiece, Spread::ByConnection]) {
-            let plan = assign::TbAssignment::new(s, &grid, &ops, c, spread, fuse);
+            let plan = assign::TbAssignment::new(s, &grid, &ops, &prep, c, spread, fuse);
             match emit::program(s, &grid, &ops, &plan, o) {
                 Ok(p) => return Ok((p, plan, ops)),
                 Err(Failure::Limit(m)) => why = m,

@@ -31,6 +31,48 @@ pub struct TbAssignment {
     pub no_store: Vec<bool>,
 }
 
+/// What the assignment needs of a schedule and its order T whatever the channel count and
+/// spread: computed once per lowering, since `lower::fit` tries up to 64 of them.
+pub struct Prepared {
+    /// Position in T of each transfer's send and receive.
+    send_at: Vec<usize>,
+    recv_at: Vec<usize>,
+    /// Accesses of each (rank, slot, piece) in T.
+    access: HashMap<(usize, u8, usize), Vec<Access>>,
+    /// (transfer, the peer it forwards from): each network transfer that sends on a piece
+    /// its source received from that peer (a candidate for a receive–send thread block).
+    forwards: Vec<(usize, usize)>,
+}
+
+impl Prepared {
+    pub fn new(s: &Schedule, order: &[Operation], fuse: bool) -> Prepared {
+        let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
+        let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::default();
+        for (k, &(t, is_send)) in order.iter().enumerate() {
+            let tr = &s.transfers[t];
+            if is_send || tr.is_local() {
+                access.entry((tr.src, tr.src_slot, tr.piece)).or_default().push((k, false, true));
+            }
+            if is_send {
+                send_at[t] = k;
+            } else {
+                recv_at[t] = k;
+                access.entry((tr.dst, tr.dst_slot, tr.piece)).or_default().push((k, true, tr.op == Op::Reduce));
+            }
+        }
+        let mut forwards = Vec::new();
+        for (i, t) in s.transfers.iter().enumerate().filter(|(_, t)| fuse && !t.is_local()) {
+            for &x in &t.after {
+                let d = &s.transfers[x];
+                if !d.is_local() && d.dst == t.src && d.piece == t.piece && d.dst_slot == t.src_slot {
+                    forwards.push((i, d.src));
+                }
+            }
+        }
+        Prepared { send_at, recv_at, access, forwards }
+    }
+}
+
 /// How transfers are spread over channels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spread {
@@ -78,6 +120,7 @@ impl TbAssignment {
         s: &Schedule,
         grid: &Grid,
         ops: &[Operation],
+        prep: &Prepared,
         channels: usize,
         spread: Spread,
         fuse: bool,
@@ -88,19 +131,14 @@ impl TbAssignment {
         // Connections in use and forwarding counts per (rank, channel).
         let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::default(); n];
         let mut send_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::default(); n];
-        let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::default();
-        for (i, t) in s.transfers.iter().enumerate() {
-            if t.is_local() {
-                continue;
-            }
+        for (i, t) in s.transfers.iter().enumerate().filter(|(_, t)| !t.is_local()) {
             send_peers[t.src].entry(ch(i)).or_default().push(t.dst);
             recv_peers[t.dst].entry(ch(i)).or_default().push(t.src);
-            for &x in &t.after {
-                let d = &s.transfers[x];
-                if fuse && !d.is_local() && d.dst == t.src && d.piece == t.piece && d.dst_slot == t.src_slot {
-                    *forwards.entry((t.src, ch(i), d.src, t.dst)).or_default() += 1;
-                }
-            }
+        }
+        let mut forwards: HashMap<(usize, usize, usize, usize), usize> = HashMap::default();
+        for &(i, from) in &prep.forwards {
+            let t = &s.transfers[i];
+            *forwards.entry((t.src, ch(i), from, t.dst)).or_default() += 1;
         }
         // Forwarding counts by (rank, channel): each pairing reads only its own.
         let mut forwards_at: HashMap<(usize, usize), Vec<Forward>> = HashMap::default();
@@ -156,7 +194,7 @@ impl TbAssignment {
             no_store: vec![false; s.transfers.len()],
         };
         if fuse {
-            plan.fuse(s, grid, ops);
+            plan.fuse(s, grid, ops, prep);
         }
         plan
     }
@@ -164,35 +202,33 @@ impl TbAssignment {
     /// Fuse a receive x with the next operation y of its thread block when y sends the same
     /// piece and nothing writes that (rank, piece) between them in T: then y reads exactly
     /// what x wrote, and sending it at x's place moves no other operation of the block.
-    fn fuse(&mut self, s: &Schedule, grid: &Grid, order: &[Operation]) {
-        // Position in T of each transfer's send and receive.
-        let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
-        // Accesses of each (rank, slot, piece) in T: (position, writes?, reads the old value?).
-        let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::default();
-        // Each block's operations in T.
-        let mut ops: HashMap<(usize, usize), Vec<Operation>> = HashMap::default();
-        for (k, &(t, is_send)) in order.iter().enumerate() {
+    fn fuse(&mut self, s: &Schedule, grid: &Grid, order: &[Operation], prep: &Prepared) {
+        let (send_at, recv_at, access) = (&prep.send_at, &prep.recv_at, &prep.access);
+        // Each block's operations in T, blocks numbered rank by rank.
+        let mut base = Vec::with_capacity(self.tbs.len());
+        let mut total = 0;
+        for tbs in &self.tbs {
+            base.push(total);
+            total += tbs.len();
+        }
+        let mut ops: Vec<Vec<Operation>> = vec![Vec::new(); total];
+        for &(t, is_send) in order {
             let tr = &s.transfers[t];
-            if is_send || tr.is_local() {
-                access.entry((tr.src, tr.src_slot, tr.piece)).or_default().push((k, false, true));
-            }
-            if is_send {
-                send_at[t] = k;
-                ops.entry((tr.src, self.send_tb[t])).or_default().push((t, true));
-            } else {
-                recv_at[t] = k;
-                access.entry((tr.dst, tr.dst_slot, tr.piece)).or_default().push((k, true, tr.op == Op::Reduce));
-                ops.entry((tr.dst, self.recv_tb[t])).or_default().push((t, false));
+            match is_send {
+                true => ops[base[tr.src] + self.send_tb[t]].push((t, true)),
+                false => ops[base[tr.dst] + self.recv_tb[t]].push((t, false)),
             }
         }
-        for ((rank, _), list) in &ops {
+        let rank_of = |b: usize| base.partition_point(|&x| x <= b) - 1;
+        for (b, list) in ops.iter().enumerate().filter(|(_, l)| l.len() > 1) {
+            let rank = rank_of(b);
             let mut k = 0;
             while k + 1 < list.len() {
                 let ((x, x_send), (y, y_send)) = (list[k], list[k + 1]);
                 let (tx, ty) = (&s.transfers[x], &s.transfers[y]);
                 let feeds = !tx.is_local() && tx.piece == ty.piece && tx.dst_slot == ty.src_slot;
                 if !x_send && y_send && feeds {
-                    let acc = &access[&(*rank, tx.dst_slot, tx.piece)];
+                    let acc = &access[&(rank, tx.dst_slot, tx.piece)];
                     let later = |p: usize| acc.iter().filter(move |&&(q, _, _)| q > p);
                     let (px, py) = (recv_at[x], send_at[y]);
                     // y's ordering dependencies (other pieces it waits for) must be received
@@ -211,7 +247,7 @@ impl TbAssignment {
                             && later(px).take_while(|&&(q, _, _)| q < py).count() == 0
                             && match next {
                                 Some(&(_, w, reads)) => w && !reads,
-                                None => tx.dst_slot != DATA || !grid.final_at(*rank, tx.piece),
+                                None => tx.dst_slot != DATA || !grid.final_at(rank, tx.piece),
                             };
                         k += 2;
                         continue;

@@ -33,6 +33,9 @@ struct Emitter<'a> {
     chains: HashMap<(usize, u8, usize), Chain>,
     /// The (block, step) of each transfer's receive, once emitted.
     received: Vec<Option<(usize, usize)>>,
+    /// Steps a block may hold: emission stops at the first block past it, as a program that
+    /// does not fit is thrown away (`lower::fit` tries up to 64 assignments).
+    max_steps: usize,
 }
 
 /// One operation for `steps`: type, source and destination (buffer, chunk offset), chunks.
@@ -58,7 +61,7 @@ pub(super) fn program(
     plan: &TbAssignment,
     o: &Options,
 ) -> Result<Program, Failure> {
-    let mut e = Emitter::new(s, grid, plan);
+    let mut e = Emitter::new(s, grid, plan, o.dialect.max_steps_per_tb());
     let kept = kept_unreceived(s, grid);
     let copies = o.fused || kept.iter().all(Vec::is_empty);
     if copies {
@@ -94,7 +97,7 @@ fn kept_unreceived(s: &Schedule, grid: &Grid) -> Vec<Vec<usize>> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(s: &'a Schedule, grid: &'a Grid, plan: &TbAssignment) -> Self {
+    fn new(s: &'a Schedule, grid: &'a Grid, plan: &TbAssignment, max_steps: usize) -> Self {
         let (i_chunks, o_chunks) = grid.io_chunks();
         let gpus = (0..s.n_ranks)
             .map(|r| Gpu {
@@ -105,7 +108,7 @@ impl<'a> Emitter<'a> {
                 tbs: plan.tbs[r].iter().enumerate().map(|(id, spec)| tb(id, spec)).collect(),
             })
             .collect();
-        Emitter { s, grid, gpus, chains: HashMap::default(), received: vec![None; s.transfers.len()] }
+        Emitter { s, grid, gpus, chains: HashMap::default(), received: vec![None; s.transfers.len()], max_steps }
     }
 
     fn chain(&mut self, r: usize, slot: u8, p: usize) -> &mut Chain {
@@ -297,7 +300,14 @@ impl<'a> Emitter<'a> {
             self.push(r, tb, kind, shift(src), shift(dst), k, first_dep.take());
             done += k;
         }
-        Ok(self.gpus[r].tbs[tb].steps.len() - 1)
+        let len = self.gpus[r].tbs[tb].steps.len();
+        if len > self.max_steps {
+            let max = self.max_steps;
+            return Err(Failure::Limit(format!(
+                "rank {r} thread block {tb} needs more than {max} steps (limit {max})"
+            )));
+        }
+        Ok(len - 1)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -372,24 +382,15 @@ fn internal(t: usize, what: &str) -> Failure {
     )))
 }
 
-/// The runtime's limits on the finished program (steps per block, blocks and peers per
-/// channel, blocks per GPU).
+/// The runtime's limits on the finished program (blocks and peers per channel, blocks per
+/// GPU; steps per block are checked as they are emitted).
 fn check_limits(p: &Program, dialect: Dialect) -> Result<(), Failure> {
-    let max_steps = dialect.max_steps_per_tb();
     for g in &p.gpus {
         if dialect == Dialect::Old && g.tbs.len() > 216 {
             return Err(Failure::Limit(format!("rank {} needs {} thread blocks (limit 216)", g.id, g.tbs.len())));
         }
         let mut per_chan: HashMap<usize, (usize, usize, usize)> = HashMap::default();
         for tb in &g.tbs {
-            if tb.steps.len() > max_steps {
-                return Err(Failure::Limit(format!(
-                    "rank {} thread block {} needs {} steps (limit {max_steps})",
-                    g.id,
-                    tb.id,
-                    tb.steps.len()
-                )));
-            }
             let e = per_chan.entry(tb.chan).or_default();
             e.0 += 1;
             e.1 += usize::from(tb.send >= 0);

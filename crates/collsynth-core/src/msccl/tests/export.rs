@@ -55,7 +55,7 @@ fn a_forest_too_large_for_the_runtime_falls_back_to_the_best_fixed_k_forest() {
     let e = api::export_msccl(&done.schedule, &done.topology, &o, true).unwrap();
     let note = e.fallback.expect("a fallback");
     assert!(note.contains("k = 83 trees per root does not fit"), "{note}");
-    assert!(note.contains("needs 83 steps (limit 64)"), "{note}");
+    assert!(note.contains("needs more than 64 steps (limit 64)"), "{note}");
     assert!(note.contains("at most 6 trees per root"), "{note}");
     assert!(e.exported.program.gpus.iter().flat_map(|g| &g.tbs).all(|t| t.steps.len() <= 64));
     assert_eq!(e.schedule.provenance.options, vec![("max-trees".to_string(), "6".to_string())]);
