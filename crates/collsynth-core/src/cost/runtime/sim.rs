@@ -46,6 +46,41 @@ pub fn effective_bandwidths(topo: &Topology, classes: &[LinkClass], protocol: Pr
         .collect()
 }
 
+/// A lower bound on [`makespan_us`] under each protocol (indexed by `Protocol::index`), at
+/// any slice count and with or without thread blocks: the busiest link's transmission. The
+/// event loop serves a link's slices one after another (`Run::serve`), each for at least its
+/// bytes at the link's effective bandwidth, so the link's last slice ends no sooner than
+/// their sum; `auto` does not simulate a protocol this already rules out
+/// (`cost::tuning::protocol_times`).
+pub fn busiest_link_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
+    check(s, topo, size, 1)?;
+    let classes = classify(topo);
+    let layout = ByteLayout::new(s, size);
+    // The bytes the simulator moves: each transfer its piece's whole-byte range on every hop.
+    let piece_bytes: Vec<u128> =
+        s.pieces.iter().map(|p| layout.range(p)).map(|r| u128::from(r.end - r.start)).collect();
+    let mut bytes = vec![0u128; topo.links.len()];
+    for t in &s.transfers {
+        for &l in &t.route {
+            bytes[l] += piece_bytes[t.piece];
+        }
+    }
+    let mut out = [0.0; 3];
+    for p in Protocol::ALL {
+        let kernel = nccl::bandwidth_factor(s.provenance.executor, p, size);
+        let bw = effective_bandwidths(topo, &classes, p, kernel);
+        // The per-byte time exactly as `simulate` computes it.
+        let us_per_byte = |bw: &Rat| to_f64(&(Rat::from_integer(1) / (bw * Rat::from_integer(1000))));
+        out[p.index()] = bytes
+            .iter()
+            .zip(&bw)
+            .filter(|(&b, _)| b > 0)
+            .map(|(&b, bw)| b as f64 * us_per_byte(bw))
+            .fold(0.0, f64::max);
+    }
+    Ok(out)
+}
+
 /// Hop latency of every link (us): the class's, or the topology's for a generic link.
 pub fn hop_latencies(topo: &Topology, classes: &[LinkClass]) -> Vec<f64> {
     topo.links.iter().zip(classes).map(|(l, &c)| params(c).hop_latency_us.unwrap_or(l.latency)).collect()

@@ -457,3 +457,60 @@ fn nccl_tuner_picks_by_nccl_2_12_tables_on_dgx_a100_2() {
     msccl.provenance.executor = crate::ir::Executor::Msccl;
     assert_eq!(choose_protocol(&msccl, &topo, Rat::from_integer(1 << 30)).unwrap(), LL128);
 }
+
+#[test]
+fn busiest_link_closed_form_on_a_ring() {
+    // ring:4 allgather: every link carries 3 shards of M/4 at 10^5 bytes/us (LL at half the
+    // rate, LL128 at 15/16).
+    let topo = zoo::from_spec("ring:4").unwrap();
+    let s = ring_allgather(&topo, &[0, 1, 2, 3]);
+    let m = 4 * 4 * 2 * MIB;
+    let floor = sim::busiest_link_us(&s, &topo, Rat::from_integer(m)).unwrap();
+    let simple = 3.0 * m as f64 / 4e5;
+    close(floor[Protocol::Simple.index()], simple);
+    close(floor[Protocol::LL.index()], 2.0 * simple);
+    close(floor[Protocol::LL128.index()], 16.0 / 15.0 * simple);
+    // In the bandwidth regime the simulator meets it, plus the base and the last hop.
+    let r = runtime_time(&s, &topo, Rat::from_integer(m), Protocol::Simple).unwrap();
+    close(r.time_us, 8.4 + simple + 1.0);
+}
+
+#[test]
+fn busiest_link_is_below_every_simulated_time_and_prunes_no_winner() {
+    // The floor `auto` leaves protocols out by: no protocol's simulated time is below it, and
+    // the times `protocol_times` keeps have the same fastest as all three simulated.
+    let mut pruned = 0;
+    for spec in ["dgx-a100:2", "mi250:2", "dgx1", "torus:4x4"] {
+        let topo = zoo::from_spec(spec).unwrap();
+        for (c, algo) in [
+            (Collective::Allgather, "forestcoll"),
+            (Collective::Allgather, "nccl-ring"),
+            (Collective::Allreduce, "ring"),
+        ] {
+            let req = crate::synth::Request::default();
+            let done = crate::api::synthesize(&topo, c, algo, &req, Rat::from_integer(MIB)).unwrap();
+            let s = crate::ir::orbit::flat(&done.schedule).unwrap();
+            let t = &done.topology;
+            for size in [64 * 1024, 4 * MIB].map(Rat::from_integer) {
+                let floor = sim::busiest_link_us(&s, t, size).unwrap();
+                let mut all = Vec::new();
+                for p in Protocol::ALL {
+                    let time = runtime_time(&s, t, size, p).unwrap().time_us;
+                    let least = p.base_latency_us() + floor[p.index()];
+                    assert!(time >= least * (1.0 - 1e-12), "{spec} {algo} {size} {p:?}: {time} < {least}");
+                    all.push(time);
+                }
+                let kept = crate::cost::tuning::protocol_times(&s, t, size).unwrap();
+                pruned += 3 - kept.len();
+                let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+                assert_eq!(
+                    fastest(&kept.iter().map(|k| k.0).collect::<Vec<_>>()),
+                    fastest(&all),
+                    "{spec} {algo} {size}"
+                );
+            }
+        }
+    }
+    // The floor does prune (LL at 4 MiB on the machines).
+    assert!(pruned > 0);
+}
