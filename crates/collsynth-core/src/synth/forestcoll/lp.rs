@@ -38,6 +38,9 @@
 
 mod model;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use crate::error::Result;
 use crate::ir::{Collective, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
@@ -49,7 +52,7 @@ pub use model::Size;
 use super::rooted::pack;
 
 /// How `--allreduce-lp` asks for the LP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LpMode {
     Auto,
     Always,
@@ -86,7 +89,14 @@ struct Solved {
     sigma: Rat,
 }
 
-fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
+/// Solved LPs by (topology, mode), each solved once per process even when asked from several
+/// threads at a time: `auto` builds ForestColl's allreduce in several forms on one topology,
+/// and each form asked for the LP twice (its value, then its trees), seconds a solve on
+/// `dgx-a100:2`. Keyed by the topology's JSON, not a hash of it: a collision would be a
+/// wrong answer.
+type Memo = Mutex<HashMap<(String, LpMode), Arc<OnceLock<Result<Option<Arc<Solved>>>>>>>;
+
+fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Arc<Solved>>> {
     if mode == LpMode::Never || topo.n_ranks() < 2 {
         return Ok(None);
     }
@@ -96,6 +106,17 @@ fn solve(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
     if mode == LpMode::Auto && n.saturating_mul(n).saturating_mul(2).saturating_add(n) > AUTO_MAX_VARIABLES {
         return Ok(None);
     }
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let key = (crate::topology::json::write(topo), mode);
+    let cell = {
+        let mut memo = MEMO.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        memo.entry(key).or_default().clone()
+    };
+    cell.get_or_init(|| solve_once(topo, mode).map(|solved| solved.map(Arc::new))).clone()
+}
+
+/// [`solve`] without the memo.
+fn solve_once(topo: &Topology, mode: LpMode) -> Result<Option<Solved>> {
     let (caps, sigma) = super::rooted::scaled(topo)?;
     let inst = Instance::new(topo, caps);
     if mode == LpMode::Auto && inst.size().variables > AUTO_MAX_VARIABLES {

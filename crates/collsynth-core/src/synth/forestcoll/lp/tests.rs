@@ -108,3 +108,16 @@ fn modes() {
     assert_eq!(LpMode::parse("auto").unwrap(), LpMode::Auto);
     assert!(LpMode::parse("sometimes").is_err());
 }
+
+#[test]
+fn one_solve_per_topology_and_mode() {
+    // The memo hands back the very solution it solved first; another mode or another
+    // topology is solved on its own.
+    let t = weak_node();
+    let first = solve(&t, LpMode::Always).unwrap().unwrap();
+    assert!(Arc::ptr_eq(&first, &solve(&t, LpMode::Always).unwrap().unwrap()));
+    assert!(!Arc::ptr_eq(&first, &solve(&t, LpMode::Auto).unwrap().unwrap()));
+    let other = fig2(r(1, 1));
+    assert!(!Arc::ptr_eq(&first, &solve(&other, LpMode::Always).unwrap().unwrap()));
+    assert_eq!(solve(&t, LpMode::Never).unwrap().map(|s| s.value()), None);
+}
