@@ -154,6 +154,12 @@ pub(crate) fn check(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -
     Ok(())
 }
 
+/// Microseconds per byte on a link of `bw` GB/s (10^3 bytes per microsecond), as both
+/// simulators and the runtime model's floor (`runtime::sim::busiest_link_us`) charge it.
+pub(crate) fn us_per_byte(bw: &Rat) -> f64 {
+    crate::rational::to_f64(&(Rat::from_integer(1) / (bw * Rat::from_integer(1000))))
+}
+
 /// Sum of the latencies of a route's links (us).
 pub(crate) fn route_latency(topo: &Topology, route: &[usize]) -> f64 {
     route.iter().map(|&l| topo.links[l].latency).sum()

@@ -43,7 +43,7 @@ use super::events::Events;
 use super::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
 use crate::ir::Schedule;
-use crate::rational::{to_f64, Rat};
+use crate::rational::Rat;
 use crate::topology::Topology;
 use std::collections::VecDeque;
 
@@ -233,7 +233,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
         .iter()
         .map(|l| LinkState {
             latency_us: l.latency,
-            us_per_byte: to_f64(&(Rat::from_integer(1) / (l.bandwidth * Rat::from_integer(1000)))),
+            us_per_byte: super::us_per_byte(&l.bandwidth),
             busy_us: 0.0,
             idle: true,
         })

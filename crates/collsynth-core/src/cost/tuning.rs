@@ -112,7 +112,8 @@ pub fn lowered(s: &Schedule, depth: usize, interleaved: bool) -> Result<Schedule
     }
 }
 
-/// `s`'s time under the tuner's protocol (`None`), then under each other protocol that could be faster.
+/// `s`'s time under the tuner's protocol (`None`), then under each other protocol that could
+/// be faster.
 ///
 /// A protocol whose base latency plus busiest link ([`runtime::sim::busiest_link_us`]) is
 /// already no faster than the fastest time so far is left out, not simulated: it could not
@@ -122,10 +123,11 @@ pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Vec<(f
     let tuned = runtime::runtime(s, topo, size)?;
     let mut times = vec![(tuned.time_us, None)];
     let mut best = tuned.time_us;
-    let floors = if s.transfers.is_empty() { [0.0; 3] } else { runtime::sim::busiest_link_us(s, topo, size)? };
+    let floors = runtime::sim::busiest_link_us(s, topo, size)?;
     for p in Protocol::ALL.into_iter().filter(|&p| p != tuned.protocol) {
-        // The margin covers the simulator's float sums over up to 2^21 slices a link.
-        if !s.transfers.is_empty() && (p.base_latency_us() + floors[p.index()]) * (1.0 - 1e-9) >= best {
+        // The margin covers the simulator's float sums over up to 2^21 slices a link (an
+        // empty schedule takes 0 under every protocol: nothing more to simulate).
+        if (p.base_latency_us() + floors[p.index()]) * (1.0 - 1e-9) >= best {
             continue;
         }
         let time_us = runtime::runtime_time(s, topo, size, p)?.time_us;

@@ -25,7 +25,7 @@ use crate::cost::loads::ByteLayout;
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Executor, Op, Schedule};
 use crate::msccl::lower::BlockPlan;
-use crate::rational::{to_f64, Rat};
+use crate::rational::Rat;
 use crate::topology::Topology;
 use std::collections::VecDeque;
 
@@ -69,13 +69,11 @@ pub fn busiest_link_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64;
     for p in Protocol::ALL {
         let kernel = nccl::bandwidth_factor(s.provenance.executor, p, size);
         let bw = effective_bandwidths(topo, &classes, p, kernel);
-        // The per-byte time exactly as `simulate` computes it.
-        let us_per_byte = |bw: &Rat| to_f64(&(Rat::from_integer(1) / (bw * Rat::from_integer(1000))));
         out[p.index()] = bytes
             .iter()
             .zip(&bw)
             .filter(|(&b, _)| b > 0)
-            .map(|(&b, bw)| b as f64 * us_per_byte(bw))
+            .map(|(&b, bw)| b as f64 * crate::cost::us_per_byte(bw))
             .fold(0.0, f64::max);
     }
     Ok(out)
@@ -200,10 +198,7 @@ fn simulate(
     let links: Vec<LinkModel> = effective_bandwidths(topo, &classes, protocol, kernel)
         .iter()
         .zip(hop_latencies(topo, &classes))
-        .map(|(bw, lat)| LinkModel {
-            us_per_byte: to_f64(&(Rat::from_integer(1) / (bw * Rat::from_integer(1000)))),
-            hop_latency_us: lat,
-        })
+        .map(|(bw, lat)| LinkModel { us_per_byte: crate::cost::us_per_byte(bw), hop_latency_us: lat })
         .collect();
     // NCCL's kernels: NCCL's own per-channel ceiling.
     let (nodes, _) = nccl::nodes_and_ppn(topo);

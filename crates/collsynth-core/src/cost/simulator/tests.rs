@@ -2,6 +2,7 @@ use super::*;
 use crate::cost::alpha_beta;
 use crate::cost::testutil::{link, ring_allreduce_n};
 use crate::ir::{Collective, Op, Piece, Transfer};
+use crate::rational::to_f64;
 use crate::topology::TopologyBuilder;
 use crate::zoo::from_spec;
 use std::cmp::Reverse;

@@ -31,8 +31,10 @@ pub struct TbAssignment {
     pub no_store: Vec<bool>,
 }
 
-/// What the assignment needs of a schedule and its order T whatever the channel count and
-/// spread: computed once per lowering, since `lower::fit` tries up to 64 of them.
+/// What fusion needs of a schedule and its order T whatever the channel count and spread:
+/// computed once per lowering, since `lower::fit` tries up to 64 of them (empty when not
+/// fusing).
+#[derive(Default)]
 pub struct Prepared {
     /// Position in T of each transfer's send and receive.
     send_at: Vec<usize>,
@@ -46,6 +48,9 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(s: &Schedule, order: &[Operation], fuse: bool) -> Prepared {
+        if !fuse {
+            return Prepared::default();
+        }
         let (mut send_at, mut recv_at) = (vec![0usize; s.transfers.len()], vec![0usize; s.transfers.len()]);
         let mut access: HashMap<(usize, u8, usize), Vec<Access>> = HashMap::default();
         for (k, &(t, is_send)) in order.iter().enumerate() {
@@ -61,7 +66,7 @@ impl Prepared {
             }
         }
         let mut forwards = Vec::new();
-        for (i, t) in s.transfers.iter().enumerate().filter(|(_, t)| fuse && !t.is_local()) {
+        for (i, t) in s.transfers.iter().enumerate().filter(|(_, t)| !t.is_local()) {
             for &x in &t.after {
                 let d = &s.transfers[x];
                 if !d.is_local() && d.dst == t.src && d.piece == t.piece && d.dst_slot == t.src_slot {
