@@ -298,12 +298,8 @@ pub struct Bounds {
 
 /// Exact bounds for `collective` (root used by broadcast / reduce).
 pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
-    // Bounds are pure functions of (topology, collective, root) and the allreduce LP can take
-    // seconds: `compare` and `evaluate` ask for the same bounds once per size and algorithm.
-    type Memo = std::sync::Mutex<std::collections::HashMap<(String, Collective, usize), Bounds>>;
-    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
     let key = (crate::ir::json::topology_hash(topo), collective, root);
-    let memo = MEMO.get_or_init(Default::default);
+    let memo = bounds_memo();
     if let Some(b) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return Ok(b);
     }
@@ -312,6 +308,15 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
         m.insert(key, b.clone());
     }
     Ok(b)
+}
+
+/// Bounds are pure functions of (topology, collective, root) and the allreduce LP can take
+/// seconds: `compare` and `evaluate` ask for the same bounds once per size and algorithm.
+type BoundsMemo = std::sync::Mutex<std::collections::HashMap<(String, Collective, usize), Bounds>>;
+
+fn bounds_memo() -> &'static BoundsMemo {
+    static MEMO: std::sync::OnceLock<BoundsMemo> = std::sync::OnceLock::new();
+    MEMO.get_or_init(Default::default)
 }
 
 /// A collective moves data between ranks: a topology with one rank has nothing to schedule,
@@ -451,6 +456,27 @@ pub fn time_bound(
     let b = bounds(&bound::effective_topology(topo), collective, root)?;
     let floor = bound::latency_floor(topo, collective, root);
     Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
+}
+
+/// `f()`, for a caller that evaluates what `f` synthesizes on `topo` next: meanwhile a second
+/// core computes the bounds [`time_bound`] reads (on the runtime model's effective topology,
+/// memoized by [`bounds`]), which no synthesizer asks for. On `dgx-a100:2` that is an
+/// allreduce LP of seconds beside the synthesizer's own LP on the raw topology. A
+/// sub-collective (`ranks=`) is evaluated on another topology: nothing to compute ahead. An
+/// error there is dropped: the evaluation meets it again and reports it.
+pub fn with_time_bound_ahead<T: Send>(
+    topo: &Topology,
+    collective: Collective,
+    req: &Request,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    if req.options.contains_key("ranks") || crate::parallel::threads(2) < 2 {
+        return f();
+    }
+    let ahead = || {
+        let _ = bounds(&cost::runtime::bound::effective_topology(topo), collective, req.root);
+    };
+    crate::parallel::join(true, f, ahead).0
 }
 
 /// Transfers from which [`evaluate`] runs its two simulators side by side, and

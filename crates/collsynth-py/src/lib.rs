@@ -576,9 +576,15 @@ pub(crate) fn synthesize(
     // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
     let (done, evaluated) = py.detach(|| {
         guard(|| {
-            api::synthesize_then(&topo.inner, c, algorithm, &req, m, |s, t| {
-                pipeline.and_then(|p| Evaluated::of(s, t, m, p))
-            })
+            let run = || {
+                api::synthesize_then(&topo.inner, c, algorithm, &req, m, |s, t| {
+                    pipeline.and_then(|p| Evaluated::of(s, t, m, p))
+                })
+            };
+            match pipeline {
+                Some(_) => api::with_time_bound_ahead(&topo.inner, c, &req, run),
+                None => run(),
+            }
         })
     })?;
     let mut schedule = PySchedule::new(done.schedule, done.topology);

@@ -49,7 +49,10 @@ def compare(
             for size in sizes:
                 if sched is None or alg["sized"]:
                     try:
-                        sched = synthesize(topo, collective, alg["name"], root=root, size=size)
+                        # evaluated beside the verifier, the time bound beside the synthesis
+                        sched = synthesize(
+                            topo, collective, alg["name"], root=root, size=size, evaluate_pipeline=pipeline
+                        )
                     except BadInput as e:
                         skipped[alg["name"]] = str(e)
                         bar.advance(task, len(sizes) - sizes.index(size))

@@ -336,3 +336,26 @@ fn the_verdict_decides_whatever_followed_it() {
         assert_eq!(verified_then(&s.schedule, &t, |g, _| g.transfers.len()).unwrap(), s.schedule.transfers.len());
     }
 }
+
+#[test]
+fn the_time_bound_is_computed_ahead_of_an_evaluation() {
+    // A topology of its own, so that no other test has memoized its bounds.
+    let mut t = from_spec("ring:7").unwrap();
+    t.name = "time-bound-ahead".into();
+    let effective = cost::runtime::bound::effective_topology(&t);
+    let memoized = |topo: &Topology| {
+        let key = (crate::ir::json::topology_hash(topo), Collective::Allreduce, 0);
+        bounds_memo().lock().unwrap().contains_key(&key)
+    };
+    let req = Request { root: 0, options: Default::default(), size: None };
+    let mut sub = req.clone();
+    sub.options.insert("ranks".into(), "0-3".into());
+    // A sub-collective runs on another topology: nothing is computed ahead.
+    assert_eq!(with_time_bound_ahead(&t, Collective::Allreduce, &sub, || 7), 7);
+    assert!(!memoized(&effective));
+    assert_eq!(with_time_bound_ahead(&t, Collective::Allreduce, &req, || 8), 8);
+    // On one core nothing runs beside `f`; the machines we test on have two.
+    assert_eq!(memoized(&effective), crate::parallel::threads(2) > 1);
+    let (bound, _) = time_bound(&t, Collective::Allreduce, 0, Rat::from_integer(1 << 20)).unwrap();
+    assert!(bound > 0.0);
+}
