@@ -138,7 +138,14 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
     let mut why = String::new();
     for c in tries {
         for spread in o.spread.into_iter().chain([Spread::ByPiece, Spread::ByConnection]) {
-            let plan = assign::TbAssignment::new(s, &grid, &ops, &prep, c, spread, fuse);
+            let chan = assign::TbAssignment::channels_of(s, c, spread);
+            // A try that cannot fit the step limit is known from a count, before assigning.
+            let max = o.dialect.max_steps_per_tb();
+            if let Some(floor) = assign::TbAssignment::step_floor(s, c, &chan).filter(|f| f.steps > max) {
+                why = format!("{floor} (limit {max} steps)");
+                continue;
+            }
+            let plan = assign::TbAssignment::new(s, &grid, &ops, &prep, c, &chan, fuse);
             match emit::program(s, &grid, &ops, &plan, o) {
                 Ok(p) => return Ok((p, plan, ops)),
                 Err(Failure::Limit(m)) => why = m,

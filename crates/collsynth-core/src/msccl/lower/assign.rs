@@ -78,6 +78,28 @@ impl Prepared {
     }
 }
 
+/// [`TbAssignment::step_floor`]: the busiest connection of one channel and its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepFloor {
+    pub steps: usize,
+    pub rank: usize,
+    pub channel: usize,
+    pub peer: usize,
+    /// The rank sends to `peer` (else it receives from it).
+    pub send: bool,
+}
+
+impl std::fmt::Display for StepFloor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (verb, dir) = if self.send { ("sends", "to") } else { ("receives", "from") };
+        write!(
+            f,
+            "rank {} {verb} {} times {dir} rank {} on channel {}, each a step of one thread block",
+            self.rank, self.steps, self.peer, self.channel
+        )
+    }
+}
+
 /// How transfers are spread over channels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spread {
@@ -120,18 +142,18 @@ impl TbAssignment {
     }
 
     /// Pair connections into thread blocks (receive-from-a with send-to-b where most
-    /// forwards go a -> b), then fuse consecutive receive–send pairs of one block.
+    /// forwards go a -> b), then fuse consecutive receive–send pairs of one block. `chan`:
+    /// each transfer's channel among `channels` ([`TbAssignment::channels_of`]).
     pub fn new(
         s: &Schedule,
         grid: &Grid,
         ops: &[Operation],
         prep: &Prepared,
         channels: usize,
-        spread: Spread,
+        chan: &[usize],
         fuse: bool,
     ) -> TbAssignment {
         let n = s.n_ranks;
-        let chan = TbAssignment::channels_of(s, channels, spread);
         let ch = |t: usize| chan[t];
         // Connections in use and forwarding counts per (rank, channel).
         let mut recv_peers: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::default(); n];
@@ -202,6 +224,31 @@ impl TbAssignment {
             plan.fuse(s, grid, ops, prep);
         }
         plan
+    }
+
+    /// A floor under the steps of the busiest thread block any assignment of `chan` gets,
+    /// without assigning: all of rank r's sends to b on channel c run in its one block with
+    /// send peer b there (its receives from a likewise), and each send or receive takes a
+    /// step of its own (a fused step holds one of each). `None` when the (rank, channel,
+    /// peer) table would be large (beyond 2^22 counts): no floor then, only the assignment.
+    pub fn step_floor(s: &Schedule, channels: usize, chan: &[usize]) -> Option<StepFloor> {
+        let n = s.n_ranks;
+        let cells = n.checked_mul(n)?.checked_mul(channels)?.checked_mul(2)?;
+        if cells > 1 << 22 {
+            return None;
+        }
+        // (rank, channel, peer, is the send) as one flat index: a few thousand counts.
+        let cell =
+            |r: usize, c: usize, peer: usize, send: bool| ((r * channels + c) * n + peer) * 2 + usize::from(send);
+        let mut count = vec![0u32; cells];
+        for (i, t) in s.transfers.iter().enumerate().filter(|(_, t)| !t.is_local()) {
+            count[cell(t.src, chan[i], t.dst, true)] += 1;
+            count[cell(t.dst, chan[i], t.src, false)] += 1;
+        }
+        let (at, &steps) = count.iter().enumerate().max_by_key(|&(k, &v)| (v, std::cmp::Reverse(k)))?;
+        let (send, rest) = (at % 2 == 1, at / 2);
+        let (peer, rest) = (rest % n, rest / n);
+        Some(StepFloor { steps: steps as usize, rank: rest / channels, channel: rest % channels, peer, send })
     }
 
     /// Fuse a receive x with the next operation y of its thread block when y sends the same

@@ -76,6 +76,8 @@ fn too_many_steps_for_one_channel_is_infeasible_and_auto_channels_fit() {
     // Ring allreduce on 40 ranks: 2 * 39 steps per block > 64 (new dialect).
     let s = schedule("ring:40", Collective::Allreduce, "ring");
     let e = lower(&s, &Options { channels: Some(1), ..Options::default() }).unwrap_err();
+    // Known from the count alone: 39 sends of the reduce-scatter and 39 of the allgather.
+    assert!(e.message().contains("sends 78 times to rank 1 on channel 0"), "{e}");
     assert!(e.message().contains("limit 64"), "{e}");
     let p = lower(&s, &Options::default()).unwrap();
     assert_eq!(p.nchannels, 2);
@@ -189,4 +191,48 @@ fn an_ordering_dependency_on_another_piece_is_a_dep_of_the_send() {
     assert!(waits(&p));
     assert_eq!(crate::msccl::interp::check_first(&p), None);
     assert!(waits(&lower(&s, &Options { fused: false, ..Options::default() }).unwrap()));
+}
+
+/// The most steps of one thread block of `p` (`nop` carriers left out: the floor does not
+/// count them).
+fn busiest_block(p: &crate::msccl::model::Program) -> usize {
+    let steps = |t: &ThreadBlock| t.steps.iter().filter(|x| x.kind != StepType::Nop).count();
+    p.gpus.iter().flat_map(|g| g.tbs.iter().map(steps)).max().unwrap_or(0)
+}
+
+#[test]
+fn the_step_floor_is_never_above_the_busiest_block() {
+    use assign::{Spread, TbAssignment};
+    // The ring's blocks: 78 sends and 78 receives, 77 of them fused into one step each.
+    let s = schedule("ring:40", Collective::Allreduce, "ring");
+    let chan = TbAssignment::channels_of(&s, 1, Spread::ByPiece);
+    let floor = TbAssignment::step_floor(&s, 1, &chan).unwrap();
+    assert_eq!((floor.steps, floor.rank, floor.peer, floor.send), (78, 0, 1, true));
+    let old = Options { channels: Some(1), dialect: Dialect::Old, ..Options::default() };
+    assert_eq!(busiest_block(&lower(&s, &old).unwrap()), 79);
+    // A floor above a program that fits would skip a channel count that fits.
+    for (spec, c, alg) in [
+        ("dgx-a100:1", Collective::Allgather, "forestcoll"),
+        ("switch:4", Collective::ReduceScatter, "forestcoll"),
+        ("ring:6", Collective::Allreduce, "ring"),
+        ("torus:3x3", Collective::Allreduce, "forestcoll"),
+    ] {
+        let s = crate::ir::orbit::flat(&schedule(spec, c, alg)).unwrap().into_owned();
+        for channels in [1, 2, 3, 7] {
+            for spread in [Spread::ByPiece, Spread::ByConnection] {
+                let o = Options {
+                    channels: Some(channels),
+                    spread: Some(spread),
+                    dialect: Dialect::Old,
+                    fused: false,
+                    ..Options::default()
+                };
+                let Ok(p) = lower(&s, &o) else { continue };
+                let chan = TbAssignment::channels_of(&s, channels, spread);
+                let floor = TbAssignment::step_floor(&s, channels, &chan).unwrap();
+                assert!(floor.steps <= busiest_block(&p), "{spec} {channels} {spread:?}: {floor}");
+                assert!(floor.steps > 0);
+            }
+        }
+    }
 }
