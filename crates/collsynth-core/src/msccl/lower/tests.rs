@@ -79,6 +79,11 @@ fn too_many_steps_for_one_channel_is_infeasible_and_auto_channels_fit() {
     // Known from the count alone: 39 sends of the reduce-scatter and 39 of the allgather.
     assert!(e.message().contains("sends 78 times to rank 1 on channel 0"), "{e}");
     assert!(e.message().contains("limit 64"), "{e}");
+    // On 33 ranks the floor is 64 sends, within the limit, and the program needs 65 steps:
+    // the emitter finds out.
+    let s33 = schedule("ring:33", Collective::Allreduce, "ring");
+    let e = lower(&s33, &Options { channels: Some(1), ..Options::default() }).unwrap_err();
+    assert!(e.message().contains("needs more than 64 steps (limit 64)"), "{e}");
     let p = lower(&s, &Options::default()).unwrap();
     assert_eq!(p.nchannels, 2);
     let old = lower(&s, &Options { dialect: Dialect::Old, ..Options::default() }).unwrap();

@@ -47,15 +47,17 @@ fn old_dialect_and_unfused_exports_are_valid() {
 
 #[test]
 fn a_forest_too_large_for_the_runtime_falls_back_to_the_best_fixed_k_forest() {
-    // mi250:2 allgather: k = 83 trees per root; on one channel a thread block would need 83
-    // steps (> 64), so the exporter bisects --max-trees: 6 fits (its forest has k = 5).
+    // mi250:2 allgather: k = 83 trees per root; on one channel rank 16 sends 86 times to rank
+    // 17, each a step of one thread block (> 64), so the exporter bisects --max-trees: 6 fits
+    // (its forest has k = 5).
     let topo = from_spec("mi250:2").unwrap();
     let done = api::synthesize(&topo, Collective::Allgather, "forestcoll", &Request::default(), rat(1 << 30)).unwrap();
     let o = lower::Options { channels: Some(1), ..lower::Options::default() };
     let e = api::export_msccl(&done.schedule, &done.topology, &o, true).unwrap();
     let note = e.fallback.expect("a fallback");
     assert!(note.contains("k = 83 trees per root does not fit"), "{note}");
-    assert!(note.contains("needs more than 64 steps (limit 64)"), "{note}");
+    assert!(note.contains("rank 16 sends 86 times to rank 17 on channel 0"), "{note}");
+    assert!(note.contains("(limit 64 steps)"), "{note}");
     assert!(note.contains("at most 6 trees per root"), "{note}");
     assert!(e.exported.program.gpus.iter().flat_map(|g| &g.tbs).all(|t| t.steps.len() <= 64));
     assert_eq!(e.schedule.provenance.options, vec![("max-trees".to_string(), "6".to_string())]);
