@@ -7,7 +7,7 @@
 //! "Mixes").
 
 use crate::cost::runtime::Protocol;
-use crate::cost::tuning::{lowered, protocol_times, Pick};
+use crate::cost::tuning::{lowered, protocol_times_below, Pick};
 use crate::error::Result;
 use crate::ir::transform::side_by_side;
 use crate::ir::Schedule;
@@ -70,8 +70,11 @@ pub(super) fn fastest_mix(
     };
     // Every mix timed at once on every core, keeping only its times (a mix is as large as its
     // two parts); the winner is taken in order, as one after the other would, and made again.
-    let times =
-        crate::parallel::each(pairs.len(), usize::MAX, |x| protocol_times(&mix(pairs[x].0, pairs[x].1)?, topo, size));
+    // A mix is kept only below `beat * (1 - GAIN)`: what cannot get there is not simulated.
+    let cap = beat * (1.0 - GAIN);
+    let times = crate::parallel::each(pairs.len(), usize::MAX, |x| {
+        protocol_times_below(&mix(pairs[x].0, pairs[x].1)?, topo, size, cap)
+    });
     let mut won: Option<(usize, f64, Option<Protocol>)> = None;
     for (x, timed) in times.into_iter().enumerate() {
         for (time_us, protocol) in timed? {

@@ -120,19 +120,34 @@ pub fn lowered(s: &Schedule, depth: usize, interleaved: bool) -> Result<Schedule
 /// be picked (picks take the first strictly faster time), and at large sizes it is LL, whose
 /// 32 KiB slices made its simulation most of `auto`'s time.
 pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Vec<(f64, Option<Protocol>)>> {
-    let tuned = runtime::runtime(s, topo, size)?;
-    let mut times = vec![(tuned.time_us, None)];
-    let mut best = tuned.time_us;
+    protocol_times_below(s, topo, size, f64::INFINITY)
+}
+
+/// [`protocol_times`] for a caller that keeps only a time below `cap`: a protocol whose floor
+/// is no faster than `cap` is left out too, the tuner's included (`auto`'s mixes must beat
+/// the fastest candidate by 1 %: most of them cannot, and at 1 GiB their simulations were
+/// two thirds of `auto`'s time). With an infinite cap the tuner's protocol is always timed.
+pub fn protocol_times_below(
+    s: &Schedule,
+    topo: &Topology,
+    size: Rat,
+    cap: f64,
+) -> Result<Vec<(f64, Option<Protocol>)>> {
+    let tuned = runtime::choose_protocol(s, topo, size)?;
     let floors = runtime::sim::busiest_link_us(s, topo, size)?;
-    for p in Protocol::ALL.into_iter().filter(|&p| p != tuned.protocol) {
+    let others = Protocol::ALL.into_iter().filter(|&p| p != tuned).map(Some);
+    let mut times = Vec::new();
+    let mut best = cap;
+    for p in std::iter::once(None).chain(others) {
+        let protocol = p.unwrap_or(tuned);
         // The margin covers the simulator's float sums over up to 2^21 slices a link (an
         // empty schedule takes 0 under every protocol: nothing more to simulate).
-        if (p.base_latency_us() + floors[p.index()]) * (1.0 - 1e-9) >= best {
+        if (protocol.base_latency_us() + floors[protocol.index()]) * (1.0 - 1e-9) >= best {
             continue;
         }
-        let time_us = runtime::runtime_time(s, topo, size, p)?.time_us;
+        let time_us = runtime::runtime_time(s, topo, size, protocol)?.time_us;
         best = best.min(time_us);
-        times.push((time_us, Some(p)));
+        times.push((time_us, p));
     }
     Ok(times)
 }

@@ -508,6 +508,22 @@ fn busiest_link_is_below_every_simulated_time_and_prunes_no_winner() {
                     fastest(&all),
                     "{spec} {algo} {size}"
                 );
+                // Under a cap (what `auto`'s mixes must beat): a subset of those times, with
+                // the same fastest whenever it is below the cap, and none at all when every
+                // protocol's floor is above it.
+                let least = Protocol::ALL.map(|p| p.base_latency_us() + floor[p.index()]);
+                let lowest_floor = least.iter().copied().fold(f64::INFINITY, f64::min);
+                for cap in
+                    [0.99 * lowest_floor, 0.9 * fastest(&all), fastest(&all), 1.01 * fastest(&all), 2.0 * fastest(&all)]
+                {
+                    let below = crate::cost::tuning::protocol_times_below(&s, t, size, cap).unwrap();
+                    assert!(below.iter().all(|b| kept.contains(b)), "{spec} {algo} {size} {cap}");
+                    let times: Vec<f64> = below.iter().map(|b| b.0).collect();
+                    assert_eq!(fastest(&times).min(cap), fastest(&all).min(cap), "{spec} {algo} {size} {cap}");
+                    if cap < lowest_floor {
+                        assert!(below.is_empty(), "{spec} {algo} {size}: {below:?}");
+                    }
+                }
             }
         }
     }
