@@ -30,6 +30,9 @@ def test_bound_broadcast_and_root():
     assert run_json("bound", "ring:8", "--collective", "broadcast", "--root", "3")["bound_algbw_GBps"] == 100
     proc = run_cli("bound", "ring:8", "--collective", "broadcast", "--root", "8", check_status=2)
     assert "--root 8 is not a rank" in proc.stderr
+    # auto says why rather than that no algorithm applies
+    proc = run_cli("synth", "ring:8", "-c", "allreduce", "-a", "auto", "--root", "8", check_status=2)
+    assert proc.stderr.strip().splitlines() == ["collsynth: error: --root 8 is not a rank (N = 8)"]
 
 
 def test_ring_allreduce_closed_form_on_a_ring(tmp_path):

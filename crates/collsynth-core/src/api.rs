@@ -55,6 +55,7 @@ pub fn synthesize_then<T: Send>(
     two_ranks(topo)?;
     let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
+        synth::check_root(topo, req.root)?;
         // Every candidate is verified as it is made.
         let done = auto(topo, collective, &req, size)?;
         let after = then(&done.schedule, &done.topology);

@@ -44,6 +44,13 @@ fn no_candidate_is_bad_input() {
     assert!(matches!(err, CollsynthError::BadInput(ref m) if m.starts_with("no registered algorithm applies")));
 }
 
+#[test]
+fn auto_names_a_root_that_is_not_a_rank() {
+    let req = Request { root: 9, options: Default::default(), size: None };
+    let err = synthesize(&ring(), Collective::Allreduce, "auto", &req, Rat::from_integer(1 << 20)).err().unwrap();
+    assert!(matches!(err, CollsynthError::BadInput(ref m) if m.starts_with("--root 9 is not a rank")), "{err}");
+}
+
 /// Through the registry: `auto` on a directed graph finds a verified schedule (ForestColl's
 /// allreduce composes a reduce-scatter and an allgather with different pieces there).
 #[test]

@@ -206,13 +206,20 @@ pub fn checked(topo: &Topology, collective: Collective, algorithm: &str, req: &R
             alg.collectives.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
         )));
     }
-    if req.root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {} is not a rank (N = {})", req.root, topo.n_ranks())));
-    }
+    check_root(topo, req.root)?;
     if let Some(k) = req.options.keys().find(|k| !alg.options.contains(&k.as_str())) {
         return Err(CollsynthError::bad(format!("option --{k} does not apply to algorithm '{}'", alg.name)));
     }
     Ok(alg)
+}
+
+/// `BadInput` unless `root` is a rank of `topo`: checked before any synthesizer runs (`auto`
+/// would otherwise find that none applies, which hides the reason).
+pub fn check_root(topo: &Topology, root: usize) -> Result<()> {
+    if root >= topo.n_ranks() {
+        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
+    }
+    Ok(())
 }
 
 /// Synthesize with one algorithm after [`checked`]. The result is NOT yet verified: callers
