@@ -7,6 +7,12 @@ fn schedule(spec: &str, c: Collective, alg: &str) -> Schedule {
     crate::testing::synthesized(spec, c, alg).schedule
 }
 
+/// Each case's schedule, flat: the plan and the floors name flat transfers (a schedule
+/// stated per orbit is expanded by `lower` too).
+fn flat_schedules(cases: &[(&str, Collective, &str)]) -> Vec<Schedule> {
+    cases.iter().map(|&(spec, c, alg)| crate::ir::orbit::flat(&schedule(spec, c, alg)).unwrap().into_owned()).collect()
+}
+
 #[test]
 fn ring_allreduce_on_three_ranks_is_the_msccl_tools_ring() {
     // The shape of msccl-tools' 3-GPU ring: one thread block per rank (recv from the left, send
@@ -123,14 +129,13 @@ fn agrees_with_the_program(s: &Schedule, o: &Options) {
 
 #[test]
 fn the_block_plan_is_the_programs_thread_blocks() {
-    for (spec, c, alg) in [
+    let cases = [
         ("ring:3", Collective::Allreduce, "ring"),
         ("dgx-a100:1", Collective::Allgather, "forestcoll"),
         ("switch:4", Collective::ReduceScatter, "forestcoll"),
         ("dgx-a100:2", Collective::ReduceScatter, "forestcoll"),
-    ] {
-        // The plan names flat transfers (a schedule stated per orbit is expanded by both).
-        let s = crate::ir::orbit::flat(&schedule(spec, c, alg)).unwrap().into_owned();
+    ];
+    for s in flat_schedules(&cases) {
         agrees_with_the_program(&s, &Options::default());
         agrees_with_the_program(&s, &Options { fused: false, ..Options::default() });
         agrees_with_the_program(
@@ -216,13 +221,13 @@ fn the_step_floor_is_never_above_the_busiest_block() {
     let old = Options { channels: Some(1), dialect: Dialect::Old, ..Options::default() };
     assert_eq!(busiest_block(&lower(&s, &old).unwrap()), 79);
     // A floor above a program that fits would skip a channel count that fits.
-    for (spec, c, alg) in [
+    let cases = [
         ("dgx-a100:1", Collective::Allgather, "forestcoll"),
         ("switch:4", Collective::ReduceScatter, "forestcoll"),
         ("ring:6", Collective::Allreduce, "ring"),
         ("torus:3x3", Collective::Allreduce, "forestcoll"),
-    ] {
-        let s = crate::ir::orbit::flat(&schedule(spec, c, alg)).unwrap().into_owned();
+    ];
+    for ((spec, ..), s) in cases.iter().zip(flat_schedules(&cases)) {
         for channels in [1, 2, 3, 7] {
             for spread in [Spread::ByPiece, Spread::ByConnection] {
                 let o = Options {
