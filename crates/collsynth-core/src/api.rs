@@ -213,7 +213,9 @@ fn fastest_candidate<'a>(
         }
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
-    let picks = cost::tuning::fastest_each(made.iter().map(|(s, _)| s), &topology, size)?;
+    // Only the fastest and the mixes' candidates (no scratch slots) need their exact picks.
+    let eligible: Vec<bool> = made.iter().map(|(s, _)| !s.uses_scratch()).collect();
+    let (picks, _) = cost::tuning::fastest_top(made.iter().map(|(s, _)| s), &topology, size, &eligible, mix::MIXED)?;
     let Some(cost::tuning::Pick { index: i, depth: k, interleaved, protocol, time_us }) = cost::tuning::fastest(&picks)
     else {
         return Err(CollsynthError::bad(format!(

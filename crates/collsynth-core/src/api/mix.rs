@@ -18,6 +18,10 @@ use crate::topology::Topology;
 /// the time table's machines held the fastest).
 const PARTNERS: usize = 3;
 
+/// The candidates a mix may take: the fastest and its partners (`cost::tuning::fastest_top`
+/// need time no others exactly).
+pub(super) const MIXED: usize = 1 + PARTNERS;
+
 /// A mix must be this share faster than the fastest candidate: it is a larger program (both
 /// parts' thread blocks) for what would otherwise be a near-tie.
 const GAIN: f64 = 0.01;

@@ -32,6 +32,9 @@ pub fn depths(s: &Schedule) -> &'static [usize] {
     }
 }
 
+/// A schedule's times (us) by protocol, `None` for the tuner's ([`protocol_times`]).
+pub type ProtocolTimes = Vec<(f64, Option<Protocol>)>;
+
 /// What [`fastest`] picked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pick {
@@ -92,6 +95,72 @@ pub fn fastest_each<'a>(
     Ok(best.into_iter().flatten().collect())
 }
 
+/// [`fastest_each`] for a caller that reads only the fastest pick and the `top` fastest of
+/// the candidates marked `eligible` (`auto`: its mixes pair the fastest candidate without
+/// scratch slots with the next three): those picks are exact, any other candidate's may be
+/// slower than its best or missing. A cut is simulated only under the protocols whose floor
+/// ([`protocol_times_below`]) is below the `top`-th fastest eligible time known so far, which
+/// only ever bounds the final one from above: what is left out could not reach the top.
+/// Candidates with the lowest floor go first, so that the bar is set early. Also returns how
+/// many (cut, protocol) runs were simulated.
+pub fn fastest_top<'a>(
+    candidates: impl IntoIterator<Item = &'a Schedule>,
+    topo: &Topology,
+    size: Rat,
+    eligible: &[bool],
+    top: usize,
+) -> Result<(Vec<Pick>, usize)> {
+    let flats = candidates.into_iter().map(crate::ir::orbit::flat).collect::<Result<Vec<_>>>()?;
+    let cuts: Vec<(usize, usize, bool)> = flats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| lowerings(f.as_ref()).into_iter().map(move |(d, il)| (i, d, il)))
+        .collect();
+    // A candidate's floor under its best protocol (a cut moves the same bytes); an error is
+    // met again, in order, when the cut is timed.
+    let floor_of: Vec<f64> = flats
+        .iter()
+        .map(|f| {
+            runtime::sim::busiest_link_us(f, topo, size).map_or(f64::INFINITY, |fl| {
+                Protocol::ALL.iter().map(|p| p.base_latency_us() + fl[p.index()]).fold(f64::INFINITY, f64::min)
+            })
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..cuts.len()).collect();
+    order.sort_by(|&a, &b| floor_of[cuts[a].0].total_cmp(&floor_of[cuts[b].0]).then(a.cmp(&b)));
+    let known = std::sync::Mutex::new(vec![f64::INFINITY; flats.len()]);
+    let bar = |known: &[f64]| {
+        let mut t: Vec<f64> = known.iter().zip(eligible).filter(|(_, &e)| e).map(|(&t, _)| t).collect();
+        t.sort_by(f64::total_cmp);
+        top.checked_sub(1).and_then(|k| t.get(k).copied()).unwrap_or(f64::INFINITY)
+    };
+    let timed = crate::parallel::each(order.len(), usize::MAX, |y| {
+        let (i, depth, interleaved) = cuts[order[y]];
+        let cap = bar(&known.lock().expect("a worker thread panicked"));
+        let times = protocol_times_below(&lowered(flats[i].as_ref(), depth, interleaved)?, topo, size, cap)?;
+        let fastest = times.iter().map(|t| t.0).fold(f64::INFINITY, f64::min);
+        let mut known = known.lock().expect("a worker thread panicked");
+        known[i] = known[i].min(fastest);
+        Ok(times)
+    });
+    let mut by_cut: Vec<Option<Result<ProtocolTimes>>> = (0..cuts.len()).map(|_| None).collect();
+    for (y, t) in timed.into_iter().enumerate() {
+        by_cut[order[y]] = Some(t);
+    }
+    let mut best: Vec<Option<Pick>> = vec![None; flats.len()];
+    let mut simulated = 0;
+    for (&(index, depth, interleaved), timed) in cuts.iter().zip(by_cut) {
+        let timed = timed.expect("every cut ran")?;
+        simulated += timed.len();
+        for (time_us, protocol) in timed {
+            if best[index].is_none_or(|b| time_us < b.time_us) {
+                best[index] = Some(Pick { index, depth, interleaved, time_us, protocol });
+            }
+        }
+    }
+    Ok((best.into_iter().flatten().collect(), simulated))
+}
+
 /// The (depth, interleaved) cuts `s` (flat) is tried at: [`depths`], then for a schedule
 /// without steps the `INTERLEAVED` depths that keep it within `INTERLEAVED_TRANSFERS`.
 pub fn lowerings(s: &Schedule) -> Vec<(usize, bool)> {
@@ -119,7 +188,7 @@ pub fn lowered(s: &Schedule, depth: usize, interleaved: bool) -> Result<Schedule
 /// already no faster than the fastest time so far is left out, not simulated: it could not
 /// be picked (picks take the first strictly faster time), and at large sizes it is LL, whose
 /// 32 KiB slices made its simulation most of `auto`'s time.
-pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Vec<(f64, Option<Protocol>)>> {
+pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<ProtocolTimes> {
     protocol_times_below(s, topo, size, f64::INFINITY)
 }
 
@@ -127,12 +196,7 @@ pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Vec<(f
 /// is no faster than `cap` is left out too, the tuner's included (`auto`'s mixes must beat
 /// the fastest candidate by 1 %: most of them cannot, and at 1 GiB their simulations were
 /// two thirds of `auto`'s time). With an infinite cap the tuner's protocol is always timed.
-pub fn protocol_times_below(
-    s: &Schedule,
-    topo: &Topology,
-    size: Rat,
-    cap: f64,
-) -> Result<Vec<(f64, Option<Protocol>)>> {
+pub fn protocol_times_below(s: &Schedule, topo: &Topology, size: Rat, cap: f64) -> Result<ProtocolTimes> {
     let tuned = runtime::choose_protocol(s, topo, size)?;
     let floors = runtime::sim::busiest_link_us(s, topo, size)?;
     let others = Protocol::ALL.into_iter().filter(|&p| p != tuned).map(Some);

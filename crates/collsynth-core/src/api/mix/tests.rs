@@ -165,3 +165,55 @@ fn auto_picks_rings_crossing_over_the_rails_on_hgx_h100() {
     let (bound, _) = crate::api::time_bound(&t, Collective::Allgather, 0, size).unwrap();
     assert!(time / bound < 1.10 && time / bound > 1.08, "{time} / {bound}");
 }
+
+/// `fastest_top` against `fastest_each`: the same fastest pick and the same `top` fastest
+/// eligible picks (the only ones `auto` reads), for fewer simulated runs.
+#[test]
+fn fastest_top_keeps_the_picks_auto_reads_and_simulates_less() {
+    use crate::cost::tuning::{fastest, fastest_top};
+    let mut saved = 0;
+    for (spec, c, size) in [
+        ("dgx-a100:2", Collective::Allgather, 1i128 << 30),
+        ("torus:4x4", Collective::Allreduce, 64 << 20),
+        ("dgx1", Collective::ReduceScatter, 1 << 20),
+    ] {
+        let t = from_spec(spec).unwrap();
+        let size = Rat::from_integer(size);
+        let made: Vec<Schedule> = ["forestcoll", "ring", "direct", "rhd", "nccl-ring", "nccl-tree"]
+            .into_iter()
+            .filter_map(|a| synthesize(&t, c, a, &Request::default(), size).ok())
+            .map(|d| as_exported(d.schedule).unwrap())
+            .collect();
+        let all = fastest_each(made.iter(), &t, size).unwrap();
+        let runs: usize = made
+            .iter()
+            .map(|s| {
+                let flat = crate::ir::orbit::flat(s).unwrap();
+                lowerings(flat.as_ref())
+                    .into_iter()
+                    .map(|(d, il)| protocol_times(&lowered(flat.as_ref(), d, il).unwrap(), &t, size).unwrap().len())
+                    .sum::<usize>()
+            })
+            .sum();
+        for (eligible, top) in [(vec![true; made.len()], 2), ((0..made.len()).map(|i| i % 3 != 0).collect(), 1)] {
+            let ranked = |p: &[Pick]| {
+                let mut r: Vec<Pick> = p.iter().copied().filter(|p| eligible[p.index]).collect();
+                r.sort_by(|a, b| a.time_us.total_cmp(&b.time_us));
+                r.truncate(top);
+                r
+            };
+            // On every core (what is simulated depends on which run ends first, never the
+            // picks), then on one, where the count saved is the same every time.
+            let (parallel, _) = fastest_top(made.iter(), &t, size, &eligible, top).unwrap();
+            let (picks, simulated) =
+                crate::parallel::single_threaded(|| fastest_top(made.iter(), &t, size, &eligible, top)).unwrap();
+            for picks in [&parallel, &picks] {
+                assert_eq!(fastest(picks), fastest(&all), "{spec}");
+                assert_eq!(ranked(picks), ranked(&all), "{spec} top {top}");
+            }
+            assert!(simulated <= runs, "{spec}");
+            saved += runs - simulated;
+        }
+    }
+    assert!(saved > 0, "some run could not reach the top");
+}
