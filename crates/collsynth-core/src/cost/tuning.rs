@@ -71,28 +71,10 @@ pub fn fastest_each<'a>(
     topo: &Topology,
     size: Rat,
 ) -> Result<Vec<Pick>> {
-    let flats = candidates.into_iter().map(crate::ir::orbit::flat).collect::<Result<Vec<_>>>()?;
-    let cuts: Vec<(usize, usize, bool)> = flats
-        .iter()
-        .enumerate()
-        .flat_map(|(i, f)| lowerings(f.as_ref()).into_iter().map(move |(d, il)| (i, d, il)))
-        .collect();
-    // Every (candidate, cut) simulated at once on every core (`auto` on `mi250:2` times ~40
-    // of them); the picks are then made in order, so ties fall as they always did.
-    let times = crate::parallel::each(cuts.len(), usize::MAX, |x| {
-        let (i, depth, interleaved) = cuts[x];
-        // What `time_us(Model::Runtime, s, topo, size, depth)` runs, then the other protocols.
-        protocol_times(&lowered(flats[i].as_ref(), depth, interleaved)?, topo, size)
-    });
-    let mut best: Vec<Option<Pick>> = vec![None; flats.len()];
-    for (&(index, depth, interleaved), timed) in cuts.iter().zip(times) {
-        for (time_us, protocol) in timed? {
-            if best[index].is_none_or(|b| time_us < b.time_us) {
-                best[index] = Some(Pick { index, depth, interleaved, time_us, protocol });
-            }
-        }
-    }
-    Ok(best.into_iter().flatten().collect())
+    let candidates: Vec<&Schedule> = candidates.into_iter().collect();
+    // Every candidate in the top: no cap, every pick exact.
+    let eligible = vec![true; candidates.len()];
+    fastest_top(candidates, topo, size, &eligible, usize::MAX).map(|(picks, _)| picks)
 }
 
 /// [`fastest_each`] for a caller that reads only the fastest pick and the `top` fastest of
@@ -134,6 +116,8 @@ pub fn fastest_top<'a>(
         t.sort_by(f64::total_cmp);
         top.checked_sub(1).and_then(|k| t.get(k).copied()).unwrap_or(f64::INFINITY)
     };
+    // Every (candidate, cut) simulated at once on every core (`auto` on `mi250:2` times ~50
+    // of them); the picks are then made in cut order, so ties fall as they always did.
     let timed = crate::parallel::each(order.len(), usize::MAX, |y| {
         let (i, depth, interleaved) = cuts[order[y]];
         let cap = bar(&known.lock().expect("a worker thread panicked"));
