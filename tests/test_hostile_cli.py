@@ -307,6 +307,9 @@ BAD = [
     (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "99999999999999999999"], "--root"),
     (["synth", "ring:8", "-c", "broadcast", "-a", "ring", "--root", "-1"], "--root"),
     (["bound", "ring:8", "-c", "broadcast", "--root", "-1"], "--root"),
+    (["synth", "ring:8", "-c", "allreduce", "-a", "auto", "--root", "8"], "--root 8 is not a rank"),
+    (["synth", "ring:8", "-c", "allreduce", "-a", "auto", "--root", "99999999999999999999"], "--root"),
+    (["synth", "ring:8", "-c", "allreduce", "-a", "auto", "--root", "-1"], "--root"),
     (["circulant", "check", "--max-p", "5", "--threads", "-1"], "--threads"),
     (["circulant", "check", "--max-p", "5", "--random", "99999999999"], "--random"),
     (
