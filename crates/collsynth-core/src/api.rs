@@ -337,9 +337,7 @@ pub fn two_ranks(topo: &Topology) -> Result<()> {
 
 fn compute_bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
     two_ranks(topo)?;
-    if root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
-    }
+    synth::check_root(topo, root)?;
     let n = Rat::from_integer(topo.n_ranks() as i128);
     // The zoo's symmetry cuts the bound's max flows to one per rank orbit (same result).
     let symmetry = crate::zoo::symmetry::node_generators(topo);

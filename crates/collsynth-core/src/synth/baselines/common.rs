@@ -204,13 +204,8 @@ pub(crate) fn unsupported(name: &str, collective: Collective) -> CollsynthError 
     CollsynthError::bad(format!("algorithm '{name}' does not support {}", collective.name()))
 }
 
-/// Checks the root of a rooted collective.
-pub(crate) fn check_root(topo: &Topology, root: usize) -> Result<()> {
-    if root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {root} is not a rank (N = {})", topo.n_ranks())));
-    }
-    Ok(())
-}
+/// Checks the root of a rooted collective (one rule for every synthesizer and `auto`).
+pub(crate) use crate::synth::check_root;
 
 /// Test helper shared by the baselines' tests: synthesize `spec` with `synthesize`.
 #[cfg(test)]

@@ -345,9 +345,7 @@ fn prologue(topo: &Topology, req: &Request, size: Option<Rat>) -> Result<(Option
         Some(r) => restrict_ranks(topo, r)?,
         None => topo.clone(),
     };
-    if req.root >= topo.n_ranks() {
-        return Err(CollsynthError::bad(format!("--root {} is not a rank (N = {})", req.root, topo.n_ranks())));
-    }
+    crate::synth::check_root(&topo, req.root)?;
     Ok((o, topo, req.root))
 }
 
