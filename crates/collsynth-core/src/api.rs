@@ -301,7 +301,7 @@ pub struct Bounds {
 
 /// Exact bounds for `collective` (root used by broadcast / reduce).
 pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
-    let key = (crate::ir::json::topology_hash(topo), collective, root);
+    let key = (crate::topology::json::write(topo), collective, root);
     let memo = bounds_memo();
     if let Some(b) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return Ok(b);
@@ -315,6 +315,8 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
 
 /// Bounds are pure functions of (topology, collective, root) and the allreduce LP can take
 /// seconds: `compare` and `evaluate` ask for the same bounds once per size and algorithm.
+/// Keyed by the topology's JSON, as ForestColl's LP memo is, not a hash of it: a collision
+/// would be a wrong answer.
 type BoundsMemo = std::sync::Mutex<std::collections::HashMap<(String, Collective, usize), Bounds>>;
 
 fn bounds_memo() -> &'static BoundsMemo {

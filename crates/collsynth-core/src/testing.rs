@@ -227,7 +227,7 @@ pub struct CountingWriter {
 
 impl CountingWriter {
     pub fn new() -> CountingWriter {
-        CountingWriter { writes: 0, largest: 0, total: 0, hash: 0xcbf2_9ce4_8422_2325 }
+        CountingWriter { writes: 0, largest: 0, total: 0, hash: crate::ir::json::FNV1A_OFFSET }
     }
 }
 
@@ -236,9 +236,7 @@ impl std::io::Write for CountingWriter {
         self.writes += 1;
         self.largest = self.largest.max(buf.len());
         self.total += buf.len();
-        for &b in buf {
-            self.hash = (self.hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        self.hash = crate::ir::json::fnv1a_extend(self.hash, buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {

@@ -351,7 +351,7 @@ fn the_time_bound_is_computed_ahead_of_an_evaluation() {
     t.name = "time-bound-ahead".into();
     let effective = cost::runtime::bound::effective_topology(&t);
     let memoized = |topo: &Topology| {
-        let key = (crate::ir::json::topology_hash(topo), Collective::Allreduce, 0);
+        let key = (crate::topology::json::write(topo), Collective::Allreduce, 0);
         bounds_memo().lock().unwrap().contains_key(&key)
     };
     let req = Request { root: 0, options: Default::default(), size: None };

@@ -15,15 +15,19 @@ pub const FORMAT: &str = "collsynth-schedule/1";
 /// file is byte-identical to before).
 pub const FORMAT_2: &str = "collsynth-schedule/2";
 
-/// FNV-1a 64-bit hash of the canonical topology JSON: identifies the topology a schedule
-/// was made for (not cryptographic; a dependency for a 64-bit fingerprint is not worth it).
+/// FNV-1a 64's starting value; [`fnv1a_extend`] folds bytes into a hash.
+pub(crate) const FNV1A_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a 64 of `h` followed by `bytes` (not cryptographic; a dependency for a 64-bit
+/// fingerprint is not worth it).
+pub(crate) fn fnv1a_extend(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// FNV-1a 64 of the canonical topology JSON: names the topology a schedule was made for in
+/// its file. Not a memo key: a collision there would be a wrong answer.
 pub fn topology_hash(topo: &Topology) -> String {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in topo_json::write(topo).bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("fnv1a64:{h:016x}")
+    format!("fnv1a64:{:016x}", fnv1a_extend(FNV1A_OFFSET, topo_json::write(topo).as_bytes()))
 }
 
 fn route_nodes(topo: &Topology, t: &Transfer) -> Vec<usize> {
