@@ -7,7 +7,6 @@ use super::{Aliasing, Lines};
 use crate::hash::FastMap as HashMap;
 use crate::msccl::model::{Program, Step, ThreadBlock};
 use std::collections::VecDeque;
-use std::rc::Rc;
 
 /// One thread block while running: in iteration `iter` of the buffer loop, at step `pc`,
 /// with `call` send/receive calls of that step done and `slice` slices of the next one.
@@ -196,7 +195,7 @@ impl<'p> Machine<'p> {
         let first_tb: Vec<usize> = by_rank.iter().scan(0, |n, t| Some(std::mem::replace(n, *n + t.len()))).collect();
         let total = by_rank.iter().map(Vec::len).sum();
         let comp = components(&by_rank);
-        let zero: Vc = Rc::new(vec![0; comp.iter().filter(|&&c| c != NONE).count()]);
+        let zero = Vc::zeros(comp.iter().filter(|&&c| c != NONE).count());
         let (mut tbs, mut conn_ids) = (Vec::with_capacity(total), HashMap::default());
         let mut conn = |from: usize, to: usize, chan: usize| {
             let k = conn_ids.len();
@@ -206,7 +205,7 @@ impl<'p> Machine<'p> {
             for &tb in rank_tbs {
                 let send = peer(tb.send, rank, p.ngpus, "send")?.map(|q| conn(rank, q, tb.chan));
                 let recv = peer(tb.recv, rank, p.ngpus, "recv")?.map(|q| conn(q, rank, tb.chan));
-                let vc = Rc::clone(&zero);
+                let vc = zero.clone();
                 let starts = std::iter::once(0)
                     .chain(tb.steps.iter().scan(0u32, |n, st| {
                         *n = n.saturating_add(calls.of(st).min(u32::MAX as usize) as u32);

@@ -4,7 +4,7 @@
 //! `check`'s first line, on exported programs and on mutations of them that race, hang,
 //! miscount or compute wrong values.
 
-use super::super::clock::{first_greater, PLAIN};
+use super::super::clock::{exceeds, merge, Clock, Seen, Vc, NONE, PLAIN};
 use super::*;
 use crate::api;
 use crate::msccl::{export, lower};
@@ -170,17 +170,43 @@ fn deadlock_only_runs_find_the_full_runs_deadlock() {
     assert!(hangs > 0);
 }
 
-/// The blocked search finds the first greater component at every position and length.
+/// The branch-free comparison is "some component above": a single component decides it.
 #[test]
-fn first_greater_is_the_first_position_where_a_exceeds_b() {
+fn exceeds_is_some_component_above() {
     let mut rng = Lcg(21);
-    for n in [0, 1, 63, 64, 65, 200] {
-        for _ in 0..50 {
-            // b is mostly ahead of a, so the first greater component falls anywhere.
-            let a: Vec<u32> = (0..n).map(|_| 1 + rng.below(4) as u32).collect();
-            let b: Vec<u32> = a.iter().map(|&x| if rng.below(n.max(1)) == 0 { x - 1 } else { x + 1 }).collect();
-            let want = a.iter().zip(&b).position(|(x, y)| x > y);
-            assert_eq!(first_greater(&a, &b), want, "{a:?} {b:?}");
-        }
+    for _ in 0..200 {
+        let a: [u32; 64] = std::array::from_fn(|_| rng.below(4) as u32);
+        let b: [u32; 64] = std::array::from_fn(|_| rng.below(4) as u32);
+        assert_eq!(exceeds(&a, &b), a.iter().zip(&b).any(|(x, y)| x > y), "{a:?} {b:?}");
     }
+    let (mut a, b) = ([5; 64], [5; 64]);
+    assert!(!exceeds(&a, &b));
+    a[63] = 6;
+    assert!(exceeds(&a, &b) && !exceeds(&b, &a));
+}
+
+/// A merge takes the componentwise maximum and the publisher's own count, shares the
+/// segments the incoming clock dominates instead of copying them, and leaves a snapshot
+/// taken before it unchanged.
+#[test]
+fn merge_is_the_maximum_and_shares_dominated_segments() {
+    // 130 components: segments 0 and 1 full, segment 2 two components long.
+    let (mut a, mut b) = (Vc::zeros(130), Vc::zeros(130));
+    let (mut sa, mut sb) = (Seen::default(), Seen::default());
+    let bump = |vc: &mut Vc, seen: &mut Seen, who: u32, own: u32| {
+        merge(vc, seen, &Clock::snapshot(&Vc::zeros(130), who, own));
+    };
+    bump(&mut a, &mut sa, 3, 7); // a ahead in segment 0
+    bump(&mut b, &mut sb, 70, 9); // b ahead in segment 1
+    bump(&mut b, &mut sb, 5, 2); // b ahead in segment 0 too, elsewhere
+    let before = a.clone();
+    merge(&mut a, &mut sa, &Clock::snapshot(&b, 129, 4));
+    let got: Vec<u32> = (0..130).map(|c| a.get(c).unwrap()).collect();
+    let want: Vec<u32> =
+        (0..130).map(|c| [(3, 7), (70, 9), (5, 2), (129, 4)].iter().find(|x| x.0 == c).map_or(0, |x| x.1)).collect();
+    assert_eq!(got, want);
+    assert!(std::rc::Rc::ptr_eq(a.segment(1), b.segment(1)), "segment 1: b dominates, so it is shared");
+    assert!(!std::rc::Rc::ptr_eq(a.segment(0), b.segment(0)), "segment 0: both ahead somewhere, so it is new");
+    assert_eq!((before.get(3), before.get(70), before.get(5)), (Some(7), Some(0), Some(0)));
+    assert_eq!(a.get(NONE), None);
 }
