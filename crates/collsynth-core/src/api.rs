@@ -301,7 +301,7 @@ pub struct Bounds {
 
 /// Exact bounds for `collective` (root used by broadcast / reduce).
 pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bounds> {
-    let key = (crate::topology::json::write(topo), collective, root);
+    let key = bounds_key(topo, collective, root);
     let memo = bounds_memo();
     if let Some(b) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return Ok(b);
@@ -317,7 +317,13 @@ pub fn bounds(topo: &Topology, collective: Collective, root: usize) -> Result<Bo
 /// seconds: `compare` and `evaluate` ask for the same bounds once per size and algorithm.
 /// Keyed by the topology's JSON, as ForestColl's LP memo is, not a hash of it: a collision
 /// would be a wrong answer.
-type BoundsMemo = std::sync::Mutex<std::collections::HashMap<(String, Collective, usize), Bounds>>;
+type BoundsMemo = std::sync::Mutex<std::collections::HashMap<BoundsKey, Bounds>>;
+
+type BoundsKey = (String, Collective, usize);
+
+fn bounds_key(topo: &Topology, collective: Collective, root: usize) -> BoundsKey {
+    (crate::topology::json::write(topo), collective, root)
+}
 
 fn bounds_memo() -> &'static BoundsMemo {
     static MEMO: std::sync::OnceLock<BoundsMemo> = std::sync::OnceLock::new();

@@ -350,10 +350,8 @@ fn the_time_bound_is_computed_ahead_of_an_evaluation() {
     let mut t = from_spec("ring:7").unwrap();
     t.name = "time-bound-ahead".into();
     let effective = cost::runtime::bound::effective_topology(&t);
-    let memoized = |topo: &Topology| {
-        let key = (crate::topology::json::write(topo), Collective::Allreduce, 0);
-        bounds_memo().lock().unwrap().contains_key(&key)
-    };
+    let memoized =
+        |topo: &Topology| bounds_memo().lock().unwrap().contains_key(&bounds_key(topo, Collective::Allreduce, 0));
     let req = Request { root: 0, options: Default::default(), size: None };
     let mut sub = req.clone();
     sub.options.insert("ranks".into(), "0-3".into());

@@ -135,12 +135,12 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
         None => (1..=MAX_CHANNELS).collect(),
     };
     let prep = assign::Prepared::new(s, &ops, fuse);
+    let max = o.dialect.max_steps_per_tb();
     let mut why = String::new();
     for c in tries {
         for spread in o.spread.into_iter().chain([Spread::ByPiece, Spread::ByConnection]) {
             let chan = assign::TbAssignment::channels_of(s, c, spread);
             // A try that cannot fit the step limit is known from a count, before assigning.
-            let max = o.dialect.max_steps_per_tb();
             if let Some(floor) = assign::TbAssignment::step_floor(s, c, &chan).filter(|f| f.steps > max) {
                 why = format!("{floor} (limit {max} steps)");
                 continue;

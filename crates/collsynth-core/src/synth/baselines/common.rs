@@ -204,9 +204,6 @@ pub(crate) fn unsupported(name: &str, collective: Collective) -> CollsynthError 
     CollsynthError::bad(format!("algorithm '{name}' does not support {}", collective.name()))
 }
 
-/// Checks the root of a rooted collective (one rule for every synthesizer and `auto`).
-pub(crate) use crate::synth::check_root;
-
 /// Test helper shared by the baselines' tests: synthesize `spec` with `synthesize`.
 #[cfg(test)]
 pub(crate) fn run_on(

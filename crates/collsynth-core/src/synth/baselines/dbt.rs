@@ -11,7 +11,7 @@
 //! - allreduce: each half reduced up its tree to its top, then broadcast back down:
 //!   compose(reduce, broadcast) of the trees with half h rooted at the top of tree h.
 
-use super::common::{allreduce, check_root, part, reduction, unsupported, Paths};
+use super::common::{allreduce, part, reduction, unsupported, Paths};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Extras, Request};
@@ -119,7 +119,7 @@ fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<
 /// Steps are as early as dependencies allow.
 pub fn broadcast(topo: &Topology, trees: &[Tree; 2], root: Option<usize>) -> Result<Schedule> {
     if let Some(root) = root {
-        check_root(topo, root)?;
+        crate::synth::check_root(topo, root)?;
     }
     let n = topo.n_ranks();
     let mut s = Schedule::new(Collective::Broadcast, n, root.unwrap_or(0), DBT.name);

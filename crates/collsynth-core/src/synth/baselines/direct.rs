@@ -2,7 +2,7 @@
 //! broadcast: the root sends to every rank. Routes are shortest paths. Reductions by the
 //! shared reversal, allreduce = reduce-scatter then allgather.
 
-use super::common::{check_root, from_copy_forms, part, Paths, ALL_FIVE};
+use super::common::{from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::Result;
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Extras, Request};
@@ -39,7 +39,7 @@ pub fn allgather(topo: &Topology) -> Result<Schedule> {
 
 /// The root sends the whole message to every other rank at step 0.
 pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
-    check_root(topo, root)?;
+    crate::synth::check_root(topo, root)?;
     let n = topo.n_ranks();
     let mut s = Schedule::new(Collective::Broadcast, n, root, DIRECT.name);
     let piece = s.add_piece(part(0, 0, 1));

@@ -4,7 +4,7 @@
 //! binomial tree from the root (any N: at step k, relative ranks v < 2^k send to v + 2^k),
 //! reduce its reversal. Routes are shortest paths.
 
-use super::common::{check_root, from_copy_forms, part, Paths, ALL_FIVE};
+use super::common::{from_copy_forms, part, Paths, ALL_FIVE};
 use crate::error::{CollsynthError, Result};
 use crate::ir::{Collective, Schedule};
 use crate::synth::{Algorithm, Extras, Request};
@@ -66,7 +66,7 @@ pub fn allgather(topo: &Topology) -> Result<Schedule> {
 /// Binomial tree from `root`: with v = (r - root) mod N, at step k every v < 2^k sends to
 /// v + 2^k when that is below N; ceil(log2 N) steps.
 pub fn broadcast(topo: &Topology, root: usize) -> Result<Schedule> {
-    check_root(topo, root)?;
+    crate::synth::check_root(topo, root)?;
     let n = topo.n_ranks();
     let mut s = Schedule::new(Collective::Broadcast, n, root, RHD.name);
     let piece = s.add_piece(part(0, 0, 1));

@@ -348,7 +348,7 @@ pub fn allgather_per_orbit(topo: &Topology, plan: &RingPlan, forward: &[usize]) 
 
 /// Chain broadcast from `root` along the ring order (one piece).
 pub fn broadcast(topo: &Topology, plan: &RingPlan, root: usize) -> Result<Schedule> {
-    super::common::check_root(topo, root)?;
+    crate::synth::check_root(topo, root)?;
     let order = &plan.order;
     let n = order.len();
     let mut s = Schedule::new(Collective::Broadcast, n, root, RING.name);
