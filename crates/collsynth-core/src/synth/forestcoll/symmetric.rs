@@ -45,19 +45,24 @@ impl Cayley {
         crate::zoo::symmetry::translation_candidates(topo).into_iter().find_map(|dims| Cayley::check(topo, dims))
     }
 
-    /// Every rank's out-links, as (offset to the destination, bandwidth) sorted, must equal
-    /// rank 0's: then translating by `v` maps the i-th out-link of `a` to the i-th of `a + v`.
+    /// Every rank's out-links, as (offset to the destination, bandwidth, latency) sorted, must
+    /// equal rank 0's: then translating by `v` maps the i-th out-link of `a` to the i-th of
+    /// `a + v`. Latency too, though the packing reads bandwidths only: the schedule is kept
+    /// per orbit of this group, which must be an automorphism of the whole topology.
     fn check(topo: &Topology, dims: Vec<usize>) -> Option<Cayley> {
         let n = topo.n_ranks();
         let mut c = Cayley { dims, deg: 0, out: Vec::with_capacity(topo.links.len()), offset: Vec::new() };
-        let mut first: Vec<(usize, crate::rational::Rat)> = Vec::new();
+        let mut first: Vec<(usize, crate::rational::Rat, u64)> = Vec::new();
         for a in 0..n {
-            let mut sig: Vec<(usize, crate::rational::Rat, usize)> = topo
+            let mut sig: Vec<(usize, crate::rational::Rat, u64, usize)> = topo
                 .out_links(topo.rank_node(a))
-                .map(|l| (c.sub(topo.rank_of(topo.links[l].dst).expect("switch-free"), a), topo.links[l].bandwidth, l))
+                .map(|l| {
+                    let link = &topo.links[l];
+                    (c.sub(topo.rank_of(link.dst).expect("switch-free"), a), link.bandwidth, link.latency.to_bits(), l)
+                })
                 .collect();
             sig.sort_unstable();
-            let key: Vec<_> = sig.iter().map(|&(o, b, _)| (o, b)).collect();
+            let key: Vec<_> = sig.iter().map(|&(o, b, lat, _)| (o, b, lat)).collect();
             if a == 0 {
                 c.deg = sig.len();
                 c.offset = sig.iter().map(|s| s.0).collect();
@@ -65,7 +70,7 @@ impl Cayley {
             } else if key != first {
                 return None;
             }
-            c.out.extend(sig.iter().map(|s| s.2));
+            c.out.extend(sig.iter().map(|s| s.3));
         }
         Some(c)
     }

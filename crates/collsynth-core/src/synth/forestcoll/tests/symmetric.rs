@@ -86,6 +86,28 @@ fn no_group_means_the_general_path() {
 }
 
 #[test]
+fn a_direction_slower_in_latency_is_no_translation() {
+    // A ring of 4 with equal bandwidths whose link r0 -> r1 alone is 0.5 us slower: the
+    // rotation keeps every bandwidth, not every latency, so it is no automorphism and the
+    // schedule cannot be kept per orbit of it (it was: the orbit check then failed as an
+    // internal error; found by `random_topologies_reach_the_bound` on 2 ranks).
+    let mut tb = TopologyBuilder::new("asym");
+    for i in 0..4 {
+        tb.compute(format!("r{i}"), None);
+    }
+    for i in 0..4 {
+        tb.link(i, (i + 1) % 4, Rat::from_integer(20), if i == 0 { 0.5 } else { 0.0 });
+        tb.link((i + 1) % 4, i, Rat::from_integer(20), 0.0);
+    }
+    let t = tb.build().unwrap();
+    assert!(crate::synth::forestcoll::symmetric::Cayley::detect(&t).is_none());
+    for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce] {
+        let s = synthesize(&t, c, &Request::default()).unwrap();
+        crate::verify::verify(&s, &t).unwrap();
+    }
+}
+
+#[test]
 fn bfs_order_shortfall_falls_back() {
     // i -> i+1 at 50 GB/s and i -> i+7 at 200 GB/s on Z_10: a Cayley graph, but no BFS order
     // admits parents that fit the types' supplies; the general packing reaches the optimum.
