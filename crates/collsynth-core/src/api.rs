@@ -464,7 +464,8 @@ pub fn time_bound(
     let size = moved_size(collective, topo.n_ranks(), size).moved;
     let b = bounds(&bound::effective_topology(topo), collective, root)?;
     let floor = bound::latency_floor(topo, collective, root);
-    Ok(bound::time_bound_us(&floor, b.time_per_byte_us, size))
+    let cut = bound::cut_term(topo, collective, &b.cut);
+    Ok(bound::time_bound_us(&floor, b.time_per_byte_us, cut.as_ref(), size))
 }
 
 /// `f()`, for a caller that evaluates what `f` synthesizes on `topo` next: meanwhile a second

@@ -154,7 +154,8 @@ fn schedules_over_different_shards_are_not_mixed() {
 }
 
 /// On hgx-h100:2 at 64 MiB `auto` picks NCCL's rings crossing over the rails
-/// (`nccl-ring --crossing rail`, 1.09x the time bound), where NCCL's PXN rings are 1.18x.
+/// (`nccl-ring --crossing rail`, 1.078x the time bound; 1.09x before the bound's cut term of
+/// stop 40), where NCCL's PXN rings are 1.18x.
 #[test]
 fn auto_picks_rings_crossing_over_the_rails_on_hgx_h100() {
     let t = from_spec("hgx-h100:2").unwrap();
@@ -163,7 +164,7 @@ fn auto_picks_rings_crossing_over_the_rails_on_hgx_h100() {
     assert_eq!(s.provenance.details.get("auto_choice").and_then(|v| v.as_str()), Some("nccl-ring --crossing rail"));
     let time = runtime(&s, &t, size).unwrap().time_us;
     let (bound, _) = crate::api::time_bound(&t, Collective::Allgather, 0, size).unwrap();
-    assert!(time / bound < 1.10 && time / bound > 1.08, "{time} / {bound}");
+    assert!(time / bound < 1.08 && time / bound > 1.07, "{time} / {bound}");
 }
 
 /// `fastest_top` against `fastest_each`: the same fastest pick and the same `top` fastest

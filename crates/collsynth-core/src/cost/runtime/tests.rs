@@ -144,12 +144,12 @@ fn bound_on_a_generic_ring() {
     let b = crate::api::bounds(&effective_topology(&topo), Collective::Allgather, 0).unwrap();
     close(to_f64(&b.time_per_byte_us), 3.0 / 4e5);
     // 1 KiB: LL's latency wins: 3.6 + 3 us.
-    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, Rat::from_integer(1024));
+    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, None, Rat::from_integer(1024));
     assert_eq!(p, Protocol::LL);
     close(t, 6.6);
     // 32 MiB: Simple's bandwidth term: 8.4 + 3 M / 4e5 + 1.
     let m = 32 * MIB;
-    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, Rat::from_integer(m));
+    let (t, p) = time_bound_us(&floor, b.time_per_byte_us, None, Rat::from_integer(m));
     assert_eq!(p, Protocol::Simple);
     close(t, 8.4 + 3.0 * m as f64 / 4e5 + 1.0);
     // The ring allgather attains it at 32 MiB (bandwidth regime above).
@@ -256,13 +256,17 @@ fn folds_pay_their_own_connections_step() {
 fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
     // Directed, switched, direct-connect and machine topologies; every size regime.
     let mut checked = 0;
-    for spec in ["ring:5", "torus:3x3", "switch:4", "dgx-a100:1", "dgx1", "mi250:1,gcds=8", "hgx-h100:1"] {
+    // The two-box machines' cuts mix classes (NICs start later: the cut's own term).
+    let specs = ["ring:5", "torus:3x3", "switch:4", "dgx-a100:1", "dgx1", "mi250:1,gcds=8", "hgx-h100:1"];
+    for spec in specs.into_iter().chain(["dgx-a100:2", "mi250:2,gcds=4", "hgx-h100:2"]) {
         let topo = zoo::from_spec(spec).unwrap();
         let cases = [
             (Collective::Allgather, "ring"),
             (Collective::ReduceScatter, "direct"),
             (Collective::Allgather, "nccl-ring"),
             (Collective::Allreduce, "nccl-tree"),
+            (Collective::Broadcast, "dbt"),
+            (Collective::Reduce, "dbt"),
         ];
         for (coll, algo) in cases {
             let Ok(x) = crate::api::synthesize(&topo, coll, algo, &Default::default(), Rat::from_integer(MIB)) else {
@@ -280,6 +284,36 @@ fn the_bound_holds_for_every_protocol_on_zoo_schedules() {
         }
     }
     assert!(checked >= 7 * 4 * 3 * 3, "{checked}");
+}
+
+#[test]
+fn the_cut_term_starts_a_gcd_pairs_ib_ports_late() {
+    // mi250:2 reduce-scatter: the bottleneck cut is the data leaving GCDs 0 and 1 of box 0:
+    // their 6 outer xGMI links (2 x 150 GB/s raw, 0.72 efficient, 3.6 us Simple overhead)
+    // and their 2 switch up links (2 x 16 GB/s, 0.9, NCCL's 22.5 us step below MSCCL's 28).
+    let topo = zoo::from_spec("mi250:2").unwrap();
+    let b = crate::api::bounds(&effective_topology(&topo), Collective::ReduceScatter, 0).unwrap();
+    let cut = super::bound::cut_term(&topo, Collective::ReduceScatter, &b.cut).unwrap();
+    let (xgmi, ib) = (216.0, 28.8);
+    close(cut.start_us[Protocol::Simple.index()], 8.4 + (xgmi * 3.6 + ib * 22.5) / (xgmi + ib));
+    assert_eq!(cut.time_per_byte_us, b.time_per_byte_us, "the cut is the bound's own");
+    close(to_f64(&cut.time_per_byte_us), 30.0 / 32.0 / (xgmi + ib) / 1e3);
+    // 64 MiB: the cut's term is the bound, 2.2 us above the smallest overhead's.
+    let m = Rat::from_integer(64 * MIB);
+    let floor = latency_floor(&topo, Collective::ReduceScatter, 0);
+    let (plain, _) = time_bound_us(&floor, b.time_per_byte_us, None, m);
+    let (t, p) = crate::api::time_bound(&topo, Collective::ReduceScatter, 0, m).unwrap();
+    assert_eq!(p, Protocol::Simple);
+    close(plain, 8.4 + 3.6 + 30.0 / 32.0 * (64 * MIB) as f64 / 244.8e3);
+    close(t, 8.4 + (xgmi * 3.6 + ib * 22.5) / (xgmi + ib) + 30.0 / 32.0 * (64 * MIB) as f64 / 244.8e3);
+    assert!(t > plain + 2.2, "{t} {plain}");
+    // One class (a ring): the cut's start is the class's overhead, the bound unchanged.
+    let ring = zoo::from_spec("ring:4").unwrap();
+    let rb = crate::api::bounds(&effective_topology(&ring), Collective::Allgather, 0).unwrap();
+    let rc = super::bound::cut_term(&ring, Collective::Allgather, &rb.cut).unwrap();
+    assert_eq!(rc.start_us, latency_floor(&ring, Collective::Allgather, 0).start_us);
+    // Allreduce's bound is two phases' (or the LP's), not one cut's.
+    assert!(super::bound::cut_term(&topo, Collective::Allreduce, &b.cut).is_none());
 }
 
 #[test]
