@@ -180,7 +180,7 @@ BAD = [
             "--tree-shape",
             "Boxes-Staggered",
         ],
-        "is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted",
+        "is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted, boxes-direct",
     ),
     *[
         (
@@ -215,6 +215,18 @@ BAD = [
     (
         ["synth", "mi250:2,gcds=4", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "Boxes-Weighted"],
         "'Boxes-Weighted' is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted",
+    ),
+    (
+        ["synth", "mi250:2,gcds=4", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "Boxes-Direct"],
+        "'Boxes-Direct' is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted, boxes-direct",
+    ),
+    (
+        ["synth", "dgx-a100:2", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "boxes-direct"],
+        "--tree-shape boxes-direct needs identical boxes of direct links on one switch",
+    ),
+    (
+        ["synth", "mi250:2,gcds=4", "-c", "broadcast", "-a", "forestcoll", "--tree-shape", "boxes-direct"],
+        "--tree-shape boxes-direct applies to allgather, reduce-scatter and allreduce",
     ),
     (
         ["synth", "dgx-a100:2", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "boxes-weighted"],

@@ -20,7 +20,7 @@ const INTERLEAVED: [usize; 2] = [4, 8];
 /// Interleaving is tried while the cut schedule has at most this many transfers (a tree
 /// schedule of a few thousand transfers, as on `dgx-a100:4`; larger ones already fill their
 /// links with many pieces, and each try is three simulations).
-const INTERLEAVED_TRANSFERS: usize = 1 << 16;
+const INTERLEAVED_TRANSFERS: usize = 1 << 19;
 
 /// The depths a schedule is tried at: 1, 2, 4 and 8 for one without steps (a tree pipelines
 /// its pieces down the tree), 1 for a step schedule (its steps already are the pipeline).

@@ -60,6 +60,7 @@ pub static FORESTCOLL: Algorithm = Algorithm {
             ("tree-shape", "boxes"),
             ("tree-shape", "boxes-staggered"),
             ("tree-shape", "boxes-weighted"),
+            ("tree-shape", "boxes-direct"),
         ],
     },
 };
@@ -282,7 +283,7 @@ fn tree_shape(req: &Request) -> Result<Shapes> {
         Some(v) => {
             return Err(CollsynthError::bad(format!(
                 "--tree-shape: '{v}' is not one of budget, shallow, shallow-all, {BOXES}, {BOXES_STAGGERED}, \
-                 {BOXES_WEIGHTED}"
+                 {BOXES_WEIGHTED}, {BOXES_DIRECT}"
             )))
         }
     };
@@ -364,6 +365,12 @@ const BOXES_STAGGERED: &str = "boxes-staggered";
 /// from an LP, in units of `1/K`.
 const BOXES_WEIGHTED: &str = "boxes-weighted";
 
+/// `--tree-shape boxes-direct` ([`weighted::slots`], [`stagger`]): `boxes-staggered` over
+/// `boxes-weighted`'s LP with in-box trees on direct links only, in
+/// [`weighted::SLOTS`] equal slots per position, for Simple (a switch hop in a box pays the
+/// NIC's message overhead at every fold).
+const BOXES_DIRECT: &str = "boxes-direct";
+
 /// The two-level forest's allgather, flat, with its details; `t` in-box trees per position,
 /// the load potential's exponent and the height allowance ([`two_level::trees_with`]).
 fn two_level_allgather(topo: &Topology, t: usize, power: i32, extra: usize, shape: &str) -> Result<Schedule> {
@@ -389,13 +396,14 @@ fn two_level_emit(topo: &Topology, trees: Option<Vec<Tree>>, t: usize, shape: &s
     Ok(s)
 }
 
-/// `--tree-shape boxes`, `boxes-staggered` and `boxes-weighted`: allgather, reduce-scatter
-/// (the transpose's forest reversed; staggered: its own forest, folds ordered) and allreduce
-/// (the two composed; no LP); `--max-trees K` sets the in-box trees per position (weighted:
-/// the units of a shard).
+/// `--tree-shape boxes`, `boxes-staggered`, `boxes-weighted` and `boxes-direct`: allgather,
+/// reduce-scatter (the transpose's forest reversed; staggered and direct: folds ordered,
+/// staggered with its own forest) and allreduce (the two composed; no LP); `--max-trees K`
+/// sets the in-box trees per position (weighted: the units of a shard; direct: the slots).
 fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usize>, shape: &str) -> Result<Schedule> {
     let t = max_k.unwrap_or(two_level::DEFAULT_TREES);
     let power = two_level::POWER;
+    let slots = max_k.unwrap_or(weighted::SLOTS);
     let ag = |on: &Topology| match shape {
         BOXES_WEIGHTED => {
             let k = max_k.unwrap_or(weighted::UNITS);
@@ -404,19 +412,28 @@ fn two_level_schedule(topo: &Topology, collective: Collective, max_k: Option<usi
             s.provenance.details.set("weighted_lp_algbw_GBps", lp.unwrap_or_default());
             Ok(s)
         }
+        BOXES_DIRECT => two_level_emit(on, weighted::slots(on, slots)?, slots, shape),
         _ => two_level_allgather(on, t, power, 1, shape),
     };
     let rs = || -> Result<Schedule> {
         let tt = if symmetric(topo) { topo.clone() } else { transpose(topo) };
-        if shape != BOXES_STAGGERED {
-            return reverse(&ag(&tt)?, &tt, topo);
-        }
-        let t = max_k.unwrap_or(two_level::REDUCE_TREES);
-        let forest = two_level_allgather(&tt, t, two_level::REDUCE_POWER, two_level::REDUCE_EXTRA_HEIGHT, shape)?;
+        let (t, forest, offsets) = match shape {
+            BOXES_STAGGERED => {
+                let t = max_k.unwrap_or(two_level::REDUCE_TREES);
+                let power = two_level::REDUCE_POWER;
+                (
+                    t,
+                    two_level_allgather(&tt, t, power, two_level::REDUCE_EXTRA_HEIGHT, shape)?,
+                    stagger::Offsets::STAGGERED,
+                )
+            }
+            BOXES_DIRECT => (slots, ag(&tt)?, stagger::Offsets::DIRECT),
+            _ => return reverse(&ag(&tt)?, &tt, topo),
+        };
         let mut s = reverse(&forest, &tt, topo)?;
         let layout =
             two_level::layout(&tt).ok_or_else(|| CollsynthError::internal("a two-level forest without boxes"))?;
-        let added = stagger::stagger(&mut s, &layout, t);
+        let added = stagger::stagger(&mut s, &layout, t, offsets);
         s.provenance.details.set("ordering_dependencies", added);
         Ok(s)
     };
@@ -453,7 +470,8 @@ fn reduce_scatter(topo: &Topology, max_trees: Option<usize>, shape: Shape) -> Re
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let max_k = max_trees(req)?;
     let mode = lp_mode(req)?;
-    if let Some(shape @ (BOXES | BOXES_STAGGERED | BOXES_WEIGHTED)) = req.options.get("tree-shape").map(String::as_str)
+    if let Some(shape @ (BOXES | BOXES_STAGGERED | BOXES_WEIGHTED | BOXES_DIRECT)) =
+        req.options.get("tree-shape").map(String::as_str)
     {
         return two_level_schedule(topo, collective, max_k, shape);
     }

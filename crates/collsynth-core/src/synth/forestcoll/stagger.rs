@@ -23,24 +23,38 @@
 //! Dependencies only ever point from a later batch (or a home fold) to an earlier fold before
 //! the crossing, so they add no cycle. The offsets 3T/8 and T/4 were chosen by the runtime
 //! model on `mi250:2` over both the reduce-scatter and the allreduce, 64 MiB to 4 GiB
-//! (docs/forestcoll.md).
+//! (docs/forestcoll.md); `boxes-direct`'s forest (T = 64 slots of an LP's shares) has its home
+//! folds wait T/2 ahead ([`Offsets::DIRECT`]).
 
 use crate::ir::Schedule;
 
-/// How many batches a fold before the crossing trails its rank's previous one.
-fn lag(t: usize) -> usize {
-    (3 * t / 8).max(1)
+/// The stagger's two offsets as fractions of T: a fold before the crossing trails its rank's
+/// previous one by `lag` batches, a home fold waits for the fold `lead` batches ahead.
+#[derive(Debug, Clone, Copy)]
+pub struct Offsets {
+    lag: (usize, usize),
+    lead: (usize, usize),
 }
 
-/// How many batches ahead a home fold waits for.
-fn lead(t: usize) -> usize {
-    t / 4
+impl Offsets {
+    /// `boxes-staggered`: 3T/8 and T/4.
+    pub const STAGGERED: Offsets = Offsets { lag: (3, 8), lead: (1, 4) };
+    /// `boxes-direct`: 3T/8 and T/2 (its 64 slots: lag 24, lead 32; docs/forestcoll.md).
+    pub const DIRECT: Offsets = Offsets { lag: (3, 8), lead: (1, 2) };
+
+    fn lag(self, t: usize) -> usize {
+        (self.lag.0 * t / self.lag.1).max(1)
+    }
+
+    fn lead(self, t: usize) -> usize {
+        self.lead.0 * t / self.lead.1
+    }
 }
 
 /// Add the ordering dependencies to `rs`, the reverse of the allgather of a two-level forest
 /// whose tree i is piece i ([`super::two_level::tree_of`] places it) on the boxes `boxes`
 /// (ranks by position) with `t` trees per position. Returns how many were added.
-pub fn stagger(rs: &mut Schedule, boxes: &[Vec<usize>], t: usize) -> usize {
+pub fn stagger(rs: &mut Schedule, boxes: &[Vec<usize>], t: usize, offsets: Offsets) -> usize {
     let (nb, g) = (boxes.len(), boxes.first().map_or(0, Vec::len));
     if nb < 2 || g == 0 || rs.pieces.len() != nb * g * t {
         return 0;
@@ -67,12 +81,12 @@ pub fn stagger(rs: &mut Schedule, boxes: &[Vec<usize>], t: usize) -> usize {
         let (b, j, _) = super::two_level::tree_of(tr.piece, g, t);
         let c = box_of[x];
         let batch = if c != b {
-            match j.checked_sub(lag(t)) {
+            match j.checked_sub(offsets.lag(t)) {
                 Some(k) => k,
                 None => continue,
             }
         } else {
-            (j + lead(t)).min(t - 1)
+            (j + offsets.lead(t)).min(t - 1)
         };
         for other in (0..nb).filter(|&o| o != c) {
             let pc = piece(other, batch, pos_of[x]);

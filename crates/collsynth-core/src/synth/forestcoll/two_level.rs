@@ -45,9 +45,19 @@ pub const POWER: i32 = 16;
 /// How an in-box tree reaches a rank from its parent: by their direct link, or through the
 /// switch (the parent's up link and the child's down link).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Via {
+pub(crate) enum Via {
     Direct,
     Switch,
+}
+
+/// Which routes an in-box tree may take from a parent to a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Routes {
+    /// The direct link, or through the switch (up then down).
+    Any,
+    /// The direct link only; growth takes the switch where the height leaves a rank no direct
+    /// parent. Under Simple a switch route costs the NIC's message overhead at every fold.
+    Direct,
 }
 
 /// One box's links by position: the direct links (`direct[p][q]`, a link index of box 0)
@@ -67,8 +77,11 @@ impl BoxLinks {
         }
     }
 
-    fn vias(&self, u: usize, v: usize) -> impl Iterator<Item = Via> + '_ {
-        [Via::Direct, Via::Switch].into_iter().filter(move |&w| w == Via::Switch || self.direct[u][v].is_some())
+    fn vias(&self, u: usize, v: usize, routes: Routes) -> impl Iterator<Item = Via> + '_ {
+        [Via::Direct, Via::Switch].into_iter().filter(move |&w| match w {
+            Via::Direct => self.direct[u][v].is_some(),
+            Via::Switch => routes == Routes::Any,
+        })
     }
 
     /// The links `tree` takes in box 0, parents first (a link twice if taken twice).
@@ -117,6 +130,11 @@ impl InBox {
             depth[v] = depth[self.parent[v].0] + 1;
         }
         depth
+    }
+
+    /// Hops from the deepest rank up to the root.
+    pub(super) fn height(&self) -> usize {
+        self.depths().into_iter().max().unwrap_or(0)
     }
 
     /// Non-root positions, parents first (breadth first from the root, by position).
@@ -184,7 +202,7 @@ pub fn trees(topo: &Topology, t: usize) -> Option<Vec<Tree>> {
 pub fn trees_with(topo: &Topology, t: usize, power: i32, extra: usize) -> Option<Vec<Tree>> {
     let (bx, links) = boxes_of(topo)?;
     let height = links.diameter()? + extra;
-    let in_box = in_box_trees(topo, &bx, &links, t, height, power);
+    let in_box = in_box_trees(topo, &bx, &links, (t, height, power), Routes::Any);
     Some(place_forest(topo, &bx, &in_box.iter().map(|tree| (tree, 1)).collect::<Vec<_>>()))
 }
 
@@ -252,15 +270,15 @@ fn box_links(topo: &Topology, bx: &Boxes) -> Option<BoxLinks> {
     })
 }
 
-/// `t` in-box trees per position of height at most `height` (see the module docs), in the
-/// order (tree j of position 0, ..., tree j of position G - 1) for j = 0..t.
+/// `t` in-box trees per position of height at most `height` (see the module docs), the load
+/// potential's exponent `power`, by `routes`, in the order (tree j of position 0, ..., tree j
+/// of position G - 1) for j = 0..t.
 pub(super) fn in_box_trees(
     topo: &Topology,
     bx: &Boxes,
     links: &BoxLinks,
-    t: usize,
-    height: usize,
-    power: i32,
+    (t, height, power): (usize, usize, i32),
+    routes: Routes,
 ) -> Vec<InBox> {
     let g = links.g;
     let n_boxes = bx.boxes().len() as f64;
@@ -279,7 +297,7 @@ pub(super) fn in_box_trees(
     let mut trees = Vec::with_capacity(g * t);
     for _ in 0..t {
         for root in 0..g {
-            trees.push(grow(links, &mut loads, root, height, w));
+            trees.push(grow(links, &mut loads, root, (height, w), routes));
         }
     }
     for _ in 0..ROUNDS {
@@ -287,7 +305,7 @@ pub(super) fn in_box_trees(
         for tree in trees.iter_mut() {
             let root = tree.root;
             for v in (0..g).filter(|&v| v != root) {
-                moved |= improve(links, &mut loads, tree, v, height, w);
+                moved |= improve(links, &mut loads, tree, v, (height, w), routes);
             }
         }
         if !moved {
@@ -299,25 +317,29 @@ pub(super) fn in_box_trees(
 
 /// Greedy growth: the rank, parent and route whose busiest link would be least loaded (ties:
 /// the shallower parent, then the lower positions, direct before switch).
-fn grow(links: &BoxLinks, loads: &mut Loads, root: usize, height: usize, w: f64) -> InBox {
+fn grow(links: &BoxLinks, loads: &mut Loads, root: usize, (height, w): (usize, f64), routes: Routes) -> InBox {
     let g = links.g;
     let mut depth = vec![usize::MAX; g];
     depth[root] = 0;
     let mut parent = vec![(root, Via::Direct); g];
     for _ in 1..g {
-        let mut best: Option<(f64, usize, usize, usize, Via)> = None;
-        for v in (0..g).filter(|&v| depth[v] == usize::MAX) {
-            for u in (0..g).filter(|&u| depth[u] < height) {
-                for via in links.vias(u, v) {
-                    let peak = loads.peak_with(links.route(u, v, via), w);
-                    if best.is_none_or(|(p, d, ..)| peak < p || (peak == p && depth[u] < d)) {
-                        best = Some((peak, depth[u], u, v, via));
+        let choose = |routes: Routes| {
+            let mut best: Option<(f64, usize, usize, usize, Via)> = None;
+            for v in (0..g).filter(|&v| depth[v] == usize::MAX) {
+                for u in (0..g).filter(|&u| depth[u] < height) {
+                    for via in links.vias(u, v, routes) {
+                        let peak = loads.peak_with(links.route(u, v, via), w);
+                        if best.is_none_or(|(p, d, ..)| peak < p || (peak == p && depth[u] < d)) {
+                            best = Some((peak, depth[u], u, v, via));
+                        }
                     }
                 }
             }
-        }
+            best
+        };
         // The switch route reaches every rank from the root, so there is always a choice.
-        let (_, _, u, v, via) = best.expect("a rank joins through the switch at worst");
+        let (_, _, u, v, via) =
+            choose(routes).or_else(|| choose(Routes::Any)).expect("a rank joins through the switch at worst");
         loads.add(links.route(u, v, via), w);
         depth[v] = depth[u] + 1;
         parent[v] = (u, via);
@@ -327,7 +349,14 @@ fn grow(links: &BoxLinks, loads: &mut Loads, root: usize, height: usize, w: f64)
 
 /// Move v (with its subtree) to the parent and route that lowers the load potential most,
 /// keeping the height; true if it moved.
-fn improve(links: &BoxLinks, loads: &mut Loads, tree: &mut InBox, v: usize, height: usize, w: f64) -> bool {
+fn improve(
+    links: &BoxLinks,
+    loads: &mut Loads,
+    tree: &mut InBox,
+    v: usize,
+    (height, w): (usize, f64),
+    routes: Routes,
+) -> bool {
     let depth = tree.depths();
     let inside = tree.subtree(v);
     let below = (0..links.g).filter(|&x| inside[x]).map(|x| depth[x] - depth[v]).max().unwrap_or(0);
@@ -335,7 +364,7 @@ fn improve(links: &BoxLinks, loads: &mut Loads, tree: &mut InBox, v: usize, heig
     let old = links.route(pu, v, pvia);
     let mut best: Option<(f64, usize, Via)> = None;
     for u in (0..links.g).filter(|&u| !inside[u] && depth[u] + 1 + below <= height) {
-        for via in links.vias(u, v).filter(|&via| (u, via) != (pu, pvia)) {
+        for via in links.vias(u, v, routes).filter(|&via| (u, via) != (pu, pvia)) {
             let new = links.route(u, v, via);
             let touched: Vec<usize> = old.iter().chain(&new).flatten().copied().collect();
             let before = loads.potential(&touched);

@@ -22,7 +22,7 @@
 
 use super::boxes::Boxes;
 use super::emit::Tree;
-use super::two_level::{self, BoxLinks, InBox};
+use super::two_level::{self, BoxLinks, InBox, Routes};
 use crate::error::{CollsynthError, Result};
 use crate::topology::Topology;
 use microlp::{ComparisonOp, OptimizationDirection, Problem, Variable};
@@ -32,6 +32,11 @@ use std::collections::{BTreeMap, HashSet};
 /// and 64 ran within 1.2 % of each other at 1 GiB (docs/forestcoll.md); 32 keeps a piece's
 /// chunks well below MSCCL's 72 per step and the program half the size of 64's.
 pub const UNITS: usize = 32;
+
+/// `boxes-direct`'s slots per position unless `--max-trees` says otherwise: 16 ran the
+/// `mi250:2` reduce-scatter at 64 MiB in 319.5 us, 64 in 311.2 (interleaved 8 deep; 128
+/// in 314.2: more pieces, each paying its message overhead; docs/forestcoll.md).
+pub const SLOTS: usize = 64;
 
 /// The pool: `boxes`' local search at these trees per position and load exponents.
 const POOL_TREES: [usize; 6] = [4, 8, 12, 16, 24, 32];
@@ -45,7 +50,7 @@ const ROUNDS: usize = 64;
 /// identical boxes on one switch. Trees have counts (units), k = `k`. Also returns the LP's
 /// allgather algbw before rounding (GB/s, f64).
 pub fn trees(topo: &Topology, k: usize) -> Result<Option<(Vec<Tree>, f64)>> {
-    let Some(lp) = solve(topo)? else { return Ok(None) };
+    let Some(lp) = solve(topo, Routes::Any)? else { return Ok(None) };
     let units = balance(&lp.uses, round(&lp.shares, k), k);
     let in_box: Vec<(&InBox, i128)> = lp
         .pool
@@ -54,6 +59,36 @@ pub fn trees(topo: &Topology, k: usize) -> Result<Option<(Vec<Tree>, f64)>> {
         .flat_map(|(trees, m)| trees.iter().zip(m).filter(|&(_, &m)| m > 0).map(|(t, &m)| (t, m as i128)))
         .collect();
     Ok(Some((two_level::place_forest(topo, &lp.bx, &in_box), lp.algbw)))
+}
+
+/// `--tree-shape boxes-direct`'s forest: the LP over a pool of in-box trees on direct links
+/// only, its shares rounded to `t` units per position, each unit a tree of its own in slot
+/// j = 0..t-1 (tree `b G t + j G + p`, as [`two_level::tree_of`] numbers it). Each position
+/// deals its trees round robin over the slots, the tallest first, so every slot (and every
+/// window of slots the stagger runs at once) carries each tree's share evenly. None when
+/// `topo` is not identical boxes on one switch.
+pub fn slots(topo: &Topology, t: usize) -> Result<Option<Vec<Tree>>> {
+    let Some(lp) = solve(topo, Routes::Direct)? else { return Ok(None) };
+    let units = balance(&lp.uses, round(&lp.shares, t), t);
+    let dealt: Vec<Vec<&InBox>> = lp.pool.iter().zip(&units).map(|(trees, m)| deal(trees, m)).collect();
+    let in_box: Vec<(&InBox, i128)> = (0..t).flat_map(|j| dealt.iter().map(move |d| (d[j], 1))).collect();
+    Ok(Some(two_level::place_forest(topo, &lp.bx, &in_box)))
+}
+
+/// A position's trees with `units[i]` slots each, dealt one per tree per round, the tallest
+/// trees first (then the most units).
+pub(super) fn deal<'a>(trees: &'a [InBox], units: &[usize]) -> Vec<&'a InBox> {
+    let mut left: Vec<(usize, &InBox)> =
+        trees.iter().zip(units).filter(|&(_, &m)| m > 0).map(|(t, &m)| (m, t)).collect();
+    left.sort_by_key(|&(m, t)| std::cmp::Reverse((t.height(), m)));
+    let mut out = Vec::with_capacity(units.iter().sum());
+    while left.iter().any(|x| x.0 > 0) {
+        for x in left.iter_mut().filter(|x| x.0 > 0) {
+            out.push(x.1);
+            x.0 -= 1;
+        }
+    }
+    out
 }
 
 /// The pool and the LP's shares over it.
@@ -67,12 +102,12 @@ pub(super) struct Solved {
     pub(super) algbw: f64,
 }
 
-/// Pool the in-box trees (at most the box's diameter + 1 high) and solve the LP; None when
-/// `topo` is not identical boxes on one switch.
-pub(super) fn solve(topo: &Topology) -> Result<Option<Solved>> {
+/// Pool the in-box trees (at most the box's diameter + 1 high, by `routes`) and solve the
+/// LP; None when `topo` is not identical boxes on one switch.
+pub(super) fn solve(topo: &Topology, routes: Routes) -> Result<Option<Solved>> {
     let Some((bx, links)) = two_level::boxes_of(topo) else { return Ok(None) };
     let Some(height) = links.diameter().map(|d| d + 1) else { return Ok(None) };
-    let pool = pool(topo, &bx, &links, height);
+    let pool = pool(topo, &bx, &links, height, routes);
     let uses = Uses::new(topo, &bx, &links, &pool);
     let (shares, z) = shares(&uses, &pool)?;
     Ok(Some(Solved { bx, pool, uses, shares, algbw: topo.n_ranks() as f64 / z }))
@@ -80,12 +115,12 @@ pub(super) fn solve(topo: &Topology) -> Result<Option<Solved>> {
 
 /// Every distinct in-box tree of `boxes`' local search over [`POOL_TREES`] x
 /// [`POOL_POWERS`], by root position, in the order first found.
-fn pool(topo: &Topology, bx: &Boxes, links: &BoxLinks, height: usize) -> Vec<Vec<InBox>> {
+fn pool(topo: &Topology, bx: &Boxes, links: &BoxLinks, height: usize, routes: Routes) -> Vec<Vec<InBox>> {
     let mut pool = vec![Vec::new(); links.g];
     let mut seen = HashSet::new();
     for t in POOL_TREES {
         for power in POOL_POWERS {
-            for tree in two_level::in_box_trees(topo, bx, links, t, height, power) {
+            for tree in two_level::in_box_trees(topo, bx, links, (t, height, power), routes) {
                 if seen.insert((tree.root, tree.parent.clone())) {
                     pool[tree.root].push(tree);
                 }

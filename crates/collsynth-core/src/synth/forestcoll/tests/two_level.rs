@@ -107,7 +107,7 @@ fn weighted_shares_reach_the_optimum_with_low_trees() {
     // Over the pooled trees, all at most the xGMI mesh's diameter + 1 = 6 high, the LP's
     // shares reach the unlimited optimum 5312/15 of mi250:2 (boxes' equal shares: 320).
     let t = topo("mi250:2");
-    let lp = weighted::solve(&t).unwrap().unwrap();
+    let lp = weighted::solve(&t, tl::Routes::Any).unwrap().unwrap();
     assert!((lp.algbw - 5312.0 / 15.0).abs() < 1e-6, "{}", lp.algbw);
     assert!(lp.shares.iter().all(|s| (s.iter().sum::<f64>() - 1.0).abs() < 1e-9));
     // In units of 1/32: 51200/147 = 348.30 GB/s, every root's units summing to 32.
@@ -139,7 +139,7 @@ proptest! {
     fn weighted_shares_never_lose_to_equal_ones(t in arb_boxes(), units in 1usize..6) {
         // boxes' own in-box trees (T = 8, exponent 16, diameter + 1) are in the pool, so
         // their equal shares are one of the LP's points.
-        let lp = weighted::solve(&t).unwrap().expect("boxes");
+        let lp = weighted::solve(&t, tl::Routes::Any).unwrap().expect("boxes");
         let equal = crate::rational::to_f64(&tl::algbw(&t, &tl::trees(&t, 8).unwrap(), 8));
         prop_assert!(lp.algbw >= equal * (1.0 - 1e-9), "{} < {}", lp.algbw, equal);
         let (trees, _) = weighted::trees(&t, units).unwrap().unwrap();
@@ -159,6 +159,62 @@ proptest! {
         check_two_level(&t, &trees, per as Cap, t.n_ranks());
         for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce] {
             let s = synthesize(&t, c, &boxes_req(Some(per))).unwrap();
+            prop_assert!(verify(&s, &t).is_ok(), "{:?}", c);
+        }
+    }
+}
+
+#[test]
+fn direct_slots_meet_the_reduce_scatter_target_on_mi250() {
+    // boxes-direct on mi250:2: the LP over in-box trees on direct links only (2400/7 = 342.86
+    // GB/s, where switch routes reach 354.13), 64 slots per position, the trees at most the
+    // diameter + 1 (6) deep in a box, 7 with the crossing. Every in-box hop is one direct link
+    // but 80 of 61,440: where the height leaves a rank no direct parent, growth takes the switch.
+    let t = topo("mi250:2");
+    let lp = weighted::solve(&t, tl::Routes::Direct).unwrap().unwrap();
+    assert!((lp.algbw - 2400.0 / 7.0).abs() < 1e-6, "{}", lp.algbw);
+    let trees = weighted::slots(&t, 64).unwrap().unwrap();
+    assert!(trees.iter().all(|tree| tree.count == 1));
+    check_two_level(&t, &trees, 64, 7);
+    let in_box = |(x, y, _): &&(usize, usize, Vec<usize>)| box_of(&t, *x) == box_of(&t, *y);
+    let switched: usize =
+        trees.iter().map(|tree| tree.edges.iter().filter(in_box).filter(|e| e.2.len() > 1).count()).sum();
+    let all: usize = trees.iter().map(|tree| tree.edges.iter().filter(in_box).count()).sum();
+    assert_eq!((switched, all), (80, 61_440));
+    // Its reduce-scatter at 64 MiB, interleaved 8 deep under Simple, as `auto` picks it:
+    // 311.2 us, within 1.15x of the time bound (271.2); `boxes-staggered` ran 321.5.
+    let size = Rat::from_integer(64 << 20);
+    let s = synthesize(&t, Collective::ReduceScatter, &shape_req("boxes-direct", None)).unwrap();
+    assert_eq!(s.pieces.len(), 2 * 16 * 64);
+    let x = crate::cost::tuning::lowered(&s, 8, true).unwrap();
+    verify(&x, &t).unwrap();
+    let time =
+        crate::cost::runtime::runtime_time(&x, &t, size, crate::cost::runtime::Protocol::Simple).unwrap().time_us;
+    let (bound, _) = crate::api::time_bound(&t, Collective::ReduceScatter, 0, size).unwrap();
+    assert!((time - 311.2).abs() < 0.1 && time / bound <= 1.15, "{time} {bound}");
+}
+
+#[test]
+fn direct_slots_deal_the_tallest_trees_round_robin() {
+    // Three trees of units 1, 3 and 2, heights 1, 2 and 3 (paths on positions 0..3): dealt
+    // tallest first, one per tree per round.
+    let path = |len: usize| {
+        let parent = (0..4).map(|v| (if v <= len && v > 0 { v - 1 } else { 0 }, tl::Via::Direct)).collect();
+        tl::InBox { root: 0, parent }
+    };
+    let trees = [path(1), path(2), path(3)];
+    let dealt: Vec<usize> = weighted::deal(&trees, &[1, 3, 2]).iter().map(|t| t.height()).collect();
+    assert_eq!(dealt, vec![3, 2, 1, 3, 2, 2]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn direct_slots_verify_on_random_boxes(t in arb_boxes(), slots in 1usize..5) {
+        let trees = weighted::slots(&t, slots).unwrap().expect("boxes");
+        check_two_level(&t, &trees, slots as Cap, t.n_ranks());
+        for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce] {
+            let s = synthesize(&t, c, &shape_req("boxes-direct", Some(slots))).unwrap();
             prop_assert!(verify(&s, &t).is_ok(), "{:?}", c);
         }
     }
