@@ -217,10 +217,6 @@ BAD = [
         "'Boxes-Weighted' is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted",
     ),
     (
-        ["synth", "mi250:2,gcds=4", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "Boxes-Direct"],
-        "'Boxes-Direct' is not one of budget, shallow, shallow-all, boxes, boxes-staggered, boxes-weighted, boxes-direct",
-    ),
-    (
         ["synth", "dgx-a100:2", "-c", "reduce-scatter", "-a", "forestcoll", "--tree-shape", "boxes-direct"],
         "--tree-shape boxes-direct needs identical boxes of direct links on one switch",
     ),

@@ -107,12 +107,14 @@ fn requests_cover_forms_and_their_shrunk_forms() {
             " --tree-shape boxes",
             " --tree-shape boxes-staggered",
             " --tree-shape boxes-weighted",
+            " --tree-shape boxes-direct",
             " --max-trees 1",
             " --tree-shape shallow --max-trees 1",
             " --tree-shape shallow-all --max-trees 1",
             " --tree-shape boxes --max-trees 1",
             " --tree-shape boxes-staggered --max-trees 1",
-            " --tree-shape boxes-weighted --max-trees 1"
+            " --tree-shape boxes-weighted --max-trees 1",
+            " --tree-shape boxes-direct --max-trees 1"
         ]
     );
     let mut req = Request::default();
@@ -120,7 +122,7 @@ fn requests_cover_forms_and_their_shrunk_forms() {
     assert_eq!(suffixes(&req), ["", " --max-trees 1"]);
     req.options.insert("max-trees".into(), "2".into());
     assert_eq!(suffixes(&req), [""]);
-    assert_eq!(suffixes(&Request::default()).len(), 12);
+    assert_eq!(suffixes(&Request::default()).len(), 14);
     assert_eq!(requests("ring", &Request::default()).len(), 1);
 }
 
