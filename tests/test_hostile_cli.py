@@ -188,7 +188,7 @@ BAD = [
             + ["--max-trees", "0"],
             "--max-trees must be in 1..=1024, got 0",
         )
-        for shape in ["boxes", "boxes-staggered", "boxes-weighted"]
+        for shape in ["boxes", "boxes-staggered", "boxes-weighted", "boxes-direct"]
     ],
     *[
         (
@@ -200,11 +200,12 @@ BAD = [
                 "-a",
                 "forestcoll",
                 "--tree-shape",
-                "boxes-weighted",
+                shape,
             ]
             + [f"--max-trees={value}"],
             message,
         )
+        for shape in ["boxes-weighted", "boxes-direct"]
         for value, message in [
             ("-1", "--max-trees: '-1' is not a whole number"),
             ("1025", "--max-trees must be in 1..=1024, got 1025"),
