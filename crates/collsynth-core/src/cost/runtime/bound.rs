@@ -38,9 +38,14 @@ use std::collections::BinaryHeap;
 pub fn effective_topology(topo: &Topology) -> Topology {
     let mut t = topo.clone();
     for (l, c) in t.links.iter_mut().zip(classify(topo)) {
-        l.bandwidth *= params(c).efficiency;
+        l.bandwidth = effective_bandwidth(l, c);
     }
     t
+}
+
+/// A link's Simple effective bandwidth: raw x its class's efficiency.
+fn effective_bandwidth(link: &crate::topology::Link, class: super::classes::LinkClass) -> Rat {
+    link.bandwidth * params(class).efficiency
 }
 
 /// The size-independent part of the bound.
@@ -94,7 +99,7 @@ pub fn cut_term(topo: &Topology, collective: Collective, cut: &[usize]) -> Optio
     let crossing: Vec<usize> = (0..topo.links.len())
         .filter(|&l| inside[topo.links[l].src] == leaves && inside[topo.links[l].dst] != leaves)
         .collect();
-    let bw = |l: usize| topo.links[l].bandwidth * params(classes[l]).efficiency;
+    let bw = |l: usize| effective_bandwidth(&topo.links[l], classes[l]);
     let capacity: Rat = crossing.iter().map(|&l| bw(l)).sum();
     if capacity <= Rat::from_integer(0) {
         return None;

@@ -45,7 +45,7 @@ pub const POWER: i32 = 16;
 /// How an in-box tree reaches a rank from its parent: by their direct link, or through the
 /// switch (the parent's up link and the child's down link).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Via {
+pub(super) enum Via {
     Direct,
     Switch,
 }
@@ -202,7 +202,7 @@ pub fn trees(topo: &Topology, t: usize) -> Option<Vec<Tree>> {
 pub fn trees_with(topo: &Topology, t: usize, power: i32, extra: usize) -> Option<Vec<Tree>> {
     let (bx, links) = boxes_of(topo)?;
     let height = links.diameter()? + extra;
-    let in_box = in_box_trees(topo, &bx, &links, (t, height, power), Routes::Any);
+    let in_box = in_box_trees(topo, &bx, &links, t, height, power, Routes::Any);
     Some(place_forest(topo, &bx, &in_box.iter().map(|tree| (tree, 1)).collect::<Vec<_>>()))
 }
 
@@ -277,7 +277,9 @@ pub(super) fn in_box_trees(
     topo: &Topology,
     bx: &Boxes,
     links: &BoxLinks,
-    (t, height, power): (usize, usize, i32),
+    t: usize,
+    height: usize,
+    power: i32,
     routes: Routes,
 ) -> Vec<InBox> {
     let g = links.g;
@@ -297,7 +299,7 @@ pub(super) fn in_box_trees(
     let mut trees = Vec::with_capacity(g * t);
     for _ in 0..t {
         for root in 0..g {
-            trees.push(grow(links, &mut loads, root, (height, w), routes));
+            trees.push(grow(links, &mut loads, root, height, w, routes));
         }
     }
     for _ in 0..ROUNDS {
@@ -305,7 +307,7 @@ pub(super) fn in_box_trees(
         for tree in trees.iter_mut() {
             let root = tree.root;
             for v in (0..g).filter(|&v| v != root) {
-                moved |= improve(links, &mut loads, tree, v, (height, w), routes);
+                moved |= improve(links, &mut loads, tree, v, height, w, routes);
             }
         }
         if !moved {
@@ -317,7 +319,7 @@ pub(super) fn in_box_trees(
 
 /// Greedy growth: the rank, parent and route whose busiest link would be least loaded (ties:
 /// the shallower parent, then the lower positions, direct before switch).
-fn grow(links: &BoxLinks, loads: &mut Loads, root: usize, (height, w): (usize, f64), routes: Routes) -> InBox {
+fn grow(links: &BoxLinks, loads: &mut Loads, root: usize, height: usize, w: f64, routes: Routes) -> InBox {
     let g = links.g;
     let mut depth = vec![usize::MAX; g];
     depth[root] = 0;
@@ -354,7 +356,8 @@ fn improve(
     loads: &mut Loads,
     tree: &mut InBox,
     v: usize,
-    (height, w): (usize, f64),
+    height: usize,
+    w: f64,
     routes: Routes,
 ) -> bool {
     let depth = tree.depths();

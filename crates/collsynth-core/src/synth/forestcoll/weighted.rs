@@ -120,7 +120,7 @@ fn pool(topo: &Topology, bx: &Boxes, links: &BoxLinks, height: usize, routes: Ro
     let mut seen = HashSet::new();
     for t in POOL_TREES {
         for power in POOL_POWERS {
-            for tree in two_level::in_box_trees(topo, bx, links, (t, height, power), routes) {
+            for tree in two_level::in_box_trees(topo, bx, links, t, height, power, routes) {
                 if seen.insert((tree.root, tree.parent.clone())) {
                     pool[tree.root].push(tree);
                 }
