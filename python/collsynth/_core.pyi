@@ -106,7 +106,7 @@ def nccl_tests_count(collective: str, bytes: int, elt: int, n: int) -> tuple[int
 # MSCCL (msccl.rs, exec_plan.rs)
 def msccl_export(
     schedule: Schedule,
-    dialect: str = "new",
+    runtime: str = "msccl-nccl",
     protocol: str = "Simple",
     channels: int | None = None,
     unfused: bool = False,
@@ -127,7 +127,7 @@ def msccl_export_windows(
     root: int,
     options: Mapping[str, str],
     size_range: tuple[int, int],
-    dialect: str = "new",
+    runtime: str = "msccl-nccl",
     protocol: str | None = None,
     channels: int | None = None,
     unfused: bool = False,

@@ -1,7 +1,7 @@
 """MSCCL XML: export a schedule, judge an XML file, read one as a program for the MPI executor.
 
-xml = sched.to_msccl_xml(dialect="new", channels=2)    # always validated before returned
-report = collsynth.msccl.validate(text, topology=topo)  # both runtimes' rules + execution
+xml = sched.to_msccl_xml(runtime="rccl", channels=2)   # always validated before returned
+report = collsynth.msccl.validate(text, topology=topo)  # every runtime's rules + execution
 plan = collsynth.msccl.exec_plan(program, inplace=False)  # what the MPI executor runs
 """
 
@@ -15,7 +15,10 @@ from collsynth._core import BadInput
 # minBytes and maxBytes are 64-bit in the runtimes (and in the XML we write).
 MAX_BYTES = 2**64 - 1
 
-DIALECTS = ("new", "old")
+# The runtimes an XML is written for (docs/msccl.md, "Runtime targets"); the earlier
+# --msccl-dialect names new and old stand for msccl-nccl and msccl-legacy.
+RUNTIMES = ("msccl-nccl", "rccl", "msccl-legacy")
+DIALECT_RUNTIME = {"new": "msccl-nccl", "old": "msccl-legacy"}
 PROTOCOLS = ("Simple", "LL", "LL128")
 
 
@@ -53,9 +56,23 @@ def _checked_range(rng, name: str) -> tuple[int, int]:
     return a, b
 
 
+def runtime_of(runtime: str | None, dialect: str | None = None) -> str:
+    """The runtime named by ``runtime`` or by the older ``dialect`` (``new``, ``old``)."""
+    if runtime is not None and dialect is not None:
+        raise BadInput("--runtime and --msccl-dialect name the same thing: give one")
+    if dialect is not None:
+        if dialect not in DIALECT_RUNTIME:
+            raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
+        return DIALECT_RUNTIME[dialect]
+    runtime = runtime or RUNTIMES[0]
+    if runtime not in RUNTIMES:
+        raise BadInput(f"--runtime {runtime!r}: expected {', '.join(RUNTIMES)}")
+    return runtime
+
+
 def export(
     schedule,
-    dialect: str = "new",
+    runtime: str | None = None,
     protocol: str = "Simple",
     channels: int | None = None,
     unfused: bool = False,
@@ -63,8 +80,10 @@ def export(
     size_range: str | tuple[int, int] | None = None,
     size: int | str | None = None,
     text: bool = True,
+    dialect: str | None = None,
 ) -> dict:
-    """Lower a verified schedule to MSCCL XML (validated in both buffer modes, unbounded and
+    """Lower a verified schedule to MSCCL XML for ``runtime`` (``msccl-nccl``, ``rccl`` or
+    ``msccl-legacy``: packed into that runtime's limits) (validated in both buffer modes, unbounded and
     finite connection buffers, before it is returned). ``protocol="auto"``: the protocol the
     runtime model picks at the middle of ``size_range``, else at ``size`` (default 1 GiB).
     Keys: ``xml``, ``program`` (dict), ``pipeline``, ``nchunksperloop``, ``nchannels``,
@@ -79,8 +98,7 @@ def export(
     given by its path, and ``stream``, which passes it to a ``write(str)`` callable in pieces
     (``out["stream"](sys.stdout.write)``); the text is never built, and the checks run on the
     program the writer consumes (docs/msccl.md)."""
-    if dialect not in DIALECTS:
-        raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
+    runtime = runtime_of(runtime, dialect)
     if protocol not in PROTOCOLS and protocol != "auto":
         raise BadInput(f"--protocol {protocol!r}: expected Simple, LL, LL128 or auto")
     if channels is not None and not 1 <= _args.whole("channels", channels) <= 32:
@@ -94,7 +112,7 @@ def export(
     core = schedule._core
     size_text = None if size is None else str(size)
     out = _core.msccl_export(
-        core, dialect, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
+        core, runtime, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
     )
     if text:
         out["program"] = json.loads(out["program"])
@@ -104,7 +122,8 @@ def export(
     from collsynth.schedule import Schedule
 
     out["schedule"] = Schedule(out["schedule"])
-    out["dialect"] = dialect
+    out["runtime"] = runtime
+    out["dialect"] = "old" if runtime == "msccl-legacy" else "new"
     return out
 
 
@@ -115,7 +134,8 @@ def export_windows(
     size_range: str | tuple[int, int] = "1KiB-4GiB",
     *,
     root: int = 0,
-    dialect: str = "new",
+    runtime: str | None = None,
+    dialect: str | None = None,
     protocol: str | None = None,
     channels: int | None = None,
     unfused: bool = False,
@@ -136,8 +156,7 @@ def export_windows(
     topo = as_topology(topo)
     rng = parse_size_range(size_range, "--size-windows") if isinstance(size_range, str) else size_range
     lo, hi = _checked_range(rng, "size_range")
-    if dialect not in DIALECTS:
-        raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
+    runtime = runtime_of(runtime, dialect)
     opts = option_texts(options)
     rows = _core.msccl_export_windows(
         topo._core,
@@ -146,7 +165,7 @@ def export_windows(
         _args.whole("root", root),
         opts,
         (lo, hi),
-        dialect,
+        runtime,
         protocol,
         channels,
         bool(unfused),
@@ -160,11 +179,15 @@ def export_windows(
 
 
 def validate(text: str, topology=None) -> dict:
-    """Judge an MSCCL XML text: ``ok``, ``dialects`` ({"new": [problems], "old": [...]}),
-    ``execution`` (problems of the symbolic run), the header, and with a topology
-    ``link_loads`` and ``bandwidth_time_per_byte``."""
+    """Judge an MSCCL XML text: ``ok``, ``runtimes`` ({"msccl-nccl": [problems], "rccl":
+    [...], "msccl-legacy": [...]}: each runtime's parser, what its fields store, and the
+    structural rules), ``dialects`` (the same for ``new`` = msccl-nccl and ``old`` =
+    msccl-legacy, as before runtimes had names), ``execution`` (problems of the symbolic
+    run), the header, and with a topology ``link_loads`` and ``bandwidth_time_per_byte``."""
     topo = None if topology is None else topology._core
-    return _core.msccl_validate(_args.text("text", text), topo)
+    v = _core.msccl_validate(_args.text("text", text), topo)
+    v["dialects"] = {d: v["runtimes"][r] for d, r in DIALECT_RUNTIME.items()}
+    return v
 
 
 def program(text: str) -> dict:

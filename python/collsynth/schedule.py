@@ -120,7 +120,7 @@ class Schedule:
         draw_schedule(self, str(path), _size(size), None if kind is None else (kind, k))
 
     def to_msccl_xml(self, **options) -> str:
-        """MSCCL XML for the runtimes (options of :func:`collsynth.msccl.export`: ``dialect``,
+        """MSCCL XML for a runtime (options of :func:`collsynth.msccl.export`: ``runtime``,
         ``protocol``, ``channels``, ``unfused``, ``pipeline``, ``size_range``), validated."""
         from collsynth import msccl
 

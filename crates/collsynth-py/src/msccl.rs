@@ -2,15 +2,15 @@
 
 use crate::{guard, PySchedule, PyTopology};
 use collsynth_core::api;
-use collsynth_core::msccl::{self, lower, Dialect, Protocol};
+use collsynth_core::msccl::{self, lower, Protocol, Runtime};
 use collsynth_core::rational::to_fraction_string;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// The exporter's options from the Python arguments (BadInput on an unknown dialect or
+/// The exporter's options from the Python arguments (BadInput on an unknown runtime or
 /// protocol).
 fn lowering(
-    dialect: &str,
+    runtime: &str,
     protocol: &str,
     channels: Option<usize>,
     unfused: bool,
@@ -19,7 +19,7 @@ fn lowering(
 ) -> PyResult<lower::Options> {
     guard(|| {
         Ok(lower::Options {
-            dialect: Dialect::parse(dialect)?,
+            runtime: Runtime::parse(runtime)?,
             proto: Protocol::parse(protocol)?,
             channels,
             fused: !unfused,
@@ -39,12 +39,12 @@ fn lowering(
 /// `protocol="auto"`: the one the runtime model picks for the size range, else for `size`
 /// (default 1 GiB), `api::windows::protocol_for`.
 #[pyfunction]
-#[pyo3(signature = (schedule, dialect="new", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None, size=None, text=true))]
+#[pyo3(signature = (schedule, runtime="msccl-nccl", protocol="Simple", channels=None, unfused=false, pipeline=None, size_range=None, size=None, text=true))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export<'py>(
     py: Python<'py>,
     schedule: &PySchedule,
-    dialect: &str,
+    runtime: &str,
     protocol: &str,
     channels: Option<usize>,
     unfused: bool,
@@ -76,7 +76,7 @@ fn msccl_export<'py>(
     } else {
         protocol
     };
-    let o = lowering(dialect, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
+    let o = lowering(runtime, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
     // The lowering is judged at `size`, else at the size range's middle, else 1 GiB.
     let judged = bytes.unwrap_or_else(|| api::windows::judged_bytes(size_range));
     let done = py.detach(|| {
@@ -146,7 +146,7 @@ impl MscclWriter {
 /// `protocol`, each file in the one the runtime model assumed for its window. `text` false:
 /// `xml` is None and `writer` streams each window's XML (as `msccl_export`'s).
 #[pyfunction]
-#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, dialect="new", protocol=None, channels=None, unfused=false, text=true))]
+#[pyo3(signature = (topo, collective, algorithm, root, options, size_range, runtime="msccl-nccl", protocol=None, channels=None, unfused=false, text=true))]
 #[allow(clippy::too_many_arguments)]
 fn msccl_export_windows<'py>(
     py: Python<'py>,
@@ -156,14 +156,14 @@ fn msccl_export_windows<'py>(
     root: usize,
     options: std::collections::BTreeMap<String, String>,
     size_range: (u64, u64),
-    dialect: &str,
+    runtime: &str,
     protocol: Option<&str>,
     channels: Option<usize>,
     unfused: bool,
     text: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let c = crate::collective_arg(collective)?;
-    let o = lowering(dialect, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
+    let o = lowering(runtime, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
     let protocol = protocol.map(|p| guard(|| Protocol::parse(p))).transpose()?;
     let req = collsynth_core::synth::Request { root, options, size: None };
     let done = py.detach(|| {
@@ -199,7 +199,7 @@ fn msccl_export_windows<'py>(
 }
 
 /// Judge an MSCCL XML text (see `msccl::validate`): a dict with `ok`, `refusal` (the one
-/// line a refusal gives, None if ok), `dialects` ({"new":
+/// line a refusal gives, None if ok), `runtimes` ({"new":
 /// [problems], "old": [...]}), `execution` (problems), the program's header (`collective`,
 /// `ngpus`, `nchunksperloop`, `nchannels`, `proto`, `inplace`, `outofplace`,
 /// `thread_blocks`, `max_steps`) and, with a topology, `link_loads` ([(src, dst,
@@ -213,11 +213,11 @@ fn msccl_validate<'py>(py: Python<'py>, text: &str, topology: Option<&PyTopology
     let d = PyDict::new(py);
     d.set_item("ok", v.ok())?;
     d.set_item("refusal", msccl::plan::read::refusal(&v))?;
-    let dialects = PyDict::new(py);
-    for (dialect, problems) in &v.dialects {
-        dialects.set_item(dialect.name(), problems)?;
+    let runtimes = PyDict::new(py);
+    for (runtime, problems) in &v.runtimes {
+        runtimes.set_item(runtime.name(), problems)?;
     }
-    d.set_item("dialects", dialects)?;
+    d.set_item("runtimes", runtimes)?;
     d.set_item("execution", &v.execution)?;
     if let Some(p) = &v.program {
         d.set_item("collective", p.collective.name())?;

@@ -88,13 +88,13 @@ def show_msccl(topo: Topology) -> None:
     sched = synthesize(topo, "allreduce", "forestcoll")
     out = msccl.export(sched)
     v = msccl.validate(out["xml"], topology=topo)
-    accepted = [d for d, problems in v["dialects"].items() if not problems]
+    accepted = [r for r, problems in v["runtimes"].items() if not problems]
     g, verdict = out["nchunksperloop"], "correct" if not v["execution"] else v["execution"][0]
     console.print(
         f"4. As MSCCL XML: {len(out['xml']) // 1024} KiB, {g} chunks per loop, "
         f"{out['nchannels']} channels, up to {out['thread_blocks']} thread blocks per GPU\n"
         f"   (buffer element counts must be multiples of {g} for the runtime to pick it);\n"
-        f"   accepted by the {' and '.join(accepted)} runtime parsers; symbolic run in place and out of\n"
+        f"   fits and is accepted by {', '.join(accepted)}; symbolic run in place and out of\n"
         f"   place, unbounded and 2-slot connections: {verdict}."
     )
 

@@ -98,14 +98,20 @@ def check_pipeline(args) -> None:
         raise BadInput(f"--pipeline must be at least 1, got {args.pipeline}")
 
 
-MSCCL_OPTIONS = ["msccl-dialect", "channels", "protocol", "unfused", "size-range", "size-windows"]
+MSCCL_OPTIONS = ["runtime", "msccl-dialect", "channels", "protocol", "unfused", "size-range", "size-windows"]
 
 
 def add_msccl_options(p, sized: bool = False) -> None:
     """The MSCCL exporter's options (see docs/msccl.md)."""
     g = p.add_argument_group("MSCCL XML (with --format msccl-xml)")
     g.add_argument(
-        "--msccl-dialect", choices=["new", "old"], default=None, help="new (default) or old runtime"
+        "--runtime",
+        choices=["msccl-nccl", "rccl", "msccl-legacy"],
+        default=None,
+        help="the runtime whose limits the program fits (default msccl-nccl)",
+    )
+    g.add_argument(
+        "--msccl-dialect", choices=["new", "old"], default=None, help="new = msccl-nccl, old = msccl-legacy"
     )
     g.add_argument(
         "--channels", type=whole(1), default=None, metavar="C", help="channels (default: fewest that fit)"
@@ -134,7 +140,8 @@ def msccl_given(args) -> list[str]:
 def msccl_kwargs(args) -> dict:
     """Keyword arguments of :func:`collsynth.msccl.export` from the command line."""
     return {
-        "dialect": args.msccl_dialect or "new",
+        "runtime": args.runtime,
+        "dialect": args.msccl_dialect,
         "protocol": args.protocol or "Simple",
         "channels": args.channels,
         "unfused": bool(args.unfused),

@@ -320,6 +320,7 @@ def run_windows(args, formats: set[str]) -> int:
             args.algorithm,
             args.size_windows,
             root=args.root,
+            runtime=k["runtime"],
             dialect=k["dialect"],
             # auto is what the windows do anyway: each window's own choice
             protocol=None if args.protocol == "auto" else args.protocol,
@@ -378,6 +379,7 @@ def msccl_summary(exported: dict) -> dict:
     keys = ["nchunksperloop", "nchannels", "thread_blocks", "max_steps", "s_chunks", "pipeline"]
     out = {k: exported[k] for k in keys}
     out["minBytes"], out["maxBytes"] = exported["min_bytes"], exported["max_bytes"]
+    out["runtime"] = exported["runtime"]
     out["dialect"] = exported["dialect"]
     out["fallback"] = exported["fallback"]
     out["judged"] = exported["judged"]
@@ -386,7 +388,7 @@ def msccl_summary(exported: dict) -> dict:
 
 def print_msccl(m: dict) -> None:
     console.print(
-        f"MSCCL XML ({m['dialect']} dialect): {m['nchunksperloop']} chunks per loop, {m['nchannels']} "
+        f"MSCCL XML for {m['runtime']}: {m['nchunksperloop']} chunks per loop, {m['nchannels']} "
         f"channel(s), up to {m['thread_blocks']} thread blocks per rank and {m['max_steps']} steps per "
         f"block, {m['s_chunks']} scratch chunks; validated. The runtime selects it for buffers of "
         f"{m['minBytes']} to {m['maxBytes']} bytes whose element count is a multiple of {m['nchunksperloop']}"

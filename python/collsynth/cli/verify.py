@@ -17,6 +17,12 @@ def register(sub) -> None:
     p = sub.add_parser("verify", help="verify a schedule file or an MSCCL XML by symbolic execution")
     p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml|PLAN.json")
     p.add_argument("--topology", metavar="TOPO", help="FILE.xml only: report link loads on TOPO")
+    p.add_argument(
+        "--runtime",
+        choices=list(msccl.RUNTIMES),
+        default=None,
+        help="FILE.xml only: exit 2 unless this runtime loads it as written (default: any runtime)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run_verify)
 
@@ -40,6 +46,8 @@ def run_verify(args) -> int:
     if args.schedule.lower().endswith(".xml"):
         return run_verify_xml(args)
     text = read_text(args.schedule)
+    if args.runtime:
+        raise BadInput("--runtime applies to MSCCL XML files only")
     if mscclpp.looks_like_plan(text):
         return run_verify_plan(args, text)
     if args.topology:
@@ -73,6 +81,10 @@ def run_verify_xml(args) -> int:
         print_validation(args.schedule, v)
     if not v["ok"]:
         raise BadInput(f"{args.schedule}: not a valid MSCCL program: {v['refusal']}")
+    if args.runtime and v["runtimes"][args.runtime]:
+        raise BadInput(
+            f"{args.schedule}: {args.runtime} does not load it as written: {v['runtimes'][args.runtime][0]}"
+        )
     return 0
 
 
@@ -96,10 +108,10 @@ def run_verify_plan(args, text: str) -> int:
 
 def print_validation(path: str, v: dict) -> None:
     rows = []
-    for dialect, problems in v["dialects"].items():
+    for runtime, problems in v["runtimes"].items():
         verdict = "accepted" if not problems else f"rejected: {problems[0]}"
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        rows.append([f"{dialect} runtime", verdict + more])
+        rows.append([runtime, verdict + more])
     if "collective" in v:
         modes = [m for m, on in (("in-place", v["inplace"]), ("out-of-place", v["outofplace"])) if on]
         rows.append(["program", f"{v['collective']}, {v['ngpus']} ranks, {v['nchunksperloop']} chunks/loop"])

@@ -388,7 +388,7 @@ pub struct WindowExport {
 }
 
 /// Export `collective` on `topo` for sizes `lo..=hi` as one XML per window (`o` gives the
-/// dialect, channels and fusion; its pipeline and size range are the windows'). With
+/// runtime, channels and fusion; its pipeline and size range are the windows'). With
 /// `protocol` `None`, each window's file is written in the protocol the runtime model assumed
 /// for it (`cost::runtime::choose_protocol` at the window's geometric middle), else in the
 /// one given.
@@ -435,7 +435,7 @@ pub fn export_windows_with(
                 collective.name()
             )));
         }
-        let old = o.dialect == crate::msccl::Dialect::Old;
+        let old = o.runtime == crate::msccl::Runtime::MscclLegacy;
         let mut ws = windows_timed(&vs, topo, lo, hi, &mut times)?;
         if old && ws.len() > MAX_WINDOWS_OLD {
             ws = merge_windows_timed(ws, &vs, topo, MAX_WINDOWS_OLD, &mut times)?;

@@ -29,15 +29,15 @@ use crate::error::{CollsynthError, Result};
 use crate::ir::{transform, Collective, Schedule};
 /// Channels a program may have (the runtimes' limit).
 pub use crate::msccl::model::MAX_CHANNELS;
-use crate::msccl::model::{Dialect, Program, Protocol};
+use crate::msccl::model::{Program, Protocol, Runtime};
 pub use assign::Spread;
 pub use grid::MAX_GRID;
 
-/// How to lower (the CLI's `--msccl-dialect`, `--protocol`, `--channels`, `--unfused`,
+/// How to lower (the CLI's `--msccl-runtime`, `--protocol`, `--channels`, `--unfused`,
 /// `--pipeline`, `--size-range`).
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub dialect: Dialect,
+    pub runtime: Runtime,
     pub proto: Protocol,
     /// Exactly this many channels; `None`: the fewest that fit the runtime's limits.
     pub channels: Option<usize>,
@@ -62,7 +62,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            dialect: Dialect::New,
+            runtime: Runtime::MscclNccl,
             proto: Protocol::Simple,
             channels: None,
             fused: true,
@@ -91,12 +91,12 @@ impl From<CollsynthError> for Failure {
 pub type Operation = (usize, bool);
 
 /// Lower `s` (verified) to an MSCCL program within every limit of the runtime of
-/// `o.dialect`. Errors with `Infeasible` (saying which limit) when no channel count fits.
+/// `o.runtime`. Errors with `Infeasible` (saying which limit) when no channel count fits.
 pub fn lower(s: &Schedule, o: &Options) -> Result<Program> {
     lower_with(s, o, o.fused)
 }
 
-/// `lower`, fusing receive–send pairs only if `fuse` (a fused-dialect program without
+/// `lower`, fusing receive–send pairs only if `fuse` (a fused-runtime program without
 /// fused steps is what `export` falls back to when fusion needs more connection slots
 /// than the runtime has).
 pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
@@ -110,7 +110,7 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         return Err(CollsynthError::bad(format!("--channels {c}: the runtimes take 1 to {MAX_CHANNELS} channels")));
     }
     match o.size_range {
-        Some((_, 0)) if o.dialect == Dialect::Old => {
+        Some((_, 0)) if o.runtime == Runtime::MscclLegacy => {
             return Err(CollsynthError::bad("--size-range: maxBytes 0 means never in the old runtime; give a bound"))
         }
         Some((lo, hi)) if hi != 0 && lo > hi => {
@@ -135,7 +135,7 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
         None => (1..=MAX_CHANNELS).collect(),
     };
     let prep = assign::Prepared::new(s, &ops, fuse);
-    let max = o.dialect.max_steps_per_tb();
+    let max = o.runtime.max_steps_per_tb();
     let mut why = String::new();
     for c in tries {
         for spread in o.spread.into_iter().chain([Spread::ByPiece, Spread::ByConnection]) {
@@ -146,6 +146,13 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
                 continue;
             }
             let plan = assign::TbAssignment::new(s, &grid, &ops, &prep, c, &chan, fuse);
+            // The emitter adds at most one block per rank (initial copies): a count over the
+            // runtime's is known before emitting.
+            let most = o.runtime.limits().thread_blocks;
+            if let Some((r, tbs)) = plan.tbs.iter().enumerate().find(|(_, tbs)| tbs.len() > most) {
+                why = format!("rank {r} needs {} thread blocks, {} holds {most}", tbs.len(), o.runtime.name());
+                continue;
+            }
             match emit::program(s, &grid, &ops, &plan, o) {
                 Ok(p) => return Ok((p, plan, ops)),
                 Err(Failure::Limit(m)) => why = m,
@@ -156,7 +163,7 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
     let tried = o.channels.map_or(format!("up to {MAX_CHANNELS} channels"), |c| format!("{c} channels"));
     Err(CollsynthError::Infeasible(format!(
         "the schedule does not fit the {} runtime's limits with {tried}: {why}",
-        o.dialect.name()
+        o.runtime.name()
     )))
 }
 
@@ -274,9 +281,9 @@ fn given_order(s: &Schedule, order: &[Operation]) -> Result<Vec<Operation>> {
 /// `minBytes`/`maxBytes` when the user gives none: from 0 to 1 TiB (what ForestColl's
 /// exporter uses), except that the old runtime sizes scratch as maxBytes * s_chunks /
 /// nchunksperloop, so there maxBytes is lowered until scratch stays within 1 GiB.
-pub fn default_size_range(dialect: Dialect, nchunksperloop: usize, max_s_chunks: usize) -> (u64, u64) {
+pub fn default_size_range(runtime: Runtime, nchunksperloop: usize, max_s_chunks: usize) -> (u64, u64) {
     let tib: u64 = 1 << 40;
-    if dialect == Dialect::Old && max_s_chunks > 0 {
+    if runtime == Runtime::MscclLegacy && max_s_chunks > 0 {
         let cap = (1u64 << 30).saturating_mul(nchunksperloop as u64) / max_s_chunks as u64;
         return (0, cap.min(tib));
     }

@@ -8,9 +8,10 @@ pub mod model;
 pub mod parse;
 pub mod plan;
 pub mod rules;
+pub mod runtime;
 pub mod write;
 
-pub use model::{Buf, Dialect, Gpu, Program, Protocol, Step, StepType, ThreadBlock};
+pub use model::{Buf, Gpu, Program, Protocol, Runtime, Step, StepType, ThreadBlock};
 
 use crate::error::{CollsynthError, Result};
 use crate::ir::Schedule;
@@ -22,7 +23,7 @@ pub struct Exported {
     pub program: Program,
     /// The XML; empty from [`export_streamed`] ([`Exported::write_xml`] writes it).
     pub xml: String,
-    pub dialect: Dialect,
+    pub runtime: Runtime,
     pub pipeline: usize,
     /// Why fused steps were dropped (the fused program's deadlock under the runtime's
     /// buffers, and the step counts), or None when the program is as fused as lowered.
@@ -73,7 +74,7 @@ pub fn export_streamed(s: &Schedule, o: &lower::Options, auto_pipeline: bool) ->
 impl Exported {
     /// The XML (as [`export`]'s `xml`) written to `out` tag by tag.
     pub fn write_xml(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        write::write_xml(&self.program, self.dialect, out)
+        write::write_xml(&self.program, self.runtime, out)
     }
 }
 
@@ -89,8 +90,8 @@ fn export_with(
     let s = flat.as_ref();
     let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
     let check = |program: &Program| match text {
-        true => self_check(program, o.dialect),
-        false => check_program(program, o.dialect).map(|()| String::new()),
+        true => self_check(program, o.runtime),
+        false => check_program(program, o.runtime).map(|()| String::new()),
     };
     match choose {
         Some(choose) => export_fastest(s, o, &pipelines, &check, choose),
@@ -120,7 +121,7 @@ fn export_first(
                 Err(e) => return Err(e),
             };
             match check(&program) {
-                Ok(xml) => return Ok(exported(program, xml, o.dialect, k, hung, false)),
+                Ok(xml) => return Ok(exported(program, xml, o.runtime, k, hung, false)),
                 Err(problem) if fuse => {
                     hung = Some((problem.clone(), max_steps(&program)));
                     last = Some(bug(problem));
@@ -173,7 +174,7 @@ fn export_fastest(
         let ok = lower::Options { pipeline: k, ..lowering };
         let program = lower::lower_with(s, &ok, ok.fused)?;
         match check(&program) {
-            Ok(xml) => return Ok(exported(program, xml, o.dialect, k, None, true)),
+            Ok(xml) => return Ok(exported(program, xml, o.runtime, k, None, true)),
             Err(problem) if ok.fused => {
                 if unfused.is_none() {
                     let hung = (problem, max_steps(&program));
@@ -188,7 +189,7 @@ fn export_fastest(
     };
     let program = lower::lower_with(s, &lower::Options { pipeline: k, ..lowering }, false)?;
     match check(&program) {
-        Ok(xml) => Ok(exported(program, xml, o.dialect, k, Some(hung), true)),
+        Ok(xml) => Ok(exported(program, xml, o.runtime, k, Some(hung), true)),
         Err(problem) => Err(bug(problem)),
     }
 }
@@ -198,7 +199,7 @@ fn export_fastest(
 fn exported(
     program: Program,
     xml: String,
-    dialect: Dialect,
+    runtime: Runtime,
     pipeline: usize,
     hung: Option<Hung>,
     chosen: bool,
@@ -214,7 +215,7 @@ fn exported(
             why.split(": gpu ").next().unwrap_or(&why),
         )
     });
-    Exported { program, xml, dialect, pipeline, unfused_because, chosen }
+    Exported { program, xml, runtime, pipeline, unfused_because, chosen }
 }
 
 /// Steps of the busiest rank.
@@ -228,19 +229,19 @@ fn bug(problem: String) -> CollsynthError {
 
 /// Write `p`, read it back as the runtime would and run the validator on it; Err: the
 /// first problem.
-fn self_check(p: &Program, dialect: Dialect) -> std::result::Result<String, String> {
-    let xml = write::to_xml(p, dialect);
-    let parsed = parse::parse(&xml, dialect).map_err(|ps| ps[0].to_string())?;
+fn self_check(p: &Program, runtime: Runtime) -> std::result::Result<String, String> {
+    let xml = write::to_xml(p, runtime);
+    let parsed = parse::parse(&xml, runtime).map_err(|ps| ps[0].to_string())?;
     if &parsed != p {
         return Err("the XML does not read back as the program written".into());
     }
-    check_program(&parsed, dialect)?;
+    check_program(&parsed, runtime)?;
     Ok(xml)
 }
 
 /// The runtimes' rules and the symbolic execution on `p`; Err: the first problem.
-fn check_program(p: &Program, dialect: Dialect) -> std::result::Result<(), String> {
-    if let Some(problem) = rules::check(p, dialect).into_iter().next() {
+fn check_program(p: &Program, runtime: Runtime) -> std::result::Result<(), String> {
+    if let Some(problem) = rules::check(p, runtime).into_iter().next() {
         return Err(problem);
     }
     if let Some(problem) = interp::check_first(p) {
@@ -251,13 +252,13 @@ fn check_program(p: &Program, dialect: Dialect) -> std::result::Result<(), Strin
 
 /// The verdict on an XML file.
 pub struct Validation {
-    /// Per dialect (new, old): the parser's and the structural rules' problems (empty =
+    /// Per runtime (new, old): the parser's and the structural rules' problems (empty =
     /// that runtime accepts the file).
-    pub dialects: Vec<(Dialect, Vec<String>)>,
-    /// The program as read (by the first dialect whose parser accepts it).
+    pub runtimes: Vec<(Runtime, Vec<String>)>,
+    /// The program as read (by the first runtime whose parser accepts it).
     pub program: Option<Program>,
     /// Symbolic execution in every mode the file claims, unbounded and finite buffers
-    /// (run when some dialect accepts the structure); empty = correct.
+    /// (run when some runtime accepts the structure); empty = correct.
     pub execution: Vec<String>,
     /// With a topology: bytes per link as a fraction of M, and the bandwidth time per
     /// byte of M (1/(GB/s)) it implies.
@@ -267,7 +268,7 @@ pub struct Validation {
 impl Validation {
     /// Accepted by some runtime and correct when executed.
     pub fn ok(&self) -> bool {
-        self.program.is_some() && self.execution.is_empty() && self.dialects.iter().any(|(_, ps)| ps.is_empty())
+        self.program.is_some() && self.execution.is_empty() && self.runtimes.iter().any(|(_, ps)| ps.is_empty())
     }
 }
 
@@ -275,7 +276,7 @@ impl Validation {
 /// `topo`, the link loads. Never fails: every problem is in the result.
 pub fn validate(text: &str, topo: Option<&Topology>) -> Result<Validation> {
     let read = |d| parse::parse(text, d).map_err(|ps| ps.iter().map(|p| p.to_string()).collect());
-    let Validation { dialects, program, execution, .. } = plan::read::judge(read);
+    let Validation { runtimes, program, execution, .. } = plan::read::judge(read);
     let loads = match (&program, topo) {
         (Some(p), Some(t)) => {
             if t.n_ranks() != p.ngpus {
@@ -289,14 +290,14 @@ pub fn validate(text: &str, topo: Option<&Topology>) -> Result<Validation> {
         }
         _ => None,
     };
-    Ok(Validation { dialects, program, execution, loads })
+    Ok(Validation { runtimes, program, execution, loads })
 }
 
-/// Read an XML file leniently for execution (the MPI executor): the first dialect whose
+/// Read an XML file leniently for execution (the MPI executor): the first runtime whose
 /// parser accepts it; structural rules are the validator's business.
 pub fn read_program(text: &str) -> Result<Program> {
-    parse::parse(text, Dialect::New)
-        .or_else(|_| parse::parse(text, Dialect::Old))
+    parse::parse(text, Runtime::MscclNccl)
+        .or_else(|_| parse::parse(text, Runtime::MscclLegacy))
         .map_err(|ps| CollsynthError::bad(ps.first().map_or("empty XML".to_string(), |p| p.to_string())))
 }
 

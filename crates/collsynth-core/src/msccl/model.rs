@@ -4,53 +4,11 @@
 
 use crate::ir::Collective;
 
-/// Which runtime the XML is for (see `docs/msccl.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// `microsoft/msccl` (NCCL 2.12): `reduce_scatter`, 256 steps per thread block,
-    /// `maxBytes` exclusive (`0` = never), scratch sized from `maxBytes`.
-    Old,
-    /// `msccl-executor-nccl` and RCCL: `reducescatter`, 64 steps per thread block,
-    /// `maxBytes` inclusive (`0` = unbounded), `outofplace`/`minBytes`/`maxBytes` required.
-    New,
-}
+pub use super::runtime::{CType, Limits, Runtime};
 
-impl Dialect {
-    pub fn parse(text: &str) -> crate::Result<Dialect> {
-        match text {
-            "old" => Ok(Dialect::Old),
-            "new" => Ok(Dialect::New),
-            _ => crate::bad_input!("unknown MSCCL dialect '{text}' (old, new)"),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Old => "old",
-            Dialect::New => "new",
-        }
-    }
-    /// Steps per thread block the runtime stores.
-    pub fn max_steps_per_tb(self) -> usize {
-        match self {
-            Dialect::Old => 256,
-            Dialect::New => 64,
-        }
-    }
-    /// The `coll` attribute value of a collective in this dialect (None: not expressible).
-    pub fn coll_name(self, c: Collective) -> Option<&'static str> {
-        match (c, self) {
-            (Collective::Allgather, _) => Some("allgather"),
-            (Collective::Allreduce, _) => Some("allreduce"),
-            (Collective::Broadcast, _) => Some("broadcast"),
-            (Collective::Reduce, _) => Some("reduce"),
-            (Collective::ReduceScatter, Dialect::Old) => Some("reduce_scatter"),
-            (Collective::ReduceScatter, Dialect::New) => Some("reducescatter"),
-            (Collective::Allgatherv, _) => None,
-        }
-    }
-}
-
-/// Limits shared by both runtimes (`msccl.h`, `msccl_struct.h`, `msccl_parser.h`).
+/// Limits shared by every runtime (`msccl.h`, `msccl_struct.h`, `msccl_parser.h`); what
+/// differs is in [`Runtime::limits`]. The exporter writes at most this many channels, the
+/// smallest `MAXCHANNELS` of the runtimes.
 pub const MAX_CHANNELS: usize = 32;
 pub const MAX_TBS_PER_CHANNEL: usize = 32;
 /// `cnt` must be below this (`MSCCL_MAX_COUNT`).
@@ -254,7 +212,7 @@ pub struct Program {
     pub inplace: bool,
     pub outofplace: bool,
     pub min_bytes: u64,
-    /// `0` means "unbounded" in the new dialect and "never" in the old one.
+    /// `0` means "unbounded" in the new runtime and "never" in the old one.
     pub max_bytes: u64,
     /// Optional `nthreads` (old runtime only).
     pub nthreads: Option<usize>,

@@ -6,12 +6,13 @@
 //! validator is to reject exactly what the runtime rejects (tabs, `<?xml ...?>`, single quotes,
 //! two spaces between attributes, a tag split over lines), which a conforming XML parser accepts.
 //! Two layers: [`parse_tree`] (syntax, first error only, as the runtime aborts on the first) and
-//! [`program`] (attributes per dialect, every problem collected).
+//! [`program`] (attributes per runtime, every problem collected).
 
 use super::model::{
-    Buf, Dialect, Gpu, Program, Protocol, Step, StepType, ThreadBlock, MAX_ATTRS_PER_NODE, MAX_CHILDREN_PER_NODE,
+    Buf, Gpu, Program, Protocol, Runtime, Step, StepType, ThreadBlock, MAX_ATTRS_PER_NODE, MAX_CHILDREN_PER_NODE,
     MAX_STRING_LEN,
 };
+use super::runtime::strtol;
 use crate::ir::Collective;
 use std::fmt;
 
@@ -416,19 +417,19 @@ fn entity(name: &str) -> Option<char> {
     }
 }
 
-/// Parses `text` and builds the program with `dialect`'s requirements (see [`program`]).
-pub fn parse(text: &str, dialect: Dialect) -> Result<Program, Vec<Problem>> {
+/// Parses `text` and builds the program with `runtime`'s requirements (see [`program`]).
+pub fn parse(text: &str, runtime: Runtime) -> Result<Program, Vec<Problem>> {
     let tree = parse_tree(text).map_err(|p| vec![p])?;
-    program(&tree, dialect)
+    program(&tree, runtime)
 }
 
-/// Builds the [`Program`] from a parsed tree. Every attribute the `dialect`'s runtime requires
+/// Builds the [`Program`] from a parsed tree. Every attribute the `runtime`'s runtime requires
 /// must be present and well formed (integers strictly `-?[0-9]+`, in range for their field);
 /// unknown elements and attributes are ignored, as the runtime ignores them. Returns every
 /// problem found, in file order, rather than stopping at the first. Structural rules (ids,
 /// bounds, dependencies) are not checked here: see `rules::check`.
-pub fn program(tree: &Element, dialect: Dialect) -> Result<Program, Vec<Problem>> {
-    let mut b = Builder { dialect, problems: Vec::new() };
+pub fn program(tree: &Element, runtime: Runtime) -> Result<Program, Vec<Problem>> {
+    let mut b = Builder { runtime, problems: Vec::new() };
     if tree.name != "algo" {
         return Err(vec![Problem::at(tree.line, format!("root element is <{}>, expected <algo>", tree.name))]);
     }
@@ -496,16 +497,13 @@ fn limits(p: &Program, tree: &Element) -> Vec<Problem> {
 
 /// Collects problems while reading attributes.
 struct Builder {
-    dialect: Dialect,
+    runtime: Runtime,
     problems: Vec<Problem>,
 }
 
 impl Builder {
     fn runtime(&self) -> &'static str {
-        match self.dialect {
-            Dialect::Old => "the old runtime",
-            Dialect::New => "the new executor",
-        }
+        self.runtime.name()
     }
     fn report(&mut self, el: &Element, msg: String) {
         self.problems.push(Problem::at(el.line, msg));
@@ -520,14 +518,27 @@ impl Builder {
         }
         v
     }
-    /// A required signed integer.
+    /// A required signed integer, as the file means it (decimal) and as the runtime reads it
+    /// (`strtol(v, NULL, 0)` into an `int`, `int64_t` for the sizes); refused where the two
+    /// differ (`"010"` is 8 to the runtime).
     fn int(&mut self, el: &Element, key: &str) -> Option<i64> {
         let v = self.text(el, key)?;
-        let n = strict_int(v);
-        if n.is_none() {
+        let Some(n) = strict_int(v) else {
             self.report(el, format!("attribute {key} of node {} is not an integer: \"{v}\"", el.name));
+            return None;
+        };
+        let read = strtol(v, matches!(key, "minBytes" | "maxBytes"));
+        if read != n {
+            let why = if v.trim_start_matches('-').starts_with('0') { "a leading 0 is octal" } else { "int holds it" };
+            let msg = format!(
+                "attribute {key}=\"{v}\" of node {} is read as {read} by {} (strtol base 0: {why})",
+                el.name,
+                self.runtime()
+            );
+            self.report(el, msg);
+            return None;
         }
-        n
+        Some(n)
     }
     /// A required non-negative integer.
     fn uint(&mut self, el: &Element, key: &str) -> Option<usize> {
@@ -557,7 +568,7 @@ impl Builder {
         read: fn(&mut Self, &Element, &str) -> Option<T>,
         default: T,
     ) -> Option<T> {
-        if self.dialect == Dialect::Old && el.attr(key).is_none() {
+        if self.runtime.legacy() && el.attr(key).is_none() {
             return Some(default);
         }
         read(self, el, key)
@@ -573,9 +584,9 @@ impl Builder {
 
     /// The `<algo>` header (no gpus yet), in the runtime's reading order.
     fn algo(&mut self, el: &Element) -> Option<Program> {
-        let name = match self.dialect {
-            Dialect::Old => self.text(el, "name").map(str::to_string),
-            Dialect::New => Some(el.attr("name").unwrap_or("").to_string()),
+        let name = match self.runtime.legacy() {
+            true => self.text(el, "name").map(str::to_string),
+            false => Some(el.attr("name").unwrap_or("").to_string()),
         };
         let proto = self.proto(el);
         let nchannels = self.uint(el, "nchannels");
@@ -613,22 +624,19 @@ impl Builder {
         p
     }
 
-    /// `coll`, spelled as this dialect spells it.
+    /// `coll`, spelled as this runtime spells it.
     fn coll(&mut self, el: &Element) -> Option<Collective> {
         let v = self.text(el, "coll")?;
-        if let Some(c) = Collective::ALL.into_iter().find(|&c| self.dialect.coll_name(c) == Some(v)) {
+        if let Some(c) = Collective::ALL.into_iter().find(|&c| self.runtime.coll_name(c) == Some(v)) {
             return Some(c);
         }
-        let other = match self.dialect {
-            Dialect::Old => Dialect::New,
-            Dialect::New => Dialect::Old,
-        };
-        let runtime_only: &[&str] = match self.dialect {
-            Dialect::Old => &["alltoall", "custom"],
-            Dialect::New => &["send", "recv", "gather", "scatter", "alltoall", "alltoallv"],
+        let other = if self.runtime.legacy() { Runtime::MscclNccl } else { Runtime::MscclLegacy };
+        let runtime_only: &[&str] = match self.runtime.legacy() {
+            true => &["alltoall", "custom"],
+            false => &["send", "recv", "gather", "scatter", "alltoall", "alltoallv"],
         };
         let msg = if let Some(c) = Collective::ALL.into_iter().find(|&c| other.coll_name(c) == Some(v)) {
-            let right = self.dialect.coll_name(c).unwrap_or("?");
+            let right = self.runtime.coll_name(c).unwrap_or("?");
             format!("coll {v} is not accepted by {} (it spells it {right})", self.runtime())
         } else if runtime_only.contains(&v) {
             format!("coll {v} is not supported by collsynth's validator")
@@ -700,10 +708,8 @@ impl Builder {
         let v = self.text(el, "type")?;
         let t = StepType::parse(v);
         if t.is_none() {
-            let msg = match (v, self.dialect) {
-                ("ra", Dialect::Old) => {
-                    "step type ra (residual add) is not supported by collsynth's validator".to_string()
-                }
+            let msg = match (v, self.runtime.legacy()) {
+                ("ra", true) => "step type ra (residual add) is not supported by collsynth's validator".to_string(),
                 _ => format!("step type \"{v}\" is not accepted by {}", self.runtime()),
             };
             self.report(el, msg);

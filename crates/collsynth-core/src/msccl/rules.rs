@@ -2,10 +2,7 @@
 //! algorithm: ids, peers, channels, limits, buffer bounds, dependencies. Each rule with its
 //! source: docs/msccl.md; the runtime checks are in `msccl_parser.cc` / `topo.cc`.
 
-use super::model::{
-    Buf, Dialect, Gpu, Program, Step, StepType, ThreadBlock, MAX_CHANNELS, MAX_COUNT, MAX_NODES_PER_RANK,
-    MAX_PEERS_PER_CHANNEL, MAX_TBS_PER_CHANNEL,
-};
+use super::model::{Buf, CType, Gpu, Program, Runtime, Step, StepType, ThreadBlock, MAX_COUNT, MAX_NODES_PER_RANK};
 use crate::hash::FastMap as HashMap;
 use crate::ir::Collective;
 use std::collections::hash_map::Entry;
@@ -14,18 +11,19 @@ use std::collections::BTreeMap;
 /// Reductions one fused `re` chain may hold (`MSCCL_MAX_REDUCE_FUSION`).
 const MAX_REDUCE_FUSION: usize = 16;
 
-/// Every rule violation of `p` for `dialect`, one self-contained line each, starting with its
+/// Every rule violation of `p` for `runtime`, one self-contained line each, starting with its
 /// location (`algo:`, `gpu 2:`, `gpu 2 tb 5:`, `gpu 2 tb 5 step 7:`; tb is the `id`, step the
 /// position in the thread block). Empty means the runtime would load the program. A `hasdep="1"`
 /// nobody waits on is harmless and not reported. Cross-GPU matching (send/recv order) is the
 /// interpreter's job, not this one's.
-pub fn check(p: &Program, dialect: Dialect) -> Vec<String> {
+pub fn check(p: &Program, runtime: Runtime) -> Vec<String> {
     let mut out = Vec::new();
-    check_algo(p, dialect, &mut out);
+    check_algo(p, runtime, &mut out);
     check_gpu_ids(p, &mut out);
     for g in &p.gpus {
-        check_gpu(p, g, dialect, &mut out);
+        check_gpu(p, g, runtime, &mut out);
     }
+    out.extend(check_limits(p, runtime));
     out
 }
 
@@ -44,27 +42,79 @@ pub fn tb_usage(p: &Program) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
-fn runtime(d: Dialect) -> &'static str {
-    match d {
-        Dialect::Old => "the old runtime",
-        Dialect::New => "the new executor",
+fn runtime(d: Runtime) -> &'static str {
+    d.name()
+}
+
+/// What the runtime's arrays and fields hold, on a finished program: thread blocks per rank
+/// and per channel, peers per channel, and every stored value in its C type. The exporter
+/// fits its programs to these (`lower`); empty means they fit.
+pub fn check_limits(p: &Program, d: Runtime) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in &p.gpus {
+        let max = d.limits().thread_blocks;
+        if g.tbs.len() > max {
+            out.push(format!(
+                "gpu {}: {} thread blocks, {} allows at most {max} (MSCCL_MAX_NUM_THREAD_BLOCKS)",
+                g.id,
+                g.tbs.len(),
+                runtime(d)
+            ));
+        }
+        check_channels(g, d, &mut out);
+        check_storage(g, d, &mut out);
+    }
+    out
+}
+
+/// Every value of `g` as its runtime stores it: a value its C type cannot hold is stored as
+/// its low bits without a warning (a `depid` of 128 waits on the flag of block -128).
+fn check_storage(g: &Gpu, d: Runtime, out: &mut Vec<String>) {
+    let l = d.limits();
+    let stored = |what: &str, field: &str, v: i64, ty: CType| {
+        (ty.store(v) != v).then(|| {
+            format!(
+                "{what}=\"{v}\" is stored as {} by {} ({} {field}, at most {})",
+                ty.store(v),
+                runtime(d),
+                ty.name(),
+                ty.max()
+            )
+        })
+    };
+    for tb in &g.tbs {
+        let loc = format!("gpu {} tb {}", g.id, tb.id);
+        let fields = [
+            stored("send", "sendPeer", tb.send, l.peer),
+            stored("recv", "recvPeer", tb.recv, l.peer),
+            stored("chan", "channelId", tb.chan as i64, l.channel_id),
+            stored("steps", "nSteps", tb.steps.len() as i64, l.n_steps),
+        ];
+        out.extend(fields.into_iter().flatten().map(|m| format!("{loc}: {m}")));
+        for (k, st) in tb.steps.iter().enumerate() {
+            let fields = [
+                (st.depid >= 0).then(|| stored("depid", "dependentBid", st.depid, l.dependent_bid)).flatten(),
+                (st.depid >= 0).then(|| stored("deps", "dependentStep", st.deps, l.dependent_step)).flatten(),
+                stored("srcoff", "srcOffset", st.srcoff, l.offset),
+                stored("dstoff", "dstOffset", st.dstoff, l.offset),
+                stored("cnt", "count", st.cnt as i64, l.count),
+            ];
+            out.extend(fields.into_iter().flatten().map(|m| format!("{loc} step {k}: {m}")));
+        }
     }
 }
 
-/// `MSCCL_MAX_NUM_THREAD_BLOCKS`: 108*2 in the old runtime, 32 per channel in the new one.
-fn max_tbs_per_gpu(d: Dialect) -> usize {
-    match d {
-        Dialect::Old => 216,
-        Dialect::New => MAX_TBS_PER_CHANNEL * MAX_CHANNELS,
-    }
-}
-
-fn check_algo(p: &Program, d: Dialect, out: &mut Vec<String>) {
+fn check_algo(p: &Program, d: Runtime, out: &mut Vec<String>) {
     if p.ngpus == 0 {
         out.push("algo: ngpus=\"0\": at least one GPU is required".to_string());
     }
-    if !(1..=MAX_CHANNELS).contains(&p.nchannels) {
-        out.push(format!("algo: nchannels=\"{}\" is outside 1..={MAX_CHANNELS} (MAXCHANNELS)", p.nchannels));
+    let max_channels = d.limits().channels;
+    if !(1..=max_channels).contains(&p.nchannels) {
+        out.push(format!(
+            "algo: nchannels=\"{}\" is outside 1..={max_channels} (MAXCHANNELS of {})",
+            p.nchannels,
+            runtime(d)
+        ));
     }
     if p.nchunksperloop == 0 {
         out.push("algo: nchunksperloop=\"0\": the runtime cuts the buffer into that many chunks".to_string());
@@ -73,24 +123,20 @@ fn check_algo(p: &Program, d: Dialect, out: &mut Vec<String>) {
         out.push(format!("algo: collective {} has no MSCCL coll name in {}", p.collective.name(), runtime(d)));
     }
     check_bytes(p, d, out);
-    match d {
-        Dialect::New if !p.inplace && !p.outofplace => {
-            out.push("algo: inplace=\"0\" and outofplace=\"0\": the new executor never selects it".to_string());
+    if d.legacy() {
+        if let Some(n) = p.nthreads.filter(|n| n % 32 != 0) {
+            out.push(format!("algo: nthreads=\"{n}\" must be a multiple of 32 (warp size)"));
         }
-        Dialect::Old => {
-            if let Some(n) = p.nthreads.filter(|n| n % 32 != 0) {
-                out.push(format!("algo: nthreads=\"{n}\" must be a multiple of 32 (warp size)"));
-            }
-        }
-        Dialect::New => {}
+    } else if !p.inplace && !p.outofplace {
+        out.push(format!("algo: inplace=\"0\" and outofplace=\"0\": {} never selects it", runtime(d)));
     }
 }
 
 /// The selection window: the old runtime treats `maxBytes` as an exclusive bound, so 0 selects
 /// nothing; the new one reads 0 as unbounded.
-fn check_bytes(p: &Program, d: Dialect, out: &mut Vec<String>) {
+fn check_bytes(p: &Program, d: Runtime, out: &mut Vec<String>) {
     if p.max_bytes == 0 {
-        if d == Dialect::Old {
+        if d.legacy() {
             out.push(
                 "algo: maxBytes=\"0\" means never in the old runtime (it selects only minBytes <= size < maxBytes)"
                     .to_string(),
@@ -120,20 +166,19 @@ fn check_gpu_ids(p: &Program, out: &mut Vec<String>) {
     }
 }
 
-fn check_gpu(p: &Program, g: &Gpu, d: Dialect, out: &mut Vec<String>) {
+fn check_gpu(p: &Program, g: &Gpu, d: Runtime, out: &mut Vec<String>) {
     check_chunks(p, g, out);
-    check_sizes(p, g, d, out);
+    check_sizes(p, g, out);
     check_tb_ids(g, out);
     for tb in &g.tbs {
         check_tb(p, g, tb, d, out);
     }
     check_connections(g, out);
-    check_channels(g, out);
     check_deps(g, out);
     check_cycles(g, out);
 }
 
-/// Old-runtime consistency of the buffer sizes with `nchunksperloop` (applied in both dialects:
+/// Old-runtime consistency of the buffer sizes with `nchunksperloop` (applied in both runtimes:
 /// the new executor's chunk size assumes the same relation).
 fn check_chunks(p: &Program, g: &Gpu, out: &mut Vec<String>) {
     let (i_mult, o_mult) = match p.collective {
@@ -153,11 +198,7 @@ fn check_chunks(p: &Program, g: &Gpu, out: &mut Vec<String>) {
 }
 
 /// Thread-block count and the parser's node budget for this rank.
-fn check_sizes(p: &Program, g: &Gpu, d: Dialect, out: &mut Vec<String>) {
-    let max = max_tbs_per_gpu(d);
-    if g.tbs.len() > max {
-        out.push(format!("gpu {}: {} thread blocks, {} allows at most {max}", g.id, g.tbs.len(), runtime(d)));
-    }
+fn check_sizes(p: &Program, g: &Gpu, out: &mut Vec<String>) {
     // The runtime stores <algo>, every <gpu>, and this rank's <tb>s and <step>s, and fails as
     // soon as it has stored MAX_NODES of them.
     let steps: usize = g.tbs.iter().map(|tb| tb.steps.len()).sum();
@@ -192,7 +233,7 @@ fn check_tb_ids(g: &Gpu, out: &mut Vec<String>) {
     }
 }
 
-fn check_tb(p: &Program, g: &Gpu, tb: &ThreadBlock, d: Dialect, out: &mut Vec<String>) {
+fn check_tb(p: &Program, g: &Gpu, tb: &ThreadBlock, d: Runtime, out: &mut Vec<String>) {
     let loc = format!("gpu {} tb {}", g.id, tb.id);
     for (dir, peer) in [("send", tb.send), ("recv", tb.recv)] {
         if peer == g.id as i64 {
@@ -328,7 +369,8 @@ fn check_connections(g: &Gpu, out: &mut Vec<String>) {
 }
 
 /// Per channel: at most 32 thread blocks, 32 send peers and 32 recv peers.
-fn check_channels(g: &Gpu, out: &mut Vec<String>) {
+fn check_channels(g: &Gpu, d: Runtime, out: &mut Vec<String>) {
+    let max = d.limits().per_channel;
     let mut per_chan: BTreeMap<usize, (usize, Vec<i64>, Vec<i64>)> = BTreeMap::new();
     for tb in &g.tbs {
         let e = per_chan.entry(tb.chan).or_default();
@@ -341,18 +383,14 @@ fn check_channels(g: &Gpu, out: &mut Vec<String>) {
         }
     }
     for (chan, (tbs, mut sends, mut recvs)) in per_chan {
-        if tbs > MAX_TBS_PER_CHANNEL {
-            out.push(format!("gpu {} channel {chan}: {tbs} thread blocks, at most {MAX_TBS_PER_CHANNEL}", g.id));
+        if tbs > max {
+            out.push(format!("gpu {} channel {chan}: {tbs} thread blocks, at most {max}", g.id));
         }
         for (dir, peers) in [("send", &mut sends), ("recv", &mut recvs)] {
             peers.sort_unstable();
             peers.dedup();
-            if peers.len() > MAX_PEERS_PER_CHANNEL {
-                out.push(format!(
-                    "gpu {} channel {chan}: {} distinct {dir} peers, at most {MAX_PEERS_PER_CHANNEL}",
-                    g.id,
-                    peers.len()
-                ));
+            if peers.len() > max {
+                out.push(format!("gpu {} channel {chan}: {} distinct {dir} peers, at most {max}", g.id, peers.len()));
             }
         }
     }

@@ -1,37 +1,37 @@
 //! Writing a [`Program`] as MSCCL XML in the exact byte shape the runtimes' hand-rolled parser
 //! accepts (see `parse.rs` for that parser's quirks).
 
-use super::model::{Dialect, Gpu, Program, Step, ThreadBlock};
+use super::model::{Gpu, Program, Runtime, Step, ThreadBlock};
 use std::io::{self, Write};
 
 /// The runtime keeps at most this many bytes of `name` (`strncpy` into a 64-byte buffer).
 const MAX_NAME_BYTES: usize = 63;
 
-/// The program as XML for `dialect`'s runtime. Guarantees: no XML declaration, two-space
+/// The program as XML for `runtime`'s runtime. Guarantees: no XML declaration, two-space
 /// indentation, one tag per line, attributes in double quotes separated by exactly one space,
 /// self-closing steps end in `"/>`, '\n' line ends with a final newline; `<algo>` carries all
 /// ten attributes (`name proto nchannels nchunksperloop ngpus coll inplace outofplace minBytes
-/// maxBytes`, then `nthreads` if set) so both dialects' parsers find what they require; the name
-/// is cut to 63 bytes. A collective with no name in `dialect` (allgatherv) is written under its
+/// maxBytes`, then `nthreads` if set) so both runtimes' parsers find what they require; the name
+/// is cut to 63 bytes. A collective with no name in `runtime` (allgatherv) is written under its
 /// collsynth name, which the runtime (and `parse`) rejects.
-pub fn to_xml(p: &Program, dialect: Dialect) -> String {
+pub fn to_xml(p: &Program, runtime: Runtime) -> String {
     let mut out = Vec::new();
-    write_xml(p, dialect, &mut out).expect("writing to memory");
+    write_xml(p, runtime, &mut out).expect("writing to memory");
     String::from_utf8(out).expect("the writer writes UTF-8")
 }
 
 /// [`to_xml`]'s text written to `out` tag by tag: a program of millions of steps never exists
 /// as one text. Give it a buffered writer.
-pub fn write_xml(p: &Program, dialect: Dialect, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(open_tag(0, "algo", &algo_attrs(p, dialect), false).as_bytes())?;
+pub fn write_xml(p: &Program, runtime: Runtime, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(open_tag(0, "algo", &algo_attrs(p, runtime), false).as_bytes())?;
     for g in &p.gpus {
         write_gpu(out, g)?;
     }
     out.write_all(b"</algo>\n")
 }
 
-fn algo_attrs(p: &Program, dialect: Dialect) -> Vec<(&'static str, String)> {
-    let coll = dialect.coll_name(p.collective).unwrap_or(p.collective.name());
+fn algo_attrs(p: &Program, runtime: Runtime) -> Vec<(&'static str, String)> {
+    let coll = runtime.coll_name(p.collective).unwrap_or(p.collective.name());
     let mut attrs = vec![
         ("name", truncate(&p.name, MAX_NAME_BYTES).to_string()),
         ("proto", p.proto.name().to_string()),

@@ -66,7 +66,7 @@ fn bad_ranges_and_options_are_bad_input() {
 
 /// dgx-a100:2 allgather from 1 KiB to 4 GiB: several windows, each file's minBytes /
 /// maxBytes its window's, each file the variant chosen (exported exactly, verified by the
-/// exporter), and the old dialect's limit of four algorithms enforced.
+/// exporter), and the old runtime's limit of four algorithms enforced.
 #[test]
 fn dgx_allgather_exports_one_file_per_window() {
     let topo = from_spec("dgx-a100:2").unwrap();

@@ -318,6 +318,32 @@ pub struct ExportedLowering {
 /// (piece, half). A given `base.channels` is kept by every candidate; otherwise a timed
 /// candidate that does not fit its spread takes the fewest channels that fit. `None`: no
 /// candidate fits the runtime's limits.
+/// The block plan of `o` with the most channels below `o.channels` that fits the runtime's
+/// limits (thread blocks and the values they store grow with the channels), by bisection:
+/// the limits are monotone in the channels for a given spread up to the spread's rounding.
+fn most_channels_that_fit(s: &Schedule, o: Options) -> Result<Option<(BlockPlan, Options)>> {
+    let (mut lo, mut hi) = (0usize, o.channels.unwrap_or(MAX_CHANNELS));
+    let mut best = None;
+    while hi > lo + 1 {
+        let mid = (lo + hi).div_ceil(2);
+        let tried = Options { channels: Some(mid), ..o.clone() };
+        match block_plan(s, &tried) {
+            Ok(plan) => {
+                lo = mid;
+                best = Some((plan, tried));
+            }
+            Err(CollsynthError::Infeasible(_)) => hi = mid,
+            Err(e) => return Err(e),
+        }
+    }
+    if best.is_none() {
+        // Too few channels can fail too (steps per block): the fewest that fit.
+        let o = Options { channels: None, ..o };
+        best = block_plan(s, &o).ok().map(|plan| (plan, o));
+    }
+    Ok(best)
+}
+
 pub fn exported_lowering(
     s: &Schedule,
     topo: &Topology,
@@ -364,10 +390,10 @@ pub fn exported_lowering(
         let (lowering, o) = candidates[i].clone();
         let fitted = match block_plan(s, &o) {
             Ok(plan) => Some((plan, o)),
-            // A spread the limits refuse: the fewest channels that fit, unless the user gave them.
+            // A spread the runtime's limits refuse: the most channels below it that fit,
+            // unless the user gave them.
             Err(CollsynthError::Infeasible(_)) if base.channels.is_none() && lowering != Lowering::Numbered => {
-                let o = Options { channels: None, ..o };
-                block_plan(s, &o).ok().map(|plan| (plan, o))
+                most_channels_that_fit(s, o)?
             }
             Err(CollsynthError::Infeasible(_)) => None,
             Err(e) => return Err(e),

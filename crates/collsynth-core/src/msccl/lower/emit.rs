@@ -61,7 +61,7 @@ pub(super) fn program(
     plan: &TbAssignment,
     o: &Options,
 ) -> Result<Program, Failure> {
-    let mut e = Emitter::new(s, grid, plan, o.dialect.max_steps_per_tb());
+    let mut e = Emitter::new(s, grid, plan, o.runtime.max_steps_per_tb());
     let kept = kept_unreceived(s, grid);
     let copies = o.fused || kept.iter().all(Vec::is_empty);
     if copies {
@@ -76,7 +76,7 @@ pub(super) fn program(
         }
     }
     let p = e.finish(o, plan.channels, copies);
-    check_limits(&p, o.dialect)?;
+    check_limits(&p, o.runtime)?;
     Ok(p)
 }
 
@@ -339,7 +339,7 @@ impl<'a> Emitter<'a> {
     fn finish(self, o: &Options, channels: usize, outofplace: bool) -> Program {
         let max_s = self.gpus.iter().map(|g| g.s_chunks).max().unwrap_or(0);
         let (min_bytes, max_bytes) =
-            o.size_range.unwrap_or_else(|| default_size_range(o.dialect, self.grid.chunks, max_s));
+            o.size_range.unwrap_or_else(|| default_size_range(o.runtime, self.grid.chunks, max_s));
         let used = self.gpus.iter().flat_map(|g| g.tbs.iter().map(|t| t.chan + 1)).max().unwrap_or(1);
         Program {
             name: format!("collsynth {} {} n{}", self.s.provenance.algorithm, self.s.collective.name(), self.s.n_ranks),
@@ -382,28 +382,11 @@ fn internal(t: usize, what: &str) -> Failure {
     )))
 }
 
-/// The runtime's limits on the finished program (blocks and peers per channel, blocks per
-/// GPU; steps per block are checked as they are emitted).
-fn check_limits(p: &Program, dialect: Dialect) -> Result<(), Failure> {
-    for g in &p.gpus {
-        if dialect == Dialect::Old && g.tbs.len() > 216 {
-            return Err(Failure::Limit(format!("rank {} needs {} thread blocks (limit 216)", g.id, g.tbs.len())));
-        }
-        let mut per_chan: HashMap<usize, (usize, usize, usize)> = HashMap::default();
-        for tb in &g.tbs {
-            let e = per_chan.entry(tb.chan).or_default();
-            e.0 += 1;
-            e.1 += usize::from(tb.send >= 0);
-            e.2 += usize::from(tb.recv >= 0);
-        }
-        for (c, (tbs, sends, recvs)) in per_chan {
-            if tbs > MAX_TBS_PER_CHANNEL || sends > MAX_PEERS_PER_CHANNEL || recvs > MAX_PEERS_PER_CHANNEL {
-                return Err(Failure::Limit(format!(
-                    "rank {} channel {c} needs {tbs} thread blocks, {sends} send and {recvs} receive peers (limit 32 each)",
-                    g.id
-                )));
-            }
-        }
+/// The runtime's limits on the finished program (`rules::check_limits`: blocks, channels,
+/// peers and every stored value; steps per block are checked as they are emitted).
+fn check_limits(p: &Program, runtime: Runtime) -> Result<(), Failure> {
+    match crate::msccl::rules::check_limits(p, runtime).into_iter().next() {
+        Some(why) => Err(Failure::Limit(why)),
+        None => Ok(()),
     }
-    Ok(())
 }

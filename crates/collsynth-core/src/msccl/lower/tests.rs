@@ -63,7 +63,7 @@ fn large_counts_are_split_below_72_chunks() {
     one.pieces = vec![crate::ir::Piece::whole(0), crate::ir::Piece::whole(1)];
     let p = lower(&one, &Options { pipeline: 1, ..Options::default() }).unwrap();
     assert_eq!(p.nchunksperloop, 2);
-    let p = lower(&s, &Options { pipeline: 100, dialect: Dialect::Old, ..Options::default() }).unwrap();
+    let p = lower(&s, &Options { pipeline: 100, runtime: Runtime::MscclLegacy, ..Options::default() }).unwrap();
     assert_eq!(p.nchunksperloop, 200);
     assert!(p.gpus.iter().flat_map(|g| &g.tbs).flat_map(|t| &t.steps).all(|st| st.cnt < 72));
 }
@@ -79,7 +79,7 @@ fn channels_out_of_range_and_allgatherv_are_bad_input() {
 
 #[test]
 fn too_many_steps_for_one_channel_is_infeasible_and_auto_channels_fit() {
-    // Ring allreduce on 40 ranks: 2 * 39 steps per block > 64 (new dialect).
+    // Ring allreduce on 40 ranks: 2 * 39 steps per block > 64 (new runtime).
     let s = schedule("ring:40", Collective::Allreduce, "ring");
     let e = lower(&s, &Options { channels: Some(1), ..Options::default() }).unwrap_err();
     // Known from the count alone: 39 sends of the reduce-scatter and 39 of the allgather.
@@ -92,7 +92,7 @@ fn too_many_steps_for_one_channel_is_infeasible_and_auto_channels_fit() {
     assert!(e.message().contains("needs more than 64 steps (limit 64)"), "{e}");
     let p = lower(&s, &Options::default()).unwrap();
     assert_eq!(p.nchannels, 2);
-    let old = lower(&s, &Options { dialect: Dialect::Old, ..Options::default() }).unwrap();
+    let old = lower(&s, &Options { runtime: Runtime::MscclLegacy, ..Options::default() }).unwrap();
     assert_eq!(old.nchannels, 1);
 }
 
@@ -218,7 +218,7 @@ fn the_step_floor_is_never_above_the_busiest_block() {
     let chan = TbAssignment::channels_of(&s, 1, Spread::ByPiece);
     let floor = TbAssignment::step_floor(&s, 1, &chan).unwrap();
     assert_eq!((floor.steps, floor.rank, floor.peer, floor.send), (78, 0, 1, true));
-    let old = Options { channels: Some(1), dialect: Dialect::Old, ..Options::default() };
+    let old = Options { channels: Some(1), runtime: Runtime::MscclLegacy, ..Options::default() };
     assert_eq!(busiest_block(&lower(&s, &old).unwrap()), 79);
     // A floor above a program that fits would skip a channel count that fits.
     let cases = [
@@ -233,7 +233,7 @@ fn the_step_floor_is_never_above_the_busiest_block() {
                 let o = Options {
                     channels: Some(channels),
                     spread: Some(spread),
-                    dialect: Dialect::Old,
+                    runtime: Runtime::MscclLegacy,
                     fused: false,
                     ..Options::default()
                 };

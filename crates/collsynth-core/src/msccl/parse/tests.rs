@@ -74,8 +74,8 @@ const SMALL_XML: &str = r#"<algo name="ag2" proto="Simple" nchannels="1" nchunks
 
 #[test]
 fn writer_output_is_byte_exact() {
-    assert_eq!(to_xml(&small(), Dialect::New), SMALL_XML);
-    assert_eq!(to_xml(&small(), Dialect::Old), SMALL_XML);
+    assert_eq!(to_xml(&small(), Runtime::MscclNccl), SMALL_XML);
+    assert_eq!(to_xml(&small(), Runtime::MscclLegacy), SMALL_XML);
 }
 
 #[test]
@@ -83,29 +83,29 @@ fn writer_adds_nthreads_last_escapes_and_truncates_the_name() {
     let mut p = small();
     p.nthreads = Some(256);
     p.name = format!("a&b \"<c>\"{}", "x".repeat(100));
-    let xml = to_xml(&p, Dialect::Old);
+    let xml = to_xml(&p, Runtime::MscclLegacy);
     let first = xml.lines().next().unwrap();
     let name = format!("a&amp;b &quot;&lt;c&gt;&quot;{}", "x".repeat(63 - 9));
     assert!(first.starts_with(&format!("<algo name=\"{name}\" proto=")), "{first}");
     assert!(first.ends_with(" maxBytes=\"1048576\" nthreads=\"256\">"), "{first}");
-    assert_eq!(parse(&xml, Dialect::Old).unwrap().name.len(), 63);
+    assert_eq!(parse(&xml, Runtime::MscclLegacy).unwrap().name.len(), 63);
 }
 
 #[test]
 fn writer_uses_the_dialects_reduce_scatter_spelling() {
     let mut p = small();
     p.collective = Collective::ReduceScatter;
-    assert!(to_xml(&p, Dialect::Old).contains(" coll=\"reduce_scatter\" "));
-    assert!(to_xml(&p, Dialect::New).contains(" coll=\"reducescatter\" "));
+    assert!(to_xml(&p, Runtime::MscclLegacy).contains(" coll=\"reduce_scatter\" "));
+    assert!(to_xml(&p, Runtime::MscclNccl).contains(" coll=\"reducescatter\" "));
 }
 
 #[test]
 fn writer_makes_comments_safe_and_splits_lines() {
     let mut p = small();
     p.gpus[0].tbs[0].comment = Some("a--b-\nk=1 x".to_string());
-    let xml = to_xml(&p, Dialect::New);
+    let xml = to_xml(&p, Runtime::MscclNccl);
     assert!(xml.contains("      <!--a- -b- -->\n      <!-- k=1 x-->\n"), "{xml}");
-    assert!(parse(&xml, Dialect::New).is_ok());
+    assert!(parse(&xml, Runtime::MscclNccl).is_ok());
 }
 
 /// A program using every field: scratch, deps, nops, a multi-line comment, odd characters.
@@ -136,7 +136,7 @@ fn rich() -> Program {
 
 #[test]
 fn round_trip_both_dialects() {
-    for d in [Dialect::Old, Dialect::New] {
+    for d in [Runtime::MscclLegacy, Runtime::MscclNccl] {
         for p in [small(), rich()] {
             let xml = to_xml(&p, d);
             assert_eq!(parse(&xml, d), Ok(p), "{}:\n{xml}", d.name());
@@ -155,13 +155,13 @@ fn tree_records_lines_comments_and_attribute_order() {
     assert_eq!(tree.children[1].line, 9);
 }
 
-// ---- real files: what each yields under each dialect ----
+// ---- real files: what each yields under each runtime ----
 
 /// The three problems of a msccl-tools header (name..inplace only) under the new executor.
 const MISSING_NEW: [&str; 3] = [
-    "line 1: attribute outofplace of node algo not found (required by the new executor)",
-    "line 1: attribute minBytes of node algo not found (required by the new executor)",
-    "line 1: attribute maxBytes of node algo not found (required by the new executor)",
+    "line 1: attribute outofplace of node algo not found (required by msccl-nccl)",
+    "line 1: attribute minBytes of node algo not found (required by msccl-nccl)",
+    "line 1: attribute maxBytes of node algo not found (required by msccl-nccl)",
 ];
 
 fn messages(r: Result<Program, Vec<Problem>>) -> Vec<String> {
@@ -169,7 +169,7 @@ fn messages(r: Result<Program, Vec<Problem>>) -> Vec<String> {
 }
 
 /// Parses under `d`, asserts no rule problem, and returns the program.
-fn clean(text: &str, d: Dialect) -> Program {
+fn clean(text: &str, d: Runtime) -> Program {
     let p = parse(text, d).unwrap_or_else(|e| panic!("{}: {e:?}", d.name()));
     assert_eq!(rules::check(&p, d), Vec::<String>::new(), "{}", d.name());
     p
@@ -178,38 +178,38 @@ fn clean(text: &str, d: Dialect) -> Program {
 #[test]
 fn mscclang_ring3_allreduce_old_clean_new_lacks_three_attributes() {
     let Some(text) = real("mscclang-ring3-allreduce.xml") else { return };
-    let p = clean(&text, Dialect::Old);
+    let p = clean(&text, Runtime::MscclLegacy);
     // Old-runtime defaults: outofplace = !inplace, minBytes 0, maxBytes 128 MiB.
     assert_eq!((p.ngpus, p.outofplace, p.min_bytes, p.max_bytes), (3, false, 0, 1 << 27));
     assert_eq!(rules::tb_usage(&p), vec![(1, 1, 5); 3]);
-    assert_eq!(messages(parse(&text, Dialect::New)), MISSING_NEW);
+    assert_eq!(messages(parse(&text, Runtime::MscclNccl)), MISSING_NEW);
 }
 
 #[test]
 fn mscclang_ring4_allgather_old_clean_new_lacks_three_attributes() {
     let Some(text) = real("mscclang-ring4-allgather.xml") else { return };
-    let p = clean(&text, Dialect::Old);
+    let p = clean(&text, Runtime::MscclLegacy);
     assert_eq!((p.ngpus, p.collective), (4, Collective::Allgather));
     assert_eq!(rules::tb_usage(&p), vec![(1, 1, 4); 4]);
-    assert_eq!(messages(parse(&text, Dialect::New)), MISSING_NEW);
+    assert_eq!(messages(parse(&text, Runtime::MscclNccl)), MISSING_NEW);
 }
 
 #[test]
 fn msccl_tools_dgx1_allgather_old_clean_new_lacks_three_attributes() {
     let Some(text) = real("msccl-tools-dgx1-allgather-2steps.xml") else { return };
-    let p = clean(&text, Dialect::Old);
+    let p = clean(&text, Runtime::MscclLegacy);
     // Out of place: inplace="0", so the old runtime's outofplace default is 1.
     assert_eq!((p.inplace, p.outofplace, p.nchannels), (false, true, 2));
     let deps = p.gpus.iter().flat_map(|g| &g.tbs).flat_map(|tb| &tb.steps).filter(|s| s.depid >= 0).count();
     assert!(deps > 0);
-    assert_eq!(messages(parse(&text, Dialect::New)), MISSING_NEW);
+    assert_eq!(messages(parse(&text, Runtime::MscclNccl)), MISSING_NEW);
 }
 
 #[test]
 fn forestcoll_allgather_clean_in_both_dialects() {
     let Some(text) = real("forestcoll-a100x1-allgather.xml") else { return };
-    let old = clean(&text, Dialect::Old);
-    assert_eq!(clean(&text, Dialect::New), old);
+    let old = clean(&text, Runtime::MscclLegacy);
+    assert_eq!(clean(&text, Runtime::MscclNccl), old);
     assert_eq!((old.ngpus, old.nchannels, old.max_bytes), (8, 8, 1 << 40));
     assert_eq!(old.gpus[0].tbs[0].comment.as_deref(), Some("ROOT, node0, root0, index0, chunks1, inst0"));
     assert_eq!(rules::tb_usage(&old)[0], (8, 7, 1));
@@ -218,8 +218,8 @@ fn forestcoll_allgather_clean_in_both_dialects() {
 #[test]
 fn forestcoll_allreduce_clean_in_both_dialects() {
     let Some(text) = real("forestcoll-a100x1-allreduce.xml") else { return };
-    let old = clean(&text, Dialect::Old);
-    assert_eq!(clean(&text, Dialect::New), old);
+    let old = clean(&text, Runtime::MscclLegacy);
+    assert_eq!(clean(&text, Runtime::MscclNccl), old);
     assert_eq!(old.collective, Collective::Allreduce);
     assert_eq!(rules::tb_usage(&old)[0], (15, 8, 1));
 }
@@ -227,8 +227,8 @@ fn forestcoll_allreduce_clean_in_both_dialects() {
 #[test]
 fn teccl_amd32_allgather_clean_in_both_dialects_copy_elements_ignored() {
     let Some(text) = real("teccl-amd32-allgather.xml") else { return };
-    let old = clean(&text, Dialect::Old);
-    assert_eq!(clean(&text, Dialect::New), old);
+    let old = clean(&text, Runtime::MscclLegacy);
+    assert_eq!(clean(&text, Runtime::MscclNccl), old);
     assert_eq!((old.ngpus, old.nchunksperloop, old.min_bytes), (32, 64, 1024));
     assert!(parse_tree(&text).unwrap().children[0].children.iter().any(|e| e.name == "copy"));
     let nops = old.gpus.iter().flat_map(|g| &g.tbs).flat_map(|tb| &tb.steps).filter(|s| s.kind == StepType::Nop);
@@ -240,8 +240,8 @@ fn teccl_amd32_allgather_clean_in_both_dialects_copy_elements_ignored() {
 fn real_files_survive_write_then_parse() {
     for file in ["forestcoll-a100x1-allgather.xml", "forestcoll-a100x1-allreduce.xml", "teccl-amd32-allgather.xml"] {
         let Some(text) = real(file) else { return };
-        let p = parse(&text, Dialect::New).unwrap();
-        assert_eq!(parse(&to_xml(&p, Dialect::New), Dialect::New), Ok(p), "{file}");
+        let p = parse(&text, Runtime::MscclNccl).unwrap();
+        assert_eq!(parse(&to_xml(&p, Runtime::MscclNccl), Runtime::MscclNccl), Ok(p), "{file}");
     }
 }
 
@@ -332,7 +332,7 @@ fn parser_limits_are_enforced() {
 fn comments_are_skipped_between_elements() {
     let text =
         format!("<!-- top -->\n{}", mutate("  <gpu id=\"1\"", "  <!-- a\n multi-line comment -->\n  <gpu id=\"1\""));
-    let p = parse(&text, Dialect::New).unwrap();
+    let p = parse(&text, Runtime::MscclNccl).unwrap();
     assert_eq!(p, small());
     // The runtime reads a comment's first word as a tag name.
     assert!(tree_err("<algo><!--a=b --></algo>").contains("'=' in the first word of a comment"));
@@ -342,8 +342,8 @@ fn comments_are_skipped_between_elements() {
 #[test]
 fn missing_step_attribute_is_reported_with_its_line() {
     let text = mutate(" cnt=\"1\"", "");
-    let want = "line 5: attribute cnt of node step not found (required by the old runtime)";
-    assert_eq!(messages(parse(&text, Dialect::Old)), [want]);
+    let want = "line 5: attribute cnt of node step not found (required by msccl-legacy)";
+    assert_eq!(messages(parse(&text, Runtime::MscclLegacy)), [want]);
 }
 
 #[test]
@@ -351,55 +351,73 @@ fn all_problems_are_collected() {
     let text = mutate(" cnt=\"1\"", "")
         .replace("o_chunks=\"2\"", "o_chunks=\"-2\"")
         .replace("hasdep=\"0\"/>", "hasdep=\"2\"/>");
-    let got = messages(parse(&text, Dialect::New));
+    let got = messages(parse(&text, Runtime::MscclNccl));
     assert_eq!(got.len(), 2 + 1 + 4, "{got:#?}");
     assert_eq!(got[0], "line 2: attribute o_chunks of node gpu must not be negative, got \"-2\"");
-    assert!(got.contains(&"line 5: attribute cnt of node step not found (required by the new executor)".to_string()));
+    assert!(got.contains(&"line 5: attribute cnt of node step not found (required by msccl-nccl)".to_string()));
     assert!(got.contains(&"line 11: attribute hasdep of node step must be 0 or 1, got \"2\"".to_string()));
 }
 
 #[test]
 fn integers_are_parsed_strictly() {
     for bad in ["1x", " 1", "+1", "0x1", "", "1.0", "-"] {
-        let got = messages(parse(&mutate("cnt=\"1\"", &format!("cnt=\"{bad}\"")), Dialect::New));
+        let got = messages(parse(&mutate("cnt=\"1\"", &format!("cnt=\"{bad}\"")), Runtime::MscclNccl));
         assert_eq!(got, [format!("line 5: attribute cnt of node step is not an integer: \"{bad}\"")]);
     }
 }
 
 #[test]
+fn an_integer_the_runtime_reads_otherwise_is_refused() {
+    // strtol(v, NULL, 0): a leading 0 is octal, so "010" is stored as 8 (msccl_parser.h).
+    let got = messages(parse(&mutate("cnt=\"1\"", "cnt=\"010\""), Runtime::MscclNccl));
+    assert_eq!(
+        got,
+        ["line 5: attribute cnt=\"010\" of node step is read as 8 by msccl-nccl (strtol base 0: a leading 0 is octal)"]
+    );
+    // Octal digits that read the same, and a leading zero alone, are accepted.
+    assert!(parse(&mutate("cnt=\"1\"", "cnt=\"01\""), Runtime::Rccl).is_ok());
+    // Past int: strtol's long is cast to int.
+    let got = messages(parse(&mutate("cnt=\"1\"", "cnt=\"4294967297\""), Runtime::MscclLegacy));
+    assert_eq!(got, ["line 5: attribute cnt=\"4294967297\" of node step is read as 1 by msccl-legacy (strtol base 0: int holds it)"]);
+}
+
+#[test]
 fn coll_names_follow_the_dialect() {
     let with = |coll: &str| SMALL_XML.replace("coll=\"allgather\"", &format!("coll=\"{coll}\""));
-    assert_eq!(parse(&with("reduce_scatter"), Dialect::Old).unwrap().collective, Collective::ReduceScatter);
-    assert_eq!(parse(&with("reducescatter"), Dialect::New).unwrap().collective, Collective::ReduceScatter);
+    assert_eq!(parse(&with("reduce_scatter"), Runtime::MscclLegacy).unwrap().collective, Collective::ReduceScatter);
+    assert_eq!(parse(&with("reducescatter"), Runtime::MscclNccl).unwrap().collective, Collective::ReduceScatter);
     assert_eq!(
-        messages(parse(&with("reduce_scatter"), Dialect::New)),
-        ["line 1: coll reduce_scatter is not accepted by the new executor (it spells it reducescatter)"]
+        messages(parse(&with("reduce_scatter"), Runtime::MscclNccl)),
+        ["line 1: coll reduce_scatter is not accepted by msccl-nccl (it spells it reducescatter)"]
     );
     assert_eq!(
-        messages(parse(&with("reducescatter"), Dialect::Old)),
-        ["line 1: coll reducescatter is not accepted by the old runtime (it spells it reduce_scatter)"]
+        messages(parse(&with("reducescatter"), Runtime::MscclLegacy)),
+        ["line 1: coll reducescatter is not accepted by msccl-legacy (it spells it reduce_scatter)"]
     );
-    for (coll, d) in
-        [("alltoall", Dialect::Old), ("custom", Dialect::Old), ("alltoall", Dialect::New), ("send", Dialect::New)]
-    {
+    for (coll, d) in [
+        ("alltoall", Runtime::MscclLegacy),
+        ("custom", Runtime::MscclLegacy),
+        ("alltoall", Runtime::MscclNccl),
+        ("send", Runtime::MscclNccl),
+    ] {
         assert_eq!(
             messages(parse(&with(coll), d)),
             [format!("line 1: coll {coll} is not supported by collsynth's validator")]
         );
     }
     assert_eq!(
-        messages(parse(&with("bogus"), Dialect::New)),
-        ["line 1: coll bogus is not accepted by the new executor"]
+        messages(parse(&with("bogus"), Runtime::MscclNccl)),
+        ["line 1: coll bogus is not accepted by msccl-nccl"]
     );
 }
 
 #[test]
 fn old_dialect_requires_name_new_does_not() {
     let text = SMALL_XML.replace("name=\"ag2\" ", "");
-    assert_eq!(parse(&text, Dialect::New).unwrap().name, "");
+    assert_eq!(parse(&text, Runtime::MscclNccl).unwrap().name, "");
     assert_eq!(
-        messages(parse(&text, Dialect::Old)),
-        ["line 1: attribute name of node algo not found (required by the old runtime)"]
+        messages(parse(&text, Runtime::MscclLegacy)),
+        ["line 1: attribute name of node algo not found (required by msccl-legacy)"]
     );
 }
 
@@ -410,7 +428,7 @@ fn unknown_elements_and_attributes_are_ignored() {
         "    <copy i_off=\"0\" o_off=\"0\"/>\n    <x>\n    </x>\n    <tb id=\"0\" send=\"1\"",
     )
     .replace("inplace=\"1\"", "inplace=\"1\" redop=\"nop\"");
-    assert_eq!(parse(&text, Dialect::New), Ok(small()));
+    assert_eq!(parse(&text, Runtime::MscclNccl), Ok(small()));
 }
 
 #[test]
@@ -419,7 +437,7 @@ fn bad_enum_values_are_reported() {
         .replacen("type=\"s\"", "type=\"ra\"", 1)
         .replacen("srcbuf=\"o\"", "srcbuf=\"x\"", 1)
         .replace("Simple", "LL64");
-    let got = messages(parse(&text, Dialect::Old));
+    let got = messages(parse(&text, Runtime::MscclLegacy));
     assert_eq!(
         got,
         [
@@ -428,8 +446,8 @@ fn bad_enum_values_are_reported() {
             "line 5: attribute srcbuf of node step is \"x\", not i, o or s",
         ]
     );
-    let got = messages(parse(&text.replace("LL64", "LL"), Dialect::New));
-    assert_eq!(got[0], "line 5: step type \"ra\" is not accepted by the new executor");
+    let got = messages(parse(&text.replace("LL64", "LL"), Runtime::MscclNccl));
+    assert_eq!(got[0], "line 5: step type \"ra\" is not accepted by msccl-nccl");
 }
 
 /// Counts and ids that would size memory are refused by the parser, one problem each, before
@@ -445,12 +463,12 @@ fn counts_beyond_the_file_are_refused_before_allocation() {
         ("ngpus=\"2\"", "ngpus=\"3\"", "line 1: ngpus=\"3\" but the file has 2 <gpu> element(s), one per rank"),
         (
             "<gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\"",
-            "<gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"1000000000000\"",
+            "<gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"2000000000\"",
             "line 1: nchunksperloop, i_chunks, o_chunks and s_chunks declare more than 16777216 chunks over all ranks",
         ),
         (
             "nchunksperloop=\"2\"",
-            "nchunksperloop=\"9223372036854775807\"",
+            "nchunksperloop=\"2147483647\"",
             "line 1: nchunksperloop, i_chunks, o_chunks and s_chunks declare more than 16777216 chunks over all ranks",
         ),
         (
@@ -460,13 +478,13 @@ fn counts_beyond_the_file_are_refused_before_allocation() {
         ),
     ];
     for (from, to, want) in cases {
-        for d in [Dialect::New, Dialect::Old] {
+        for d in Runtime::ALL {
             assert_eq!(messages(parse(&mutate(from, to), d)), [want], "{to}");
         }
     }
     // the limit is on declared cells, so a file just within it still parses
     // (two ranks of 2 x nchunksperloop = 4 input and output cells each, plus the scratch)
     let scratch = |s: usize| mutate("s_chunks=\"0\"", &format!("s_chunks=\"{s}\""));
-    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 8), Dialect::New).is_ok());
-    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 7), Dialect::New).is_err());
+    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 8), Runtime::MscclNccl).is_ok());
+    assert!(parse(&scratch(super::MAX_CHUNK_CELLS - 7), Runtime::MscclNccl).is_err());
 }

@@ -3,7 +3,7 @@
 //! structural rules and the symbolic interpreter exactly as `collsynth verify` judges an XML
 //! file. The JSON form is turned into the XML's element tree, so both share every check.
 
-use super::super::model::{Dialect, Program, MAX_CHILDREN_PER_NODE};
+use super::super::model::{Program, Runtime, MAX_CHILDREN_PER_NODE};
 use super::super::parse::{self, Element, Problem};
 use super::super::{interp, rules, Validation};
 use crate::error::{CollsynthError, Result};
@@ -54,37 +54,37 @@ pub fn refusal(v: &Validation) -> Option<String> {
     if v.ok() {
         return None;
     }
-    let parsing = v.dialects.iter().flat_map(|(_, ps)| ps).next();
+    let parsing = v.runtimes.iter().flat_map(|(_, ps)| ps).next();
     let first = if v.program.is_none() { parsing } else { v.execution.first() };
     Some(first.cloned().unwrap_or_else(|| "no runtime accepts it".into()))
 }
 
 /// Both runtimes' parsers (`read`) and rules, then symbolic execution of the first program a
 /// runtime accepts, in every mode it claims (no link loads).
-pub fn judge(read: impl Fn(Dialect) -> std::result::Result<Program, Vec<String>>) -> Validation {
-    let mut dialects = Vec::new();
+pub fn judge(read: impl Fn(Runtime) -> std::result::Result<Program, Vec<String>>) -> Validation {
+    let mut runtimes = Vec::new();
     let mut program = None;
-    for d in [Dialect::New, Dialect::Old] {
+    for d in Runtime::ALL {
         match read(d) {
             Ok(p) => {
                 let problems = rules::check(&p, d);
                 if problems.is_empty() && program.is_none() {
                     program = Some(p);
                 }
-                dialects.push((d, problems));
+                runtimes.push((d, problems));
             }
-            Err(problems) => dialects.push((d, problems)),
+            Err(problems) => runtimes.push((d, problems)),
         }
     }
     let execution = match &program {
         Some(p) => interp::check(p),
         None => vec![],
     };
-    Validation { dialects, program, execution, loads: None }
+    Validation { runtimes, program, execution, loads: None }
 }
 
-/// The tree with `coll` spelled as dialect `d` spells it (JSON uses collsynth's names).
-fn spelled(tree: &Element, d: Dialect) -> Element {
+/// The tree with `coll` spelled as runtime `d` spells it (JSON uses collsynth's names).
+fn spelled(tree: &Element, d: Runtime) -> Element {
     let mut t = tree.clone();
     for (k, v) in &mut t.attrs {
         if k == "coll" {

@@ -6,7 +6,7 @@
 use super::read::{accepted, refusal, Format};
 use super::*;
 use crate::api;
-use crate::msccl::{export, lower, validate, Dialect};
+use crate::msccl::{export, lower, validate, Runtime};
 use crate::rational::rat;
 use crate::synth::{self, Request};
 use crate::zoo::from_spec;
@@ -180,7 +180,7 @@ fn the_rules_the_python_executor_used_to_judge_differently_are_rusts() {
     // A dependency on the thread block's own earlier step.
     assert!(refused(&allreduce2(1, Some((0, 0)))).contains("names its own thread block"));
     // A channel beyond the runtimes' 32.
-    assert!(refused(&allreduce2(33, None)).contains("nchannels=\"33\" is outside 1..=32"));
+    assert!(refused(&allreduce2(129, None)).contains("nchannels=\"129\" is outside 1..=32"));
     // A dependency on a nop (the runtime never publishes its flag).
     let g = |r: usize| {
         let q = 1 - r as i64;
@@ -338,8 +338,9 @@ fn every_exported_program_runs_correctly_from_its_plan() {
                 let root = if c.is_rooted() { topo.n_ranks() - 1 } else { 0 };
                 let req = Request { root, ..Request::default() };
                 let Ok(done) = api::synthesize(&topo, c, alg.name, &req, rat(1 << 20)) else { continue };
-                let e = export(&done.schedule, &lower::Options { dialect: Dialect::New, ..Default::default() }, true)
-                    .unwrap();
+                let e =
+                    export(&done.schedule, &lower::Options { runtime: Runtime::MscclNccl, ..Default::default() }, true)
+                        .unwrap();
                 let json = e.program.to_json().to_string();
                 for a in [Aliasing::InPlace, Aliasing::OutOfPlace] {
                     let plan = load(&e.xml, Format::Xml, a).unwrap();

@@ -1,5 +1,5 @@
 //! Every synthesizer's output, for every collective it supports, on a set of topologies,
-//! exports to an XML that passes the validator in both dialects.
+//! exports to an XML that passes the validator in both runtimes.
 
 use super::*;
 use crate::api;
@@ -8,7 +8,7 @@ use crate::rational::rat;
 use crate::synth::{self, Request};
 use crate::zoo::from_spec;
 
-fn export_all(spec: &str, dialect: Dialect, fused: bool) -> usize {
+fn export_all(spec: &str, runtime: Runtime, fused: bool) -> usize {
     let topo = from_spec(spec).unwrap();
     let mut count = 0;
     for alg in synth::algorithms() {
@@ -16,12 +16,12 @@ fn export_all(spec: &str, dialect: Dialect, fused: bool) -> usize {
             for root in if c.is_rooted() { vec![0, topo.n_ranks() - 1] } else { vec![0] } {
                 let req = Request { root, ..Request::default() };
                 let Ok(done) = api::synthesize(&topo, c, alg.name, &req, rat(1 << 30)) else { continue };
-                let o = lower::Options { dialect, fused, ..lower::Options::default() };
+                let o = lower::Options { runtime, fused, ..lower::Options::default() };
                 let e = export(&done.schedule, &o, true)
                     .unwrap_or_else(|e| panic!("{spec} {} {} root {root}: {e}", alg.name, c.name()));
                 let v = validate(&e.xml, Some(&done.topology)).unwrap();
                 assert!(v.execution.is_empty(), "{spec} {} {}: {:?}", alg.name, c.name(), v.execution);
-                let accepted = v.dialects.iter().find(|(d, _)| *d == dialect).unwrap();
+                let accepted = v.runtimes.iter().find(|(d, _)| *d == runtime).unwrap();
                 assert!(accepted.1.is_empty(), "{spec} {} {}: {:?}", alg.name, c.name(), accepted.1);
                 count += 1;
             }
@@ -33,15 +33,15 @@ fn export_all(spec: &str, dialect: Dialect, fused: bool) -> usize {
 #[test]
 fn every_algorithm_exports_valid_xml_on_small_topologies() {
     for spec in ["ring:4", "biring:5", "switch:4", "torus:2x4", "dgx-a100:1", "hypercube:3", "mesh:2x3"] {
-        assert!(export_all(spec, Dialect::New, true) >= 5, "{spec}");
+        assert!(export_all(spec, Runtime::MscclNccl, true) >= 5, "{spec}");
     }
 }
 
 #[test]
 fn old_dialect_and_unfused_exports_are_valid() {
     for spec in ["ring:5", "switch:3", "torus:2x4"] {
-        assert!(export_all(spec, Dialect::Old, true) >= 5);
-        assert!(export_all(spec, Dialect::New, false) >= 5);
+        assert!(export_all(spec, Runtime::MscclLegacy, true) >= 5);
+        assert!(export_all(spec, Runtime::MscclNccl, false) >= 5);
     }
 }
 
@@ -61,9 +61,11 @@ fn a_forest_too_large_for_the_runtime_falls_back_to_the_best_fixed_k_forest() {
     assert!(note.contains("at most 6 trees per root"), "{note}");
     assert!(e.exported.program.gpus.iter().flat_map(|g| &g.tbs).all(|t| t.steps.len() <= 64));
     assert_eq!(e.schedule.provenance.options, vec![("max-trees".to_string(), "6".to_string())]);
-    // Without the channel restriction the optimal forest fits as it is.
+    // Without the channel restriction the optimal forest fits as it is (on the channels whose
+    // thread blocks msccl-nccl's int8_t dependentBid can name; unfused there, see the note).
     let e = api::export_msccl(&done.schedule, &done.topology, &lower::Options::default(), true).unwrap();
-    assert!(e.fallback.is_none());
+    assert!(e.fallback.as_deref().is_none_or(|n| !n.contains("trees per root")), "{:?}", e.fallback);
+    assert!(e.schedule.provenance.options.is_empty());
 }
 
 #[test]
@@ -85,18 +87,19 @@ fn exported_link_loads_equal_the_schedule_s() {
 #[test]
 fn census_with_scratch_slots_exports_valid_xml() {
     // Algorithm 8's partial sum and receive buffer become scratch chunks; its local
-    // reductions `re` steps on a peerless block; in place and out of place, both dialects.
+    // reductions `re` steps on a peerless block; in place and out of place, both runtimes.
     let census = Request { options: [("variant".to_string(), "census".to_string())].into(), ..Request::default() };
     for spec in ["complete:2", "complete:3", "traff:5", "switch:8", "traff:12", "complete:13"] {
         let topo = from_spec(spec).unwrap();
         let done = api::synthesize(&topo, Collective::Allreduce, "circulant", &census, rat(1024)).unwrap();
         assert!(done.schedule.uses_scratch());
-        for (dialect, fused) in [(Dialect::New, true), (Dialect::New, false), (Dialect::Old, true)] {
-            let o = lower::Options { dialect, fused, ..lower::Options::default() };
+        for (runtime, fused) in [(Runtime::MscclNccl, true), (Runtime::MscclNccl, false), (Runtime::MscclLegacy, true)]
+        {
+            let o = lower::Options { runtime, fused, ..lower::Options::default() };
             let e = export(&done.schedule, &o, true).unwrap_or_else(|e| panic!("{spec}: {e}"));
             let v = validate(&e.xml, Some(&done.topology)).unwrap();
-            assert!(v.execution.is_empty(), "{spec} {dialect:?}: {:?}", v.execution);
-            assert!(v.dialects.iter().find(|(d, _)| *d == dialect).unwrap().1.is_empty(), "{spec}");
+            assert!(v.execution.is_empty(), "{spec} {runtime:?}: {:?}", v.execution);
+            assert!(v.runtimes.iter().find(|(d, _)| *d == runtime).unwrap().1.is_empty(), "{spec}");
             // Two scratch chunks (S and B) per rank (p = 2 has one round: no S), and the
             // same bytes per link as the IR.
             let scratch = if topo.n_ranks() == 2 { 1 } else { 2 };
@@ -119,11 +122,11 @@ fn the_xml_writer_streams_the_same_bytes() {
         ("dgx-a100:1", Collective::Allreduce, "forestcoll"),
     ] {
         let done = crate::testing::synthesized(spec, c, alg);
-        for dialect in [Dialect::New, Dialect::Old] {
-            let o = lower::Options { dialect, ..lower::Options::default() };
+        for runtime in [Runtime::MscclNccl, Runtime::MscclLegacy] {
+            let o = lower::Options { runtime, ..lower::Options::default() };
             let e = export(&done.schedule, &o, true).unwrap();
             let mut sink = CountingWriter::new();
-            write::write_xml(&e.program, dialect, &mut sink).unwrap();
+            write::write_xml(&e.program, runtime, &mut sink).unwrap();
             assert_eq!((sink.total, sink.hash), (e.xml.len(), fnv1a(&e.xml)));
             assert!(sink.writes > e.xml.lines().count() / 2, "{spec}: {} writes", sink.writes);
             assert!(sink.largest <= 400, "{spec}: one write of {} bytes", sink.largest);
@@ -157,8 +160,8 @@ fn a_streamed_export_writes_the_checked_bytes() {
         ("hypercube:3", Collective::ReduceScatter, "bfb"),
     ] {
         let done = crate::testing::synthesized(spec, c, alg);
-        for dialect in [Dialect::New, Dialect::Old] {
-            let o = lower::Options { dialect, ..lower::Options::default() };
+        for runtime in [Runtime::MscclNccl, Runtime::MscclLegacy] {
+            let o = lower::Options { runtime, ..lower::Options::default() };
             let (e, f) =
                 (export(&done.schedule, &o, true).unwrap(), export_streamed(&done.schedule, &o, true).unwrap());
             assert!(f.xml.is_empty(), "{spec}: no text");
@@ -173,7 +176,7 @@ fn a_streamed_export_writes_the_checked_bytes() {
                     continue;
                 }
                 p.gpus[g].tbs[0].steps.pop();
-                let (text, program) = (self_check(&p, dialect).is_ok(), check_program(&p, dialect).is_ok());
+                let (text, program) = (self_check(&p, runtime).is_ok(), check_program(&p, runtime).is_ok());
                 assert_eq!(text, program, "{spec}: gpu {g}");
                 broken += usize::from(!program);
             }

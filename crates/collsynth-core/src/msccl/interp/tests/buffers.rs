@@ -3,7 +3,7 @@
 //! connection would set) and the choice of maxAllowedCount values.
 
 use super::*;
-use crate::msccl::{parse, Dialect};
+use crate::msccl::{parse, Runtime};
 
 /// GPU 0 `rrcs` 12 chunks from 1 and back; GPU 1 sends its 12 chunks on tb 0 (hasdep) and
 /// receives the sums on tb 1 only after tb 0's step (in place the sums overwrite what tb 0
@@ -35,13 +35,13 @@ fn cycle_xml(proto: &str, cnt: usize) -> String {
 }
 
 fn cycle(proto: &str, cnt: usize) -> Program {
-    parse::parse(&cycle_xml(proto, cnt), Dialect::New).unwrap()
+    parse::parse(&cycle_xml(proto, cnt), Runtime::MscclNccl).unwrap()
 }
 
 #[test]
 fn the_rrcs_cycle_deadlocks_at_small_max_allowed_count_only() {
     let p = cycle("Simple", 12);
-    assert_eq!(crate::msccl::rules::check(&p, Dialect::New), Vec::<String>::new());
+    assert_eq!(crate::msccl::rules::check(&p, Runtime::MscclNccl), Vec::<String>::new());
     for aliasing in [Aliasing::InPlace, Aliasing::OutOfPlace] {
         assert!(run(&p, aliasing, None).is_ok());
         // m = 1: gpu 1 tb 0 gets 4 of its 12 calls out (2 taken by gpu 0, whose 2 sums fill
@@ -84,7 +84,7 @@ fn the_rrcs_cycle_deadlocks_at_small_max_allowed_count_only() {
 #[test]
 fn the_validator_reports_the_cycle_with_m_and_the_protocol() {
     let v = crate::msccl::validate(&cycle_xml("LL128", 20), None).unwrap();
-    assert!(v.dialects.iter().all(|(_, ps)| ps.is_empty()), "{:?}", v.dialects);
+    assert!(v.runtimes.iter().all(|(_, ps)| ps.is_empty()), "{:?}", v.runtimes);
     assert!(!v.ok());
     assert!(v.execution[0].contains("deadlock with LL128 (8 calls per connection), maxAllowedCount 1,"));
 }
