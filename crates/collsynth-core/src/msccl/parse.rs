@@ -116,6 +116,12 @@ fn attach(stack: &mut [Element], root: &mut Option<Element>, el: Element) -> Res
             el.line,
             format!("<{}> has more than {MAX_CHILDREN_PER_NODE} children (runtime parser limit)", parent.name),
         )),
+        // mscclAlgoXmlStep loads a step's children with one handler from a null table: any
+        // element inside <step> crashes the runtime's parser.
+        Some(parent) if parent.name == "step" => Err(Problem::at(
+            el.line,
+            format!("<{}> inside <step>: the runtime's parser crashes on any element there", el.name),
+        )),
         Some(parent) => {
             parent.children.push(el);
             Ok(())
@@ -267,10 +273,12 @@ impl Scanner<'_> {
         if term == b'=' {
             return Err(Problem::at(line, format!("'=' right after the element name <{name}")));
         }
-        if name.len() >= MAX_STRING_LEN {
+        // mscclXmlGetToken stores the name and its terminator and fails on reaching index
+        // MAX_STR_LEN-1: a name of 254 characters is refused.
+        if name.len() >= MAX_STRING_LEN - 1 {
             return Err(Problem::at(
                 line,
-                format!("element name of {} characters (limit {})", name.len(), MAX_STRING_LEN - 1),
+                format!("element name of {} characters (limit {})", name.len(), MAX_STRING_LEN - 2),
             ));
         }
         let mut el = Element { name, attrs: Vec::new(), children: Vec::new(), comments: Vec::new(), line };
@@ -326,10 +334,12 @@ impl Scanner<'_> {
                 ))
             }
         }
-        if key.len() > MAX_STRING_LEN {
+        // The '=' ends the key before the length test, so a key may hold one more character
+        // than an element name.
+        if key.len() >= MAX_STRING_LEN {
             return Err(Problem::at(
                 line,
-                format!("attribute name longer than {MAX_STRING_LEN} characters in <{tag}>"),
+                format!("attribute name longer than {} characters in <{tag}>", MAX_STRING_LEN - 1),
             ));
         }
         match self.bump() {

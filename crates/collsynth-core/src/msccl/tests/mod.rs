@@ -3,3 +3,4 @@ mod export_buffers;
 
 #[allow(unused_imports)]
 use super::*;
+mod realparse;
