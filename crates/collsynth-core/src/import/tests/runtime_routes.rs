@@ -125,3 +125,18 @@ fn pcie_box_routes_through_the_lowest_common_switch() {
         check(&route, false);
     }
 }
+
+#[test]
+fn the_exported_program_is_the_one_judged() {
+    // ForestColl on two A100 boxes: verified, at the bound over the runtime's routes
+    // (8/96 per byte of a shard), and exported to MSCCL XML, as the shipped example does
+    let t = spec("hgx-a100-8gpu-simai.xml", "*2,fabric=rails");
+    let size = Rat::from_integer(1 << 30);
+    let req = crate::synth::Request::default();
+    let done = crate::api::synthesize(&t, crate::ir::Collective::Allgather, "forestcoll", &req, size).unwrap();
+    let b = crate::api::bounds(&t, crate::ir::Collective::Allgather, 0).unwrap();
+    let e = crate::api::evaluate(&done.schedule, &t, size, 1, &b).unwrap();
+    assert_eq!(e.optimality, Rat::from_integer(1));
+    let o = crate::msccl::lower::Options::default();
+    assert!(crate::api::export_msccl(&done.schedule, &t, &o, false).is_ok());
+}
