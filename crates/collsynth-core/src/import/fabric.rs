@@ -1,8 +1,10 @@
 //! From one box to a cluster: N copies of an imported box joined through their NICs by a
 //! fabric: `rails` (NIC i of every box on rail switch i), `switch` (one non-blocking
 //! switch) or `fat-tree:K` (the NICs as the hosts of a k-ary fat tree, in box order).
+//! A NIC has a send side `nicI.tx` (from its feeds to the fabric) and a receive side
+//! `nicI.rx` (back), so no route turns inside a NIC (docs/topology-file.md, "Routes").
 
-use super::nccl::BoxModel;
+use super::routes::RoutedBox;
 use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
 use crate::topology::{NodeKind, Topology, TopologyBuilder};
@@ -52,15 +54,17 @@ pub struct ClusterSpec {
     pub fabric_latency: f64,
 }
 
-fn check(spec: &ClusterSpec, model: &BoxModel) -> Result<()> {
+fn check(spec: &ClusterSpec, model: &RoutedBox) -> Result<()> {
     if spec.boxes == 0 || spec.boxes > MAX_BOXES {
         return Err(CollsynthError::bad(format!("boxes must be between 1 and {MAX_BOXES}, got {}", spec.boxes)));
     }
     if spec.boxes > 1 && spec.fabric.is_none() {
         return Err(CollsynthError::bad("more than one box needs a fabric (rails, switch or fat-tree:K)"));
     }
-    if spec.fabric.is_some() && model.nics.is_empty() {
-        return Err(CollsynthError::bad("the box has no NIC with a <net>: nothing to join a fabric with"));
+    if spec.fabric.is_some() && model.ports.is_empty() {
+        return Err(CollsynthError::bad(
+            "the box has no NIC with a <net> that a GPU uses: nothing to join a fabric with",
+        ));
     }
     for (what, lat) in [("latency", spec.box_latency), ("fabric latency", spec.fabric_latency)] {
         if !lat.is_finite() || lat < 0.0 {
@@ -73,33 +77,68 @@ fn check(spec: &ClusterSpec, model: &BoxModel) -> Result<()> {
     let fabric_nodes = match spec.fabric {
         Some(Fabric::FatTree(k)) => {
             let ports = k * k * k / 4;
-            let needed = spec.boxes * model.nics.len();
+            let needed = spec.boxes * model.ports.len();
             if needed > ports {
                 return Err(CollsynthError::bad(format!(
                     "fat-tree:{k} has {ports} host ports, the cluster needs {needed} ({} boxes x {} NICs)",
                     spec.boxes,
-                    model.nics.len()
+                    model.ports.len()
                 )));
             }
             k * k + k * k / 4
         }
-        Some(Fabric::Rails) => model.nics.len(),
+        Some(Fabric::Rails) => model.ports.len(),
         Some(Fabric::Switch) => 1,
         None => 0,
     };
-    let nodes = spec.boxes.saturating_mul(model.nodes.len()).saturating_add(fabric_nodes);
+    let per_box = model.nodes.len() + 2 * model.ports.len();
+    let nodes = spec.boxes.saturating_mul(per_box).saturating_add(fabric_nodes);
     if nodes > MAX_NODES {
         return Err(CollsynthError::bad(format!("too large: {nodes} nodes (at most {MAX_NODES})")));
     }
     Ok(())
 }
 
+/// Max-min fair shares of `limit` among feeds of bandwidths `feeds` (water filling): each
+/// feed gets min(its bandwidth, a common level), and the shares sum to min(limit, total).
+pub fn water_fill(feeds: &[Rat], limit: Rat) -> Vec<Rat> {
+    let mut order: Vec<usize> = (0..feeds.len()).collect();
+    order.sort_by_key(|&i| feeds[i]);
+    let mut shares = feeds.to_vec();
+    let mut left = limit;
+    for (done, &i) in order.iter().enumerate() {
+        let level = left / Rat::from_integer((feeds.len() - done) as i128);
+        if feeds[i] > level {
+            for &j in &order[done..] {
+                shares[j] = level;
+            }
+            break;
+        }
+        left -= feeds[i];
+    }
+    shares
+}
+
 /// The topology `name`: `spec.boxes` copies of `model` (nodes `box{b}.gpu0`, .., group
-/// `box{b}`; a single box keeps the plain names) joined by the fabric.
-pub fn build(name: &str, model: &BoxModel, spec: &ClusterSpec) -> Result<Topology> {
+/// `box{b}`; a single box keeps the plain names) joined by the fabric. NICs exist only with
+/// a fabric: without one nothing leaves the box.
+pub fn build(name: &str, model: &RoutedBox, spec: &ClusterSpec) -> Result<Topology> {
     check(spec, model)?;
     let mut b = TopologyBuilder::new(name);
-    let mut nic_nodes: Vec<Vec<usize>> = Vec::with_capacity(spec.boxes);
+    // Per NIC: its feeds' shares of the port (or of the fabric bandwidth) and their sum,
+    // the bandwidth of its link into the fabric; each side of a NIC then carries as much
+    // as it passes on (ForestColl's edge splitting needs that balance).
+    let shares: Vec<(Vec<Rat>, Rat)> = model
+        .ports
+        .iter()
+        .map(|p| {
+            let feeds: Vec<Rat> = p.feeds.iter().map(|f| f.1).collect();
+            let s = water_fill(&feeds, spec.fabric_bandwidth.unwrap_or(p.port));
+            let total = s.iter().copied().sum();
+            (s, total)
+        })
+        .collect();
+    let mut nic_nodes: Vec<Vec<(usize, usize)>> = Vec::with_capacity(spec.boxes);
     for bx in 0..spec.boxes {
         let group = format!("box{bx}");
         let prefix = if spec.boxes > 1 { format!("{group}.") } else { String::new() };
@@ -110,48 +149,60 @@ pub fn build(name: &str, model: &BoxModel, spec: &ClusterSpec) -> Result<Topolog
         for &(u, v, bw) in &model.links {
             b.link(base + u, base + v, bw, spec.box_latency);
         }
-        nic_nodes.push(model.nics.iter().map(|&(v, _)| base + v).collect());
+        let mut sides = Vec::new();
+        for (port, (s, _)) in model.ports.iter().zip(&shares).take(if spec.fabric.is_some() { usize::MAX } else { 0 }) {
+            let tx = b.node(format!("{prefix}{}.tx", port.name), NodeKind::Switch, Some(&group));
+            let rx = b.node(format!("{prefix}{}.rx", port.name), NodeKind::Switch, Some(&group));
+            for (&(v, _), &bw) in port.feeds.iter().zip(s) {
+                b.link(base + v, tx, bw, spec.box_latency);
+                b.link(rx, base + v, bw, spec.box_latency);
+            }
+            sides.push((tx, rx));
+        }
+        nic_nodes.push(sides);
     }
-    let port_bw = |i: usize| spec.fabric_bandwidth.unwrap_or(model.nics[i].1);
+    let port_bw = |i: usize| shares[i].1;
     let lat = spec.fabric_latency;
+    let join = |b: &mut TopologyBuilder, (tx, rx): (usize, usize), hub: usize, bw: Rat| {
+        b.link(tx, hub, bw, lat);
+        b.link(hub, rx, bw, lat);
+    };
     match spec.fabric {
         None => {}
         Some(Fabric::Switch) => {
             let hub = b.node("fabric", NodeKind::Switch, None);
             for nics in &nic_nodes {
                 for (i, &nic) in nics.iter().enumerate() {
-                    b.bilink(nic, hub, port_bw(i), lat);
+                    join(&mut b, nic, hub, port_bw(i));
                 }
             }
         }
         Some(Fabric::Rails) => {
             let rails: Vec<usize> =
-                (0..model.nics.len()).map(|i| b.node(format!("rail{i}"), NodeKind::Switch, None)).collect();
+                (0..model.ports.len()).map(|i| b.node(format!("rail{i}"), NodeKind::Switch, None)).collect();
             for nics in &nic_nodes {
                 for (i, &nic) in nics.iter().enumerate() {
-                    b.bilink(nic, rails[i], port_bw(i), lat);
+                    join(&mut b, nic, rails[i], port_bw(i));
                 }
             }
         }
-        Some(Fabric::FatTree(k)) => fat_tree(&mut b, k, &nic_nodes, spec, model, port_bw),
+        Some(Fabric::FatTree(k)) => {
+            let top = spec.fabric_bandwidth.unwrap_or_else(|| shares.iter().map(|s| s.1).max().unwrap_or_default());
+            let edges = fat_tree(&mut b, k, top, lat);
+            let ports = nic_nodes.iter().flat_map(|nics| nics.iter().enumerate());
+            for (j, (i, &nic)) in ports.enumerate() {
+                join(&mut b, nic, edges[j / (k / 2)], port_bw(i));
+            }
+        }
     }
     b.build()
 }
 
-/// A k-ary fat tree whose hosts are the NICs, box by box: NIC port j (counted over the
-/// cluster) on edge switch j / (k/2). Switch-to-switch links carry the fabric bandwidth,
-/// by default the largest NIC bandwidth (full bisection for uniform NICs).
-fn fat_tree(
-    b: &mut TopologyBuilder,
-    k: usize,
-    nic_nodes: &[Vec<usize>],
-    spec: &ClusterSpec,
-    model: &BoxModel,
-    port_bw: impl Fn(usize) -> Rat,
-) {
+/// The switches of a k-ary fat tree, joined at `top` GB/s (by default the largest NIC
+/// bandwidth: full bisection for uniform NICs); its edge switches, whose hosts are the NICs,
+/// box by box: NIC port j (counted over the cluster) on edge switch j / (k/2).
+fn fat_tree(b: &mut TopologyBuilder, k: usize, top: Rat, lat: f64) -> Vec<usize> {
     let half = k / 2;
-    let lat = spec.fabric_latency;
-    let top = spec.fabric_bandwidth.unwrap_or_else(|| model.nics.iter().map(|n| n.1).max().unwrap_or_default());
     let mut edges = Vec::with_capacity(k * half);
     let mut aggs = Vec::with_capacity(k * half);
     for pod in 0..k {
@@ -175,8 +226,5 @@ fn fat_tree(
             }
         }
     }
-    let ports = nic_nodes.iter().flat_map(|nics| nics.iter().enumerate());
-    for (j, (i, &nic)) in ports.enumerate() {
-        b.bilink(nic, edges[j / half], port_bw(i), lat);
-    }
+    edges
 }

@@ -4,6 +4,7 @@
 
 pub mod fabric;
 pub mod nccl;
+pub mod routes;
 pub mod rules;
 pub mod xml;
 
@@ -38,7 +39,7 @@ pub struct Imported {
 /// Read NCCL / RCCL topology XML `text` and build `spec`'s cluster of it, named `name`.
 pub fn nccl_topology(name: &str, text: &str, spec: &ClusterSpec) -> Result<Imported> {
     let root = xml::parse(text)?;
-    let model = nccl::read_box(&root)?;
+    let model = routes::route(nccl::read_box(&root)?);
     let topology = fabric::build(name, &model, spec)?;
     Ok(Imported { topology, warnings: model.warnings })
 }

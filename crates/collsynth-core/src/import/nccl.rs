@@ -17,21 +17,79 @@ use std::collections::HashMap;
 const MAX_COUNT: u64 = 1024;
 /// Largest NIC speed in Mb/s (10^9 Mb/s = 125 TB/s).
 const MAX_SPEED: i64 = 1_000_000_000;
+/// NIC port speeds we take as plausible, in Mb/s: 1 Gb/s (the slowest Ethernet a server
+/// still reports) to 3.2 Tb/s (twice today's fastest 1.6 Tb/s port); outside, a warning.
+const PLAUSIBLE_SPEED: std::ops::RangeInclusive<i64> = 1_000..=3_200_000;
+/// `<net name>` prefixes of virtual interfaces (containers, overlays, loopback): not a way
+/// out of the box, so left out.
+const VIRTUAL_NETS: [&str; 6] = ["docker", "veth", "calico", "tunl", "cni", "flannel"];
+
+/// What a node is to NCCL (`topo.h` node types; our NIC is NCCL's NIC and NET together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Gpu,
+    Pci,
+    Cpu,
+    Nic,
+    NvSwitch,
+}
+
+/// NCCL's link types (`topo.h` `LINK_NVL`, `LINK_C2C`, `LINK_PCI`, `LINK_SYS`): a path's
+/// type follows from them (paths.cc). xGMI is RCCL's `LINK_NVL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    Nvl,
+    C2c,
+    Pci,
+    Sys,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoxNode {
     pub name: String,
     pub kind: NodeKind,
+    pub role: Role,
 }
 
-/// A box: ranks first (in `rank` order), then switches; directed links; the NICs in file order.
+/// A directed link of the box as NCCL builds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxLink {
+    pub src: usize,
+    pub dst: usize,
+    /// GB/s; repeated (src, dst, kind) add up, as `ncclTopoConnectNodes` does.
+    pub bw: Rat,
+    pub kind: LinkKind,
+}
+
+/// A NIC with at least one port.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nic {
+    pub node: usize,
+    /// The sum of its `<net>` speeds, GB/s.
+    pub port: Rat,
+    /// Every port has `gdr="1"` (GPU Direct RDMA, `ncclTopoCheckGdr`).
+    pub gdr: bool,
+}
+
+/// A rank's GPU: node `rank` of the box.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuInfo {
+    /// `<gpu dev>`, which spreads GPUs over their local NICs (`ncclTopoGetLocalNetType`).
+    pub dev: u64,
+    pub gdr: bool,
+    /// The CPU (NUMA node) it sits under: its local CPU.
+    pub cpu: usize,
+}
+
+/// A box as NCCL sees it: ranks first (in `rank` order), then switches; directed links; the
+/// NICs in file order. `import::routes` turns it into the routes the runtime uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoxModel {
     pub nodes: Vec<BoxNode>,
-    /// (src, dst, GB/s), directed; repeated pairs add up when built.
-    pub links: Vec<(usize, usize, Rat)>,
-    /// (node, port bandwidth = the sum of its `<net>` speeds) per NIC with at least one port.
-    pub nics: Vec<(usize, Rat)>,
+    pub links: Vec<BoxLink>,
+    pub nics: Vec<Nic>,
+    /// Per rank.
+    pub gpus: Vec<GpuInfo>,
     pub warnings: Vec<String>,
 }
 
@@ -51,6 +109,8 @@ enum Dialect {
 struct Gpu {
     node: usize,
     rank: u64,
+    dev: u64,
+    gdr: bool,
     cpu: usize,
     /// Per-link bandwidth of this GPU's NVLink / xGMI rows.
     link_bw: Rat,
@@ -61,8 +121,12 @@ struct Gpu {
 #[derive(Default)]
 struct Walk {
     nodes: Vec<BoxNode>,
-    links: Vec<(usize, usize, Rat)>,
-    nics: Vec<(usize, Rat)>,
+    links: Vec<BoxLink>,
+    nics: Vec<Nic>,
+    /// Next NIC index, and the NIC of every network device seen (by `<net dev>`, NCCL's id
+    /// of a NET node in `ncclTopoAddNet`; by `name` when there is no `dev`).
+    nic_count: usize,
+    net_seen: HashMap<String, String>,
     gpus: Vec<Gpu>,
     by_bus: HashMap<u64, usize>,
     warnings: Vec<String>,
@@ -116,7 +180,7 @@ pub fn read_box(root: &Element) -> Result<BoxModel> {
             w.warnings.push(format!("{}: ignored (only <cpu> is read under <system>)", el.at()));
             continue;
         }
-        let cpu = w.add(format!("cpu{}", cpus.len()), NodeKind::Switch);
+        let cpu = w.add(format!("cpu{}", cpus.len()), NodeKind::Switch, Role::Cpu);
         let attrs = rules::Cpu {
             arch: el.attr("arch").unwrap_or_default().to_string(),
             vendor: el.attr("vendor").unwrap_or_default().to_string(),
@@ -128,8 +192,10 @@ pub fn read_box(root: &Element) -> Result<BoxModel> {
             match child.name.as_str() {
                 "pci" => w.pci(child, cpu, cpu, dialect)?,
                 "nic" => {
-                    let nic = w.nic(child)?;
-                    w.bilink(nic, cpu, Rat::from_integer(rules::LOC_BW));
+                    // A socket NIC hangs on its CPU at LOC_BW (`ncclTopoAddCpu`).
+                    if let Some(nic) = w.nic(child)? {
+                        w.bilink(nic, cpu, Rat::from_integer(rules::LOC_BW), LinkKind::Pci);
+                    }
                 }
                 _ => w.warnings.push(format!("{}: ignored under <cpu>", child.at())),
             }
@@ -139,7 +205,7 @@ pub fn read_box(root: &Element) -> Result<BoxModel> {
     for (a, cpu_a, host_a) in &cpus {
         for (b, _, host_b) in &cpus {
             if a != b && host_a == host_b {
-                w.links.push((*a, *b, rules::inter_cpu_bw(cpu_a)));
+                w.links.push(BoxLink { src: *a, dst: *b, bw: rules::inter_cpu_bw(cpu_a), kind: LinkKind::Sys });
             }
         }
     }
@@ -176,26 +242,43 @@ fn missing_gpus(root: &Element) -> CollsynthError {
 }
 
 impl Walk {
-    fn add(&mut self, name: String, kind: NodeKind) -> usize {
-        self.nodes.push(BoxNode { name, kind });
+    fn add(&mut self, name: String, kind: NodeKind, role: Role) -> usize {
+        self.nodes.push(BoxNode { name, kind, role });
         self.nodes.len() - 1
     }
 
-    fn bilink(&mut self, a: usize, b: usize, bw: Rat) {
-        self.links.push((a, b, bw));
-        self.links.push((b, a, bw));
+    fn bilink(&mut self, a: usize, b: usize, bw: Rat, kind: LinkKind) {
+        self.links.push(BoxLink { src: a, dst: b, bw, kind });
+        self.links.push(BoxLink { src: b, dst: a, bw, kind });
     }
 
-    /// A `<nic>`: a switch-like node whose port bandwidth is the sum of its `<net>` speeds.
-    fn nic(&mut self, el: &Element) -> Result<usize> {
-        let node = self.add(format!("nic{}", self.nics.len()), NodeKind::Switch);
+    /// A `<nic>`: a node whose port bandwidth is the sum of its `<net>` speeds. `None` when
+    /// every `<net>` is left out (virtual, or a device already listed elsewhere).
+    fn nic(&mut self, el: &Element) -> Result<Option<usize>> {
         let mut port = Rat::from_integer(0);
-        let mut ports = 0;
+        let (mut ports, mut gdr, mut left_out) = (0, true, 0);
+        let here = format!("nic{}", self.nic_count);
         for net in &el.children {
             if net.name != "net" {
                 self.warnings.push(format!("{}: ignored under <nic>", net.at()));
                 continue;
             }
+            let name = net.attr("name").unwrap_or_default().trim();
+            if name == "lo" || VIRTUAL_NETS.iter().any(|p| name.starts_with(p)) {
+                self.warnings.push(format!("{}: name=\"{name}\" is a virtual interface: left out", net.at()));
+                left_out += 1;
+                continue;
+            }
+            // NCCL names a network device by its `dev` (`ncclTopoAddNet`): listed under two
+            // CPUs it is still one device, counted at its first place.
+            let id = net.attr("dev").map_or_else(|| format!("name {name}"), |d| format!("dev {}", d.trim()));
+            if let Some(first) = self.net_seen.get(&id) {
+                self.warnings
+                    .push(format!("{}: {id} is listed again ({first} already has it): counted once", net.at()));
+                left_out += 1;
+                continue;
+            }
+            self.net_seen.insert(id, here.clone());
             let speed =
                 match net.attr("speed") {
                     None => None,
@@ -203,16 +286,30 @@ impl Walk {
                         bad(net, format!("speed=\"{v}\" is not a speed in Mb/s (at most {MAX_SPEED})"))
                     })?),
                 };
+            match speed {
+                Some(s) if s > 0 && !PLAUSIBLE_SPEED.contains(&s) => self.warnings.push(format!(
+                    "{}: speed=\"{s}\" Mb/s is outside 1 Gb/s..3.2 Tb/s per port: implausible, taken as given",
+                    net.at()
+                )),
+                Some(s) if s > 0 => {}
+                _ => self.warnings.push(format!("{}: no positive speed: NCCL's default 10000 Mb/s assumed", net.at())),
+            }
             port += rules::net_bw(speed);
+            gdr &= net.attr("gdr").is_some_and(|g| g.trim() == "1");
             ports += 1;
         }
-        if ports > 0 {
-            self.nics.push((node, port));
-        } else {
-            self.nodes[node].name = format!("nic-unused{node}");
-            self.warnings.push(format!("{}: no <net>: not connected to any fabric", el.at()));
+        if ports == 0 && left_out > 0 {
+            return Ok(None);
         }
-        Ok(node)
+        if ports > 0 {
+            self.nic_count += 1;
+            let node = self.add(here, NodeKind::Switch, Role::Nic);
+            self.nics.push(Nic { node, port, gdr });
+            Ok(Some(node))
+        } else {
+            self.warnings.push(format!("{}: no <net>: not connected to any fabric", el.at()));
+            Ok(Some(self.add(format!("nic-unused{}", self.nodes.len()), NodeKind::Switch, Role::Nic)))
+        }
     }
 
     /// A `<pci>` below `parent` (a CPU or a PCI switch) in the NUMA node `cpu`.
@@ -227,16 +324,17 @@ impl Walk {
                 return Ok(());
             };
             self.gpu(el, g, rank, cpu, dialect)?
-        } else if let Some(n) = nic {
-            self.nic(n)?
+        } else if let Some(n) = nic.map(|n| self.nic(n)).transpose()?.flatten() {
+            n
         } else {
+            // A bridge, or the slot of a NIC whose every port was left out.
             let busid = el.attr("busid").unwrap_or("?");
-            self.add(format!("pci-{busid}"), NodeKind::Switch)
+            self.add(format!("pci-{busid}"), NodeKind::Switch, Role::Pci)
         };
         if let Some(key) = el.attr("busid").and_then(bus_key) {
             self.by_bus.entry(key).or_insert(node);
         }
-        self.bilink(node, parent, bw);
+        self.bilink(node, parent, bw, LinkKind::Pci);
         for child in &el.children {
             match child.name.as_str() {
                 "pci" => self.pci(child, node, cpu, dialect)?,
@@ -270,8 +368,10 @@ impl Walk {
                 )),
             }
         }
-        let node = self.add(format!("gpu-{}", pci.attr("busid").unwrap_or("?")), NodeKind::Compute);
-        self.gpus.push(Gpu { node, rank, cpu, link_bw, rows, c2c });
+        let node = self.add(format!("gpu-{}", pci.attr("busid").unwrap_or("?")), NodeKind::Compute, Role::Gpu);
+        let dev = uint(g, "dev", u64::from(u32::MAX))?.unwrap_or(rank);
+        let gdr = g.attr("gdr").is_some_and(|v| v.trim() == "1");
+        self.gpus.push(Gpu { node, rank, dev, gdr, cpu, link_bw, rows, c2c });
         Ok(node)
     }
 
@@ -288,15 +388,16 @@ impl Walk {
                 }
                 let kind = rules::target_kind(row.attr("tclass").unwrap_or_default());
                 let remote = match kind {
-                    Target::NvSwitch => {
-                        *nvswitch.get_or_insert_with(|| self.add("nvswitch".to_string(), NodeKind::Switch))
-                    }
+                    Target::NvSwitch => *nvswitch
+                        .get_or_insert_with(|| self.add("nvswitch".to_string(), NodeKind::Switch, Role::NvSwitch)),
                     Target::Cpu => g.cpu,
                     Target::Gpu | Target::Nic | Target::Pci => {
                         let target = row.attr("target").unwrap_or_default();
                         match bus_key(target).and_then(|k| self.by_bus.get(&k).copied()) {
                             Some(v) if v != g.node => v,
-                            _ => {
+                            // A row to the GPU itself (some VM dumps list one) moves nothing.
+                            Some(_) => continue,
+                            None => {
                                 self.warnings
                                     .push(format!("{}: target \"{target}\" is not in the file: row ignored", row.at()));
                                 continue;
@@ -307,16 +408,16 @@ impl Walk {
                 // A GPU's rows give only its own direction (the peer lists its own rows);
                 // switches, CPUs and other devices are linked both ways, as in NCCL and RCCL.
                 if kind == Target::Gpu && self.nodes[remote].kind == NodeKind::Compute {
-                    self.links.push((g.node, remote, bw));
+                    self.links.push(BoxLink { src: g.node, dst: remote, bw, kind: LinkKind::Nvl });
                 } else {
-                    self.bilink(g.node, remote, bw);
+                    self.bilink(g.node, remote, bw, LinkKind::Nvl);
                 }
             }
             for c in &g.c2c {
                 let per = uint(c, "bw", u64::from(u32::MAX))?.unwrap_or(0);
                 let count = uint(c, "count", MAX_COUNT)?.unwrap_or(0);
                 if per > 0 && count > 0 {
-                    self.bilink(g.node, g.cpu, Rat::new(i128::from(per) * i128::from(count), 1000));
+                    self.bilink(g.node, g.cpu, Rat::new(i128::from(per) * i128::from(count), 1000), LinkKind::C2c);
                 }
             }
         }
@@ -339,8 +440,10 @@ impl Walk {
         for (i, node) in nodes.iter_mut().take(gpus.len()).enumerate() {
             node.name = format!("gpu{i}");
         }
-        let links = self.links.iter().map(|&(a, b, bw)| (new_of[a], new_of[b], bw)).collect();
-        let nics = self.nics.iter().map(|&(v, bw)| (new_of[v], bw)).collect();
-        Ok(BoxModel { nodes, links, nics, warnings: self.warnings })
+        let links =
+            self.links.iter().map(|l| BoxLink { src: new_of[l.src], dst: new_of[l.dst], ..l.clone() }).collect();
+        let nics = self.nics.iter().map(|n| Nic { node: new_of[n.node], ..n.clone() }).collect();
+        let gpus = gpus.iter().map(|g| GpuInfo { dev: g.dev, gdr: g.gdr, cpu: new_of[g.cpu] }).collect();
+        Ok(BoxModel { nodes, links, nics, gpus, warnings: self.warnings })
     }
 }

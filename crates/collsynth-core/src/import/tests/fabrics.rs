@@ -17,18 +17,24 @@ fn rails_join_nic_i_of_every_box() {
     assert_eq!(t.n_ranks(), 16);
     assert_eq!(t.node_index("box1.gpu0"), Some(t.rank_node(8)));
     assert_eq!(t.nodes[t.rank_node(8)].group.as_deref(), Some("box1"));
-    // 5 NICs per box: 5 rails, each with NIC i of both boxes at 200000 Mb/s = 25 GB/s
-    for i in 0..5 {
+    // 5 NICs per box, but mlx5_bond_0 hangs on the CPU (a PHB path for every GPU) while
+    // each pair of GPUs has one of the 4 others behind its PCIe switches (PXB): NCCL's local
+    // NIC (ncclTopoGetLocalNet) is never bond_0, so 4 rails. A rail joins NIC i of both
+    // boxes; the NIC's port is 200000 Mb/s = 25 but its Gen4 x16 uplink 24, which its two
+    // GPUs share at 12 each (their feeds)
+    assert!(t.node_index("rail4").is_none());
+    for i in 0..4 {
         let rail = t.node_index(&format!("rail{i}")).unwrap();
         assert_eq!(t.out_links(rail).len(), 2);
-        assert_eq!(t.egress(rail), Rat::from_integer(50));
+        assert_eq!(t.egress(rail), Rat::from_integer(48));
     }
-    // Bottleneck: everything but box 0's GPUs, CPUs and PCIe switches sends 8 shards into
-    // box 0 over its 5 NIC uplinks of Gen4 x16 = 24 (below the 25 of the NIC ports):
-    // AG = 8/120 = 1/15 (one GPU: 15/264 is smaller).
+    assert_eq!(bw(&t, "box0.gpu0", "box0.nic1.tx"), Rat::from_integer(12));
+    assert_eq!(bw(&t, "box0.nic1.rx", "box0.gpu1"), Rat::from_integer(12));
+    // Bottleneck: box 1 sends 8 shards into box 0 over 4 NIC links of 24: AG = 8/96 = 1/12
+    // (one GPU: 15 / (240 + 12) is smaller). It was 1/15 with bond_0 and PCIe P2P counted.
     let (ag, ar) = optima(&t);
-    assert_eq!(ag, Rat::new(1, 15));
-    assert_eq!(ar, Rat::new(2, 15));
+    assert_eq!(ag, Rat::new(1, 12));
+    assert_eq!(ar, Rat::new(1, 6));
 }
 
 #[test]
@@ -44,8 +50,11 @@ fn fabric_bandwidth_overrides_the_nic_ports() {
     assert_eq!((l.bandwidth, l.latency), (Rat::from_integer(10), 2.5));
     let g = &t.links[t.out_links(t.rank_node(0)).next().unwrap()];
     assert_eq!(g.latency, 0.25);
-    // box 0 now receives over 5 rail links of 10: AG = 8/50 = 4/25
-    assert_eq!(optima(&t).0, Rat::new(4, 25));
+    // the two feeds of a NIC share the 10 (5 each), so each side of the NIC passes on what
+    // it takes in
+    assert_eq!(bw(&t, "box0.gpu0", "box0.nic1.tx"), Rat::from_integer(5));
+    // box 0 now receives over 4 rail links of 10: AG = 8/40 = 1/5
+    assert_eq!(optima(&t).0, Rat::new(1, 5));
 }
 
 #[test]
@@ -53,11 +62,14 @@ fn one_switch_for_socket_nics() {
     let f = "hgx-b200-8gpu.xml";
     let t = build(f, &cluster(2, "switch"));
     let hub = t.node_index("fabric").unwrap();
-    // 2 socket NICs (eth0 under each CPU) per box, 10000 Mb/s = 1.25 GB/s each
-    assert_eq!(t.out_links(hub).len(), 4);
-    assert_eq!(t.egress(hub), Rat::from_integer(5));
-    // Bottleneck: box 0 receives 8 shards over 2 x 1.25 = 2.5: AG = 8 / (5/2) = 16/5
-    assert_eq!(optima(&t).0, Rat::new(16, 5));
+    // eth0 (10000 Mb/s = 1.25 GB/s) is listed under each CPU but is one device: one NIC
+    // per box, the local NIC of all 8 GPUs (the only one), each feeding 1.25 / 8 = 5/32
+    assert_eq!(t.out_links(hub).len(), 2);
+    assert_eq!(t.egress(hub), Rat::new(5, 2));
+    assert_eq!(bw(&t, "box1.gpu7", "box1.nic0.tx"), Rat::new(5, 32));
+    // Bottleneck: box 0 receives 8 shards over 1.25: AG = 8 / (5/4) = 32/5 (16/5 when eth0
+    // counted twice)
+    assert_eq!(optima(&t).0, Rat::new(32, 5));
 }
 
 #[test]
@@ -68,9 +80,11 @@ fn fat_tree_hosts_are_the_nics() {
     assert_eq!(t.n_ranks(), 16);
     assert_eq!(t.nodes.iter().filter(|n| n.name.starts_with("ft.")).count(), 20);
     let edge = t.node_index("ft.pod0.edge0").unwrap();
-    // edge 0 holds NIC ports 0 and 1 (box 0's nic0, nic1) and the pod's 2 aggregations
+    // edge 0 holds NIC ports 0 and 1 (box 0's nic0, nic1: each GPU's own NIC, fed at its
+    // Gen4 x16 24) and the pod's 2 aggregations
     assert_eq!(t.out_links(edge).len(), 4);
-    assert!(t.link_between(edge, t.node_index("box0.nic1").unwrap()).is_some());
+    assert!(t.link_between(edge, t.node_index("box0.nic1.rx").unwrap()).is_some());
+    assert!(t.link_between(t.node_index("box0.nic1.tx").unwrap(), edge).is_some());
     // Bottleneck: box 3 receives 12 shards over its 4 NIC uplinks of Gen4 x16 = 24:
     // AG = 12/96 = 1/8 (the fat tree itself is non-blocking at 25 per link).
     assert_eq!(optima(&t).0, Rat::new(1, 8));

@@ -3,6 +3,8 @@
 mod fabrics;
 mod hostile;
 mod real_files;
+mod real_input;
+mod runtime_routes;
 
 use super::*;
 use crate::rational::Rat;
@@ -28,4 +30,16 @@ pub(super) fn optima(t: &Topology) -> (Rat, Rat) {
 pub(super) fn bw(t: &Topology, a: &str, b: &str) -> Rat {
     let (u, v) = (t.node_index(a).unwrap(), t.node_index(b).unwrap());
     t.links[t.link_between(u, v).unwrap_or_else(|| panic!("no link {a} -> {b}"))].bandwidth
+}
+
+/// The box as NCCL reads it (before `routes` keeps only the runtime's routes).
+pub(super) fn physical(name: &str) -> nccl::BoxModel {
+    nccl::read_box(&xml::parse(&data(name)).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Bandwidth NCCL puts on `a -> b` of a physical box (repeated rows added up).
+pub(super) fn phys_bw(m: &nccl::BoxModel, a: &str, b: &str) -> Rat {
+    let at = |n: &str| m.nodes.iter().position(|v| v.name == n).unwrap_or_else(|| panic!("no node {n}"));
+    let (u, v) = (at(a), at(b));
+    m.links.iter().filter(|l| l.src == u && l.dst == v).map(|l| l.bw).sum()
 }
