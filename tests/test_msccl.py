@@ -536,3 +536,37 @@ def test_protocol_auto_is_the_runtime_models_choice_at_the_size(size, proto, tmp
     )
     (xml,) = [f.read_text() for f in tmp_path.glob("*.xml")]
     assert f'proto="{proto}"' in xml
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime targets (docs/msccl.md, "Runtime targets")
+
+
+@pytest.mark.parametrize("runtime", ["msccl-nccl", "rccl"])
+def test_the_demo_allreduce_fits_each_runtime(tmp_path, runtime):
+    # Before runtime targets this file had 176 thread blocks per rank: msccl-executor-nccl
+    # stored 1888 of its depids as depid - 256 (int8_t) and RCCL refused it (64 blocks).
+    out = tmp_path / runtime
+    argv = ["synth", "dgx-a100:2", "-c", "allreduce", "-a", "forestcoll", "--format", "msccl-xml"]
+    s = run_json(*argv, "--runtime", runtime, "-o", str(out))
+    m = s["msccl"]
+    assert m["runtime"] == runtime and m["dialect"] == "new"
+    xml = (out / "schedule.xml").read_text()
+    tbs = max(len(re.findall(r"<tb ", g)) for g in xml.split("<gpu ")[1:])
+    assert tbs == m["thread_blocks"] and tbs <= {"msccl-nccl": 128, "rccl": 64}[runtime]
+    assert max(int(d) for d in re.findall(r'depid="(-?\d+)"', xml)) <= 127
+    v = run_json("verify", str(out / "schedule.xml"), "--runtime", runtime)
+    assert v["runtimes"][runtime] == [] and v["ok"]
+
+
+def test_verify_refuses_what_a_runtime_would_read_otherwise(tmp_path):
+    text = ring3_allreduce_xml()
+    path = tmp_path / "octal.xml"
+    # "01" and "00" read the same in octal: every runtime loads them as written.
+    path.write_text(text.replace('cnt="1"', 'cnt="01"', 1).replace('srcoff="0"', 'srcoff="00"', 1))
+    assert run_json("verify", str(path))["runtimes"] == {"msccl-nccl": [], "rccl": [], "msccl-legacy": []}
+    # minBytes="010" means 10 but strtoll(.., 0) reads 8.
+    path.write_text(text.replace('minBytes="0"', 'minBytes="010"'))
+    proc = run_cli("verify", str(path), "--runtime", "rccl", check_status=2)
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert 'minBytes="010" of node algo is read as 8 by msccl-nccl' in proc.stderr

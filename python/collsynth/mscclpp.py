@@ -20,7 +20,9 @@ def export(schedule, threadblocks: int | None = None, text: bool = True) -> dict
     (each takes a slice of every data op); None tries 4, 2, 1. Keys: ``json`` (the plan text),
     ``group``, ``collective``, ``ranks``, ``protocol``, ``inplace``, ``thread_blocks`` (per rank,
     max), ``max_ops``, ``scratch_chunks``, ``input_chunks``, ``output_chunks``,
-    ``memory_channels``, ``port_channels``.
+    ``memory_channels``, ``port_channels``, ``fallback`` (a note, or None) and ``schedule`` (what
+    was exported: a forest with fewer trees when the plan of the optimal one needs more thread
+    blocks than stay resident).
 
     ``text=False`` (for a file or stdout): ``json`` is None; ``write`` streams the text into an
     existing file given by its path (``atomic_write(path, out["write"])``) and ``stream``
@@ -32,6 +34,9 @@ def export(schedule, threadblocks: int | None = None, text: bool = True) -> dict
     if not text:
         writer = out.pop("writer")
         out["write"], out["stream"] = writer.write_json, writer.stream_json
+    from collsynth.schedule import Schedule
+
+    out["schedule"] = Schedule(out["schedule"])
     return out
 
 

@@ -423,14 +423,18 @@ pub fn time_only(topo: &Topology, collective: Collective, algorithm: &str, req: 
     let synthesis_seconds = start.elapsed().as_secs_f64();
     // Zero time means zero bytes: 0 GB/s, as in `evaluate`.
     let bytes = crate::rational::to_f64(&size.moved);
-    let algbw_gbps = if report.time_us > 0.0 { bytes / report.time_us / 1e3 } else { 0.0 };
-    let busbw_gbps = algbw_gbps * collective.busbw_factor(report.n_ranks);
+    let (algbw_gbps, busbw_gbps) = bandwidths(collective, report.n_ranks, bytes, report.time_us);
     Ok(Timed { report, synthesis_seconds, algbw_gbps, busbw_gbps, size })
 }
 
 /// Everything `synth`, `simulate` and `compare` report for one schedule and size.
 pub struct Evaluation {
+    /// The calibrated runtime model's time of the schedule, every transfer on its own
+    /// connection (`runtime.time_us`): the one clock every printed time and bandwidth reads.
     pub time_us: f64,
+    /// The store-and-forward event simulator's unpipelined time (`cost::simulate`): printed
+    /// nowhere, in `--json` as `sf_time_us` only.
+    pub sf_time_us: f64,
     pub alpha_beta_us: f64,
     pub latency_us: f64,
     pub bandwidth_us: f64,
@@ -449,6 +453,14 @@ pub struct Evaluation {
     pub time_optimality: f64,
     /// The size asked and the bytes every value above is for ([`moved_size`]).
     pub size: MovedSize,
+}
+
+/// (algbw, busbw) in GB/s of `bytes` (the moved size) in `time_us`, as nccl-tests computes
+/// them. Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as
+/// nccl-tests prints for size 0, never an infinity that JSON cannot hold.
+pub fn bandwidths(collective: Collective, n_ranks: usize, bytes: f64, time_us: f64) -> (f64, f64) {
+    let algbw = if time_us > 0.0 { bytes / time_us / 1e3 } else { 0.0 };
+    (algbw, algbw * collective.busbw_factor(n_ranks))
 }
 
 /// Lower bound (us) on the runtime model's time of any `collective` schedule on `topo` of size
@@ -525,19 +537,18 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     let one = Rat::from_integer(1);
     let optimality = if sched_bw == Rat::from_integer(0) { one } else { (bound_bw / sched_bw).min(one) };
     let bytes = crate::rational::to_f64(&size);
-    // Zero time means zero bytes (every link has a finite bandwidth): 0 GB/s, as nccl-tests
-    // prints for size 0, never an infinity that JSON cannot hold.
-    let algbw = if sim.time_us > 0.0 { bytes / sim.time_us / 1e3 } else { 0.0 };
     let runtime = runtime?;
+    let (algbw_gbps, busbw_gbps) = bandwidths(s.collective, s.n_ranks, bytes, runtime.time_us);
     let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
-    let time_optimality = if runtime.time_us > 0.0 { time_bound_us / runtime.time_us } else { 1.0 };
+    let time_optimality = time_optimality(time_bound_us, runtime.time_us);
     Ok(Evaluation {
-        time_us: sim.time_us,
+        time_us: runtime.time_us,
+        sf_time_us: sim.time_us,
         alpha_beta_us: ab.total_us,
         latency_us: ab.latency_us,
         bandwidth_us: ab.bandwidth_us,
-        algbw_gbps: algbw,
-        busbw_gbps: algbw * s.collective.busbw_factor(s.n_ranks),
+        algbw_gbps,
+        busbw_gbps,
         optimality,
         steps,
         direct,
@@ -616,6 +627,33 @@ fn classes_move_with_group(g: &crate::ir::orbit::Group, s: &Schedule, topo: &Top
     g.gens.iter().all(|gen| links.iter().all(|&l| classes.get(gen.links[l]) == Some(&classes[l])))
 }
 
+/// An MSCCL++ plan and, when the schedule as synthesized did not fit the executor (its
+/// resident thread blocks), the schedule exported instead and what it costs.
+pub struct MscclppExport {
+    pub exported: crate::mscclpp::Exported,
+    pub schedule: Schedule,
+    pub fallback: Option<String>,
+}
+
+/// Export `s` as an MSCCL++ plan ([`crate::mscclpp::export`], `text` false: streamed), fitted:
+/// a schedule whose plan needs more thread blocks than stay resident is resynthesized with
+/// fewer trees ([`shrink_to_fit`]), as MSCCL exports are.
+pub fn export_mscclpp(s: &Schedule, topo: &Topology, group: Option<usize>, text: bool) -> Result<MscclppExport> {
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
+    let export = |s: &Schedule| match text {
+        true => crate::mscclpp::export(s, topo, group),
+        false => crate::mscclpp::export_streamed(s, topo, group),
+    };
+    match export(s) {
+        Ok(exported) => Ok(MscclppExport { exported, schedule: s.clone(), fallback: None }),
+        Err(why) => {
+            let (schedule, exported, note) = shrink_to_fit(s, topo, why, &export)?;
+            Ok(MscclppExport { exported, schedule, fallback: Some(note) })
+        }
+    }
+}
+
 /// An MSCCL export and, when the schedule as synthesized did not fit the runtime's limits,
 /// the schedule exported instead and what it costs.
 pub struct MscclExport {
@@ -636,6 +674,11 @@ pub struct JudgedExport {
     pub bytes: u64,
     pub protocol: &'static str,
     pub time_us: f64,
+    /// nccl-tests' algbw and busbw of `bytes` in `time_us` ([`bandwidths`]).
+    pub algbw_gbps: f64,
+    pub busbw_gbps: f64,
+    /// The time bound at `bytes` over `time_us` (1 for a zero time).
+    pub time_optimality: f64,
 }
 
 /// Export a verified schedule as MSCCL XML (see `msccl::export`). A schedule too large for
@@ -661,6 +704,36 @@ pub fn export_msccl_with(
     text: bool,
 ) -> Result<MscclExport> {
     export_msccl_at(s, topo, o, auto_pipeline, text, windows::judged_bytes(o.size_range))
+}
+
+/// The judged time of a program written for `s`, with the bandwidths and time optimality a
+/// user reads beside it (the same rules as [`evaluate`]'s).
+fn judged_export(
+    s: &Schedule,
+    topo: &Topology,
+    bytes: u64,
+    protocol: &'static str,
+    time_us: f64,
+) -> Result<JudgedExport> {
+    let (algbw_gbps, busbw_gbps) = bandwidths(s.collective, s.n_ranks, bytes as f64, time_us);
+    let (bound, _) = time_bound(topo, s.collective, s.root, Rat::from_integer(bytes as i128))?;
+    Ok(JudgedExport {
+        bytes,
+        protocol,
+        time_us,
+        algbw_gbps,
+        busbw_gbps,
+        time_optimality: time_optimality(bound, time_us),
+    })
+}
+
+/// The time bound over a time (1 for a zero time).
+fn time_optimality(bound_us: f64, time_us: f64) -> f64 {
+    if time_us > 0.0 {
+        bound_us / time_us
+    } else {
+        1.0
+    }
 }
 
 /// The most flat transfers for which export judges its lowerings in MSCCL's thread blocks
@@ -706,7 +779,10 @@ pub fn export_msccl_at(
         // the fused steps: then the unfused lowering export chose and judged).
         let fused = o.fused && e.unfused_because.is_none();
         let run = judged_runs.borrow().iter().find(|r| e.chosen && (r.0, r.1) == (e.pipeline, fused)).copied();
-        let j = run.map(|(_, _, time)| JudgedExport { bytes, protocol: time.protocol.name(), time_us: time.time_us });
+        let j = match run {
+            Some((_, _, time)) => Some(judged_export(s, topo, bytes, time.protocol.name(), time.time_us)?),
+            None => None,
+        };
         Ok((e, j))
     };
     let why = match export(s) {
@@ -716,6 +792,24 @@ pub fn export_msccl_at(
         }
         Err(e) => e,
     };
+    let (fixed, (exported, judged), note) = shrink_to_fit(s, topo, why, &export)?;
+    let note = match &exported.unfused_because {
+        Some(why) => format!("{note}; {why}"),
+        None => note,
+    };
+    Ok(MscclExport { exported, schedule: fixed, fallback: Some(note), judged })
+}
+
+/// A schedule that does not fit a runtime (`why`, Infeasible) resynthesized with fewer trees
+/// (its algorithm's shrink option, bisected) until `export` takes it: the schedule exported,
+/// what `export` made of it and a one-line note with the algbw it costs. Other errors, or an
+/// algorithm without a shrink option, are returned as they are.
+fn shrink_to_fit<T>(
+    s: &Schedule,
+    topo: &Topology,
+    why: CollsynthError,
+    export: &dyn Fn(&Schedule) -> Result<T>,
+) -> Result<(Schedule, T, String)> {
     let shrink = synth::find(&s.provenance.algorithm).ok().and_then(|a| a.extras.shrink);
     let (why, shrink) = match (why, shrink) {
         (CollsynthError::Infeasible(why), Some(shrink)) => (why, shrink),
@@ -739,7 +833,7 @@ pub fn export_msccl_at(
             Err(e) => return Err(e),
         }
     }
-    let Some((kk, fixed, (exported, judged))) = best else {
+    let Some((kk, fixed, exported)) = best else {
         return Err(CollsynthError::Infeasible(format!(
             "{why}; no {} with fewer {} fits either",
             shrink.what, shrink.unit
@@ -754,11 +848,7 @@ pub fn export_msccl_at(
          {kk} {unit} instead, at {:.1}% of the optimal algbw",
         100.0 * share
     );
-    let note = match &exported.unfused_because {
-        Some(why) => format!("{note}; {why}"),
-        None => note,
-    };
-    Ok(MscclExport { exported, schedule: fixed, fallback: Some(note), judged })
+    Ok((fixed, exported, note))
 }
 
 #[cfg(test)]

@@ -364,7 +364,11 @@ impl PySchedule {
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
         set_moved(&d, &e.size)?;
+        // One clock: time and bandwidths are the runtime model's; the store-and-forward
+        // simulator's time is kept under its own name (docs/contracts.md).
         d.set_item("time_us", e.time_us)?;
+        d.set_item("time_model", "runtime")?;
+        d.set_item("sf_time_us", e.sf_time_us)?;
         d.set_item("alpha_beta_us", e.alpha_beta_us)?;
         d.set_item("latency_us", e.latency_us)?;
         d.set_item("bandwidth_us", e.bandwidth_us)?;

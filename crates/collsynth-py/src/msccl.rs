@@ -116,6 +116,9 @@ fn judged_dict<'py>(py: Python<'py>, j: Option<&api::JudgedExport>) -> PyResult<
     d.set_item("bytes", j.bytes)?;
     d.set_item("protocol", j.protocol)?;
     d.set_item("time_us", j.time_us)?;
+    d.set_item("algbw_GBps", j.algbw_gbps)?;
+    d.set_item("busbw_GBps", j.busbw_gbps)?;
+    d.set_item("time_optimality", j.time_optimality)?;
     Ok(d.into_any())
 }
 

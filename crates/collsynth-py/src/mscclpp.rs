@@ -1,6 +1,7 @@
 //! Python entry points of the MSCCL++ plan exporter and judge (registered by `lib.rs`).
 
 use crate::{guard, PySchedule};
+use collsynth_core::api;
 use collsynth_core::mscclpp::{self, model::ChannelDecl, Plan};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -44,12 +45,13 @@ fn mscclpp_export<'py>(
     group: Option<usize>,
     text: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let flat = schedule.flat()?;
-    let export = if text { mscclpp::export } else { mscclpp::export_streamed };
-    let e = py.detach(|| guard(|| export(flat, &schedule.topo, group)))?;
+    let done = py.detach(|| guard(|| api::export_mscclpp(&schedule.inner, &schedule.topo, group, text)))?;
+    let e = done.exported;
     let d = PyDict::new(py);
     d.set_item("json", if text { Some(&e.json) } else { None })?;
     d.set_item("group", e.group)?;
+    d.set_item("fallback", done.fallback)?;
+    d.set_item("schedule", PySchedule::new(done.schedule, schedule.topo.clone()))?;
     shape(&d, &e.plan)?;
     if !text {
         d.set_item("writer", PlanWriter { exported: e })?;

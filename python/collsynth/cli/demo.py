@@ -56,10 +56,10 @@ def run(args) -> int:
         [
             r["algorithm"],
             f"{r['size_bytes']:.0f}",
-            f"{r['runtime_time_us']:.1f}",
+            f"{r['time_us']:.1f}",
             f"{r['time_bound_us']:.1f}",
             f"{r['time_optimality']:.3f}",
-            f"{r['runtime_algbw_GBps']:.2f}",
+            f"{r['algbw_GBps']:.2f}",
             f"{r['optimality']:.3f}",
         ]
         for r in rows

@@ -160,15 +160,18 @@ fn the_api_costs_the_moved_size() {
         let (e, f) = (evaluate(&s, &t, gib, 2, &b).unwrap(), evaluate(&s, &t, at, 2, &b).unwrap());
         assert_eq!((e.size.asked, e.size.moved), (gib, at), "{c:?}");
         assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{c:?}");
+        assert_eq!(e.sf_time_us.to_bits(), f.sf_time_us.to_bits(), "{c:?}");
         assert_eq!(e.algbw_gbps.to_bits(), f.algbw_gbps.to_bits(), "{c:?}");
         assert_eq!((e.runtime, e.optimality), (f.runtime, f.optimality), "{c:?}");
         assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{c:?}");
         assert_eq!(e.time_bound_us.to_bits(), f.time_bound_us.to_bits(), "{c:?}");
         // the models themselves cost exactly the bytes given: 2^30 is slower
         let flat = cost::simulate(&crate::ir::orbit::flat(&s).unwrap(), &t, at, 2).unwrap().time_us;
-        assert_eq!(e.time_us.to_bits(), flat.to_bits(), "{c:?}");
+        assert_eq!(e.sf_time_us.to_bits(), flat.to_bits(), "{c:?}");
         let raw = cost::simulate(&crate::ir::orbit::flat(&s).unwrap(), &t, gib, 2).unwrap().time_us;
-        assert_eq!(raw > e.time_us, at < gib, "{c:?}");
+        assert_eq!(raw > e.sf_time_us, at < gib, "{c:?}");
+        // One clock: the time and bandwidths are the runtime model's.
+        assert_eq!(e.time_us.to_bits(), e.runtime.time_us.to_bits(), "{c:?}");
         assert_eq!(e.algbw_gbps, crate::rational::to_f64(&at) / e.time_us / 1e3);
         assert_eq!(simulate(&s, &t, gib, 3).unwrap(), simulate(&s, &t, at, 3).unwrap(), "{c:?}");
         assert_eq!(runtime(&s, &t, gib).unwrap(), runtime(&s, &t, at).unwrap(), "{c:?}");
@@ -189,7 +192,7 @@ fn below_16_n_bytes_the_size_asked_is_costed() {
     assert_eq!(e.size.moved, Rat::from_integer(64));
     assert!(e.size.note.is_some() && e.time_us > 0.0 && e.algbw_gbps > 0.0);
     let direct = cost::simulate(&s, &t, Rat::from_integer(64), 1).unwrap().time_us;
-    assert_eq!(e.time_us.to_bits(), direct.to_bits());
+    assert_eq!(e.sf_time_us.to_bits(), direct.to_bits());
 }
 
 /// `--time-only` times the moved size too, and says so.
@@ -363,4 +366,38 @@ fn the_time_bound_is_computed_ahead_of_an_evaluation() {
     assert_eq!(memoized(&effective), crate::parallel::threads(2) > 1);
     let (bound, _) = time_bound(&t, Collective::Allreduce, 0, Rat::from_integer(1 << 20)).unwrap();
     assert!(bound > 0.0);
+}
+
+#[test]
+fn an_mscclpp_plan_too_large_to_stay_resident_is_fitted_with_fewer_trees() {
+    // hgx-h100:1 allreduce at 1 GiB: auto's pick needed 98 blocks of 64 operations on rank 0,
+    // above the 64 that stay resident; the plan is now made of a forest with fewer trees.
+    let topo = from_spec("hgx-h100:1").unwrap();
+    let done = synthesize(
+        &topo,
+        Collective::Allreduce,
+        "auto",
+        &crate::synth::Request::default(),
+        crate::rational::rat(1 << 30),
+    )
+    .unwrap();
+    let flat = crate::ir::orbit::flat(&done.schedule).unwrap();
+    let refused = crate::mscclpp::export(flat.as_ref(), &done.topology, None).err().expect("does not fit as it is");
+    assert!(refused.to_string().contains("above the 64 blocks that stay resident"), "{refused}");
+    let e = export_mscclpp(&done.schedule, &done.topology, None, true).unwrap();
+    let note = e.fallback.expect("a fallback");
+    assert!(note.contains("does not fit") && note.contains("of the optimal algbw"), "{note}");
+    let blocks = e.exported.plan.gpus.iter().map(|g| g.threadblocks.len()).max().unwrap();
+    assert!(blocks <= crate::mscclpp::lower::MAX_TBS_PER_RANK, "{blocks}");
+    assert!(crate::mscclpp::validate(&e.exported.json).ok());
+    // A plan that fits is written from the schedule as it is.
+    let small = synthesize(
+        &from_spec("ring:4").unwrap(),
+        Collective::Allreduce,
+        "ring",
+        &Default::default(),
+        crate::rational::rat(1 << 20),
+    );
+    let small = small.unwrap();
+    assert!(export_mscclpp(&small.schedule, &small.topology, None, true).unwrap().fallback.is_none());
 }

@@ -163,6 +163,10 @@ pub const OPTIONS: &[AlgorithmOption] = &[
         help: "schedule of a bi(G) topology: auto (default), split (G -> G^T isomorphism) or union",
     },
     AlgorithmOption {
+        name: "max-channels",
+        help: "at most C channels, as NCCL_MAX_NCHANNELS caps them (whole number C >= 1)",
+    },
+    AlgorithmOption {
         name: "variant",
         help: "allreduce: census (latency-optimal) or rs-ag (bandwidth-optimal); default: the cost model's",
     },

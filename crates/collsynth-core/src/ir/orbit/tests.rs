@@ -253,6 +253,7 @@ pub(crate) fn assert_costs_agree(spec: &str, topo: &Topology, s: &Schedule, size
         let b = api::bounds(topo, s.collective, 0).unwrap();
         let (e, f) = (api::evaluate(s, topo, size, 2, &b).unwrap(), api::evaluate(&flat, topo, size, 2, &b).unwrap());
         assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{spec}");
+        assert_eq!(e.sf_time_us.to_bits(), f.sf_time_us.to_bits(), "{spec}");
         assert_eq!(e.runtime, f.runtime, "{spec}");
         assert_eq!((e.optimality, e.steps, e.direct), (f.optimality, f.steps, f.direct), "{spec}");
         assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{spec}");
@@ -289,6 +290,7 @@ fn sizes_that_split_shards_mid_byte_are_costed_flat() {
         let (e, f) =
             (api::evaluate(&s, &topo, size, 1, &b).unwrap(), api::evaluate(&flat, &topo, size, 1, &b).unwrap());
         assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{bytes}");
+        assert_eq!(e.sf_time_us.to_bits(), f.sf_time_us.to_bits(), "{bytes}");
         assert_eq!(e.runtime, f.runtime, "{bytes}");
     }
 }
@@ -337,6 +339,7 @@ fn rings_per_orbit_expand_to_the_flat_ring() {
             let (e, f) =
                 (api::evaluate(&s, &topo, size, 2, &b).unwrap(), api::evaluate(&expanded, &topo, size, 2, &b).unwrap());
             assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{spec} {}", c.name());
+            assert_eq!(e.sf_time_us.to_bits(), f.sf_time_us.to_bits(), "{spec} {}", c.name());
             assert_eq!(e.runtime, f.runtime, "{spec} {}", c.name());
             assert_eq!((e.optimality, e.steps), (f.optimality, f.steps), "{spec}");
             assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{spec}");

@@ -200,3 +200,32 @@ fn a_schedule_above_the_judging_budget_is_written_numbered() {
         assert_eq!(e.exported.xml == numbered.xml, !judged, "{spec}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+    /// Random topologies (directed and asymmetric ones among them) x algorithms x collectives:
+    /// what the exporter writes for each runtime fits it, value by value, or the export says
+    /// which limit it cannot meet.
+    #[test]
+    fn every_export_fits_each_runtime(t in crate::testing::arb_topology(8), pick in 0usize..64) {
+        let algs = ["forestcoll", "tacos", "direct", "ring"];
+        let colls = [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce];
+        let (alg, c) = (algs[pick % algs.len()], colls[pick / algs.len() % colls.len()]);
+        let Ok(done) = api::synthesize(&t, c, alg, &Request::default(), rat(1 << 30)) else { return Ok(()) };
+        for runtime in Runtime::ALL {
+            let o = lower::Options { runtime, ..lower::Options::default() };
+            match api::export_msccl(&done.schedule, &done.topology, &o, true) {
+                Ok(e) => {
+                    let p = &e.exported.program;
+                    proptest::prop_assert!(rules::check_limits(p, runtime).is_empty(), "{:?}", rules::check_limits(p, runtime));
+                    let most = p.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0);
+                    proptest::prop_assert!(most <= runtime.limits().thread_blocks);
+                    let v = validate(&e.exported.xml, None).unwrap();
+                    let ours = &v.runtimes.iter().find(|(r, _)| *r == runtime).unwrap().1;
+                    proptest::prop_assert!(ours.is_empty(), "{} {alg} {}: {ours:?}", runtime.name(), c.name());
+                }
+                Err(e) => proptest::prop_assert!(e.to_string().contains("limit"), "{} {alg}: {e}", runtime.name()),
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ use crate::ir::{Collective, Executor, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::synth::baselines::common::{allreduce, from_copy_forms, reduction, Paths};
 use crate::synth::baselines::dbt::Tree;
-use crate::synth::{Algorithm, Extras, Request};
+use crate::synth::{Algorithm, Extras, Request, Shrink};
 use crate::topology::Topology;
 use search::Channels;
 use std::collections::VecDeque;
@@ -23,19 +23,37 @@ pub const NCCL_RING: Algorithm = Algorithm {
     name: "nccl-ring",
     help: "NCCL's rings: one per channel as NCCL's search finds them (all NICs used), data split over channels",
     collectives: Collective::FIVE,
-    options: &["crossing"],
+    options: &["crossing", "max-channels"],
     synthesize: synthesize_ring,
-    extras: Extras { forms: &[("crossing", "rail")], ..Extras::NONE },
+    extras: Extras { forms: &[("crossing", "rail")], shrink: Some(FEWER_CHANNELS), ..Extras::NONE },
 };
 
 pub const NCCL_TREE: Algorithm = Algorithm {
     name: "nccl-tree",
     help: "NCCL's tree: a chain per box, double binary tree across boxes, half the channels on each tree",
     collectives: &[Collective::Allreduce],
-    options: &[],
+    options: &["max-channels"],
     synthesize: synthesize_tree,
-    extras: Extras::NONE,
+    extras: Extras { shrink: Some(FEWER_CHANNELS), ..Extras::NONE },
 };
+
+/// An exporter that cannot hold NCCL's channels gets fewer, as `NCCL_MAX_NCHANNELS` gives
+/// (connect.cc `ncclTopoPostset`: `nChannels = min(ncclMaxNchannels(), nChannels)`).
+const FEWER_CHANNELS: Shrink =
+    Shrink { option: "max-channels", detail: "nccl_channels", what: "NCCL schedule", unit: "channels" };
+
+/// NCCL's channels, capped by `--max-channels` (`NCCL_MAX_NCHANNELS`).
+fn searched(topo: &Topology, req: &Request) -> Result<Channels> {
+    let mut channels = search::search(topo)?;
+    if let Some(v) = req.options.get("max-channels") {
+        let max: usize =
+            v.parse().ok().filter(|&m| m >= 1).ok_or_else(|| {
+                CollsynthError::bad(format!("--max-channels: '{v}' is not a whole number of at least 1"))
+            })?;
+        channels.total = channels.total.min(max);
+    }
+    Ok(channels)
+}
 
 pub(crate) const ALGORITHMS: &[&Algorithm] = &[&NCCL_RING, &NCCL_TREE];
 
@@ -63,7 +81,7 @@ fn channels_side_by_side(per_chain: &[Schedule], total: usize) -> Result<Schedul
 
 fn synthesize_ring(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     let crossing = rings::Crossing::parse(req)?;
-    let channels = search::search(topo)?;
+    let channels = searched(topo, req)?;
     check_size(topo, &channels, NCCL_RING.name)?;
     let rings = rings::rings(topo, &channels, crossing)?;
     let mut per_chain = Vec::with_capacity(rings.len());
@@ -90,11 +108,11 @@ fn synthesize_ring(topo: &Topology, collective: Collective, req: &Request) -> Re
     Ok(s)
 }
 
-fn synthesize_tree(topo: &Topology, collective: Collective, _req: &Request) -> Result<Schedule> {
+fn synthesize_tree(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
     if collective != Collective::Allreduce {
         return Err(CollsynthError::bad(format!("algorithm 'nccl-tree' does not support {}", collective.name())));
     }
-    let channels = search::search(topo)?;
+    let channels = searched(topo, req)?;
     check_size(topo, &channels, NCCL_TREE.name)?;
     let n = topo.n_ranks();
     // channel c < dup runs tree 1 on chain c, channel dup + c tree 2 on chain c

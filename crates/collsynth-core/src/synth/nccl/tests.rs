@@ -274,3 +274,25 @@ fn rail_crossing_on_one_box_is_nccls_ring() {
     let (_, pxn) = rings_with("dgx-a100:1", "pxn", Collective::Allgather);
     assert_eq!(rail.transfers, pxn.transfers);
 }
+
+#[test]
+fn max_channels_caps_the_channels_as_nccl_max_nchannels() {
+    let topo = from_spec("hgx-h100:1").unwrap();
+    let (_, all) = synth("hgx-h100:1", "nccl-ring", Collective::Allreduce);
+    let total = detail(&all, "nccl_channels").as_u64().unwrap() as usize;
+    assert!(total > 3, "{total}");
+    for alg in ["nccl-ring", "nccl-tree"] {
+        let req = Request { options: [("max-channels".to_string(), "3".to_string())].into(), ..Request::default() };
+        let done = api::synthesize(&topo, Collective::Allreduce, alg, &req, gib()).unwrap();
+        assert_eq!(detail(&done.schedule, "nccl_channels"), 3, "{alg}");
+        // Each channel carries 1/3 of the data: a third as many transfers as pieces per channel.
+        let (_, full) = synth("hgx-h100:1", alg, Collective::Allreduce);
+        let per = |s: &Schedule, c: usize| s.transfers.len() / c;
+        assert_eq!(per(&done.schedule, 3), per(&full, detail(&full, "nccl_channels").as_u64().unwrap() as usize));
+        for bad in ["0", "x", "-1"] {
+            let req = Request { options: [("max-channels".to_string(), bad.to_string())].into(), ..Request::default() };
+            let e = api::synthesize(&topo, Collective::Allreduce, alg, &req, gib()).err().expect("refused");
+            assert!(matches!(e, CollsynthError::BadInput(_)), "{alg} {bad}: {e:?}");
+        }
+    }
+}

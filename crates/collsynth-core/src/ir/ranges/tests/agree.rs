@@ -43,6 +43,7 @@ fn assert_costs_agree(what: &str, topo: &Topology, r: &Schedule, f: &Schedule, s
     let b = api::bounds(topo, r.collective, 0).unwrap();
     let (e, g) = (api::evaluate(r, topo, size, 2, &b).unwrap(), api::evaluate(f, topo, size, 2, &b).unwrap());
     assert_eq!(e.time_us.to_bits(), g.time_us.to_bits(), "{what}");
+    assert_eq!(e.sf_time_us.to_bits(), g.sf_time_us.to_bits(), "{what}");
     assert_eq!(e.alpha_beta_us.to_bits(), g.alpha_beta_us.to_bits(), "{what}");
     assert_eq!(e.runtime, g.runtime, "{what}");
     assert_eq!((e.optimality, e.steps, e.direct), (g.optimality, g.steps, g.direct), "{what}");

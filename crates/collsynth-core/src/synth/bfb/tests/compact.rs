@@ -156,6 +156,7 @@ fn same_costs_as_the_flat_plan_on_small_tori_and_hypercubes() {
         let b = api::bounds(&t, Collective::Allgather, 0).unwrap();
         let (e, f) = (api::evaluate(&s, &t, size, 1, &b).unwrap(), api::evaluate(&old, &t, size, 1, &b).unwrap());
         assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "{spec}");
+        assert_eq!(e.sf_time_us.to_bits(), f.sf_time_us.to_bits(), "{spec}");
         assert_eq!(e.runtime, f.runtime, "{spec}");
         assert_eq!((e.optimality, e.steps, e.direct), (f.optimality, f.steps, f.direct), "{spec}");
         assert_eq!(e.alpha_beta_us.to_bits(), f.alpha_beta_us.to_bits(), "{spec}");
