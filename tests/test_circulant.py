@@ -176,7 +176,8 @@ def test_census_allreduce_cli(tmp_path):
     assert '"src_slot": 0, "dst_slot": 2' in path.read_text()
     assert "valid allreduce schedule" in run_cli("verify", str(path)).stdout
     sim = run_json("simulate", str(path), "--size", "1KiB")
-    assert sim["time_us"] == pytest.approx(4 * (1 + 1024 / 1e5), rel=1e-3)
+    assert sim["sf_time_us"] == pytest.approx(4 * (1 + 1024 / 1e5), rel=1e-3)
+    assert sim["time_us"] == sim["runtime_time_us"] and sim["time_model"] == "runtime"
     # At 1 GiB the bandwidth-optimal variant wins; --variant forces either.
     assert run_json("synth", "complete:16", "-c", "allreduce", "-a", "circulant")["variant"] == "rs-ag"
     forced = run_json("synth", "traff:9", "-c", "allreduce", "-a", "circulant", "--variant", "census")

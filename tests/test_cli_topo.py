@@ -90,7 +90,9 @@ def test_demo_runs():
     out = run_cli("demo").stdout
     assert "dgx-a100:2" in out and "compute nodes (N)" in out and "16" in out
     flat = " ".join(out.split())  # rich wraps long lines at the terminal width
-    assert "accepted by the new and old runtime parsers" in flat and "connections: correct." in flat
+    assert (
+        "fits and is accepted by msccl-nccl, rccl, msccl-legacy" in flat and "connections: correct." in flat
+    )
 
 
 def test_output_into_a_closed_pipe_is_not_an_error():

@@ -337,12 +337,12 @@ def disagreements() -> list[tuple[str, dict, dict, str]]:
     for g in declared["gpus"]:
         g["o_chunks"] = 0  # the steps write o: the runtime's bounds are the declared counts
     channels = copy.deepcopy(ring)
-    channels["nchannels"] = 33
+    channels["nchannels"] = 129
     return [
         ("dependency on its own thread block", own, ring, "names its own thread block"),
         ("dependency on a nop", on_nop, other, "a nop: the runtime drops nops"),
         ("declared o_chunks", declared, ring_reduce_scatter(2), 'outside buffer o (o_chunks="0")'),
-        ("channel limit", channels, bidirectional_ring_allreduce(2), 'nchannels="33" is outside 1..=32'),
+        ("channel limit", channels, bidirectional_ring_allreduce(2), 'nchannels="129" is outside 1..=32'),
     ]
 
 

@@ -20,6 +20,7 @@ from collsynth import BadInput, msccl
 
 CLI = [sys.executable, "-m", "collsynth.cli"]
 NCCL_DATA = Path(__file__).resolve().parent / "data" / "nccl-topo"
+CORPUS = str(Path(__file__).resolve().parent / "data" / "realparse" / "cases")
 A100_XML = str(NCCL_DATA / "hgx-a100-8gpu-simai.xml")
 
 
@@ -46,7 +47,8 @@ def inputs(tmp_path_factory) -> Path:
     xml = msccl.export(sched)["xml"]
     for name, old, new in [
         ("ngpus.xml", 'ngpus="4"', 'ngpus="1000000000"'),
-        ("s_chunks.xml", 's_chunks="0"', 's_chunks="1000000000000"'),
+        ("s_chunks.xml", 's_chunks="0"', 's_chunks="2000000000"'),
+        ("s_chunks_long.xml", 's_chunks="0"', 's_chunks="1000000000000"'),
         ("tb_id.xml", '<tb id="0"', '<tb id="2000000000"'),
         ("nchunks.xml", 'nchunksperloop="4"', 'nchunksperloop="100000000"'),
     ]:
@@ -308,6 +310,16 @@ BAD = [
         "allgather, reduce-scatter and allreduce",
     ),
     (["verify", "{d}/s_chunks.xml"], "chunks over all ranks"),
+    (
+        ["verify", "{d}/s_chunks_long.xml"],
+        "is read as -727379968 by msccl-nccl (strtol base 0: int holds it)",
+    ),
+    # Packed for msccl-nccl (120 thread blocks per rank): RCCL holds 64.
+    (
+        ["verify", CORPUS + "/ours-dgx-a100x2-allreduce-forestcoll-msccl-nccl.xml", "--runtime", "rccl"],
+        "rccl allows at most 64",
+    ),
+    (["verify", "{d}/s_chunks.xml", "--runtime", "cuda"], "invalid choice"),
     (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),
     (["run", "{d}/ngpus.xml", "--np", "4"], "<gpu> element(s)"),

@@ -39,14 +39,14 @@ def test_ring_allreduce_closed_form_on_a_ring(tmp_path):
     # 2(N-1)(alpha + M/(N b)) with N = 8, alpha = 1 us, b = 100 GB/s, M = 8 MiB
     expected = 2 * 7 * (1 + (8 * 2**20) / 8 / 100e3)
     s = run_json("synth", "ring:8", "-c", "allreduce", "-a", "ring", "--size", "8MiB", "-o", str(tmp_path))
-    assert s["time_us"] == pytest.approx(expected, rel=1e-9)
+    assert s["sf_time_us"] == pytest.approx(expected, rel=1e-9)
     assert s["alpha_beta_us"] == pytest.approx(expected, rel=1e-9)
     assert (s["steps"], s["optimality"], s["algorithm"]) == (14, 1.0, "ring")
     path = tmp_path / "schedule.json"
     assert json.loads(path.read_text())["format"] == "collsynth-schedule/1"
     assert "valid allreduce schedule" in run_cli("verify", str(path)).stdout
     sim = run_json("simulate", str(path), "--size", "8MiB")
-    assert sim["time_us"] == pytest.approx(expected, rel=1e-9)
+    assert sim["sf_time_us"] == pytest.approx(expected, rel=1e-9)
 
 
 def test_tampered_schedule_is_caught(tmp_path):
@@ -137,8 +137,8 @@ def test_pipelining_speeds_up_a_broadcast_chain():
     )
     b = 100e3  # bytes per us
     m = 64 * 2**20
-    assert plain["time_us"] == pytest.approx(7 * (1 + m / b), rel=1e-9)
-    assert piped["time_us"] == pytest.approx((7 + 15) * (1 + m / 16 / b), rel=1e-9)
+    assert plain["sf_time_us"] == pytest.approx(7 * (1 + m / b), rel=1e-9)
+    assert piped["sf_time_us"] == pytest.approx((7 + 15) * (1 + m / 16 / b), rel=1e-9)
 
 
 def test_synth_table_shows_the_runtime_model_and_its_bound():
@@ -147,7 +147,29 @@ def test_synth_table_shows_the_runtime_model_and_its_bound():
     argv = ["synth", "dgx-a100:2", "-c", "allgather", "-a", "forestcoll", "--size", "64MiB"]
     js = run_json(*argv)
     table = run_cli(*argv).stdout
-    line = next(x for x in table.splitlines() if "runtime time (us)" in x)
-    assert f"{js['runtime_time_us']:.3f}" in line and js["runtime_protocol"] in line
+    line = next(x for x in table.splitlines() if "time (us, runtime model)" in x)
+    assert js["time_us"] == js["runtime_time_us"] and js["time_model"] == "runtime"
+    assert f"{js['time_us']:.3f}" in line and js["runtime_protocol"] in line
+    line = next(x for x in table.splitlines() if "algbw / busbw" in x)
+    assert f"{js['algbw_GBps']:.3f} / {js['busbw_GBps']:.3f}" in line
+    assert js["algbw_GBps"] == pytest.approx(js["size_moved_bytes"] / js["time_us"] / 1e3, rel=1e-12)
+    # One clock: no other model's time is printed; the store-and-forward one is in --json.
+    assert "simulated" not in table and "alpha-beta" not in table and js["sf_time_us"] > 0
     line = next(x for x in table.splitlines() if "time bound (us) / time-opt" in x)
     assert f"{js['time_bound_us']:.3f} / {js['time_optimality']:.4f}" in line
+
+
+def test_with_an_msccl_xml_the_table_times_the_program_written(tmp_path):
+    argv = ["synth", "ring:4", "-c", "allreduce", "-a", "ring", "--size", "1MiB", "--format", "msccl-xml"]
+    js = run_json(*argv, "-o", str(tmp_path / "a"))
+    j = js["msccl"]["judged"]
+    assert j["bytes"] == js["size_moved_bytes"] == 2**20
+    assert (js["time_us"], js["algbw_GBps"], js["busbw_GBps"]) == (
+        j["time_us"],
+        j["algbw_GBps"],
+        j["busbw_GBps"],
+    )
+    assert js["time_optimality"] == j["time_optimality"] == pytest.approx(js["time_bound_us"] / j["time_us"])
+    table = run_cli(*argv, "-o", str(tmp_path / "b")).stdout
+    line = next(x for x in table.splitlines() if "time (us, runtime model of the XML)" in x)
+    assert f"{j['time_us']:.3f}" in line

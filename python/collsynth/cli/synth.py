@@ -195,7 +195,7 @@ def summary_rows(s: dict, details: dict | None = None) -> list[list]:
     # its time bound; other models' times are in --json only (docs/contracts.md).
     rows += [
         [
-            f"time (us, {s.get('time_of', 'runtime model, per connection')})",
+            f"time (us, {s.get('time_of', 'runtime model')})",
             f"{s['time_us']:.3f}  ({s['runtime_protocol']}, {s['runtime_slices']} slices)",
         ],
         ["time bound (us) / time-opt", f"{s['time_bound_us']:.3f} / {s['time_optimality']:.4f}"],
@@ -376,7 +376,7 @@ def the_program_written(s: dict, judged: dict | None) -> None:
     keys = ("time_us", "algbw_GBps", "busbw_GBps", "time_optimality")
     s.update({k: judged[k] for k in keys})
     s["runtime_protocol"] = judged["protocol"]
-    s["time_of"] = "runtime model, MSCCL XML in its thread blocks"
+    s["time_of"] = "runtime model of the XML"
 
 
 def msccl_summary(exported: dict) -> dict:

@@ -41,7 +41,11 @@ pub fn nccl_topology(name: &str, text: &str, spec: &ClusterSpec) -> Result<Impor
     let root = xml::parse(text)?;
     let model = routes::route(nccl::read_box(&root)?);
     let topology = fabric::build(name, &model, spec)?;
-    Ok(Imported { topology, warnings: model.warnings })
+    let mut warnings = model.warnings;
+    if spec.boxes > 1 {
+        warnings.extend(model.fabric_warnings);
+    }
+    Ok(Imported { topology, warnings })
 }
 
 /// The text of the file at `path`, refused above [`xml::MAX_BYTES`] before it is read.

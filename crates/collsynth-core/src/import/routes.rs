@@ -49,6 +49,8 @@ pub struct RoutedBox {
     pub links: Vec<(usize, usize, Rat)>,
     pub ports: Vec<Port>,
     pub warnings: Vec<String>,
+    /// Notes that matter only when boxes are joined by a fabric (a NIC no GPU picks).
+    pub fabric_warnings: Vec<String>,
 }
 
 impl RoutedBox {
@@ -290,11 +292,11 @@ fn pcie_tree(model: &BoxModel, warnings: Vec<String>) -> RoutedBox {
         })
         .filter(|p| !p.feeds.is_empty())
         .collect();
-    RoutedBox { nodes, links, ports, warnings }
+    RoutedBox { nodes, links, ports, warnings, fabric_warnings: Vec::new() }
 }
 
 /// NVLink joins every GPU: GPU to GPU over NVLink only; the rest feeds the NICs.
-fn nvlink_connected(model: &BoxModel, mut warnings: Vec<String>) -> RoutedBox {
+fn nvlink_connected(model: &BoxModel, warnings: Vec<String>) -> RoutedBox {
     let (nodes, map) = keep_nodes(model, |v| matches!(v.role, Role::Gpu | Role::NvSwitch));
     let g = Graph::new(model);
     let links = (0..g.links.len())
@@ -362,6 +364,7 @@ fn nvlink_connected(model: &BoxModel, mut warnings: Vec<String>) -> RoutedBox {
         }
     }
     let mut ports: Vec<Port> = Vec::new();
+    let mut fabric_warnings = Vec::new();
     for (i, nic) in model.nics.iter().enumerate() {
         let mut feeds = Vec::new();
         for &(gpu, _) in chosen.iter().filter(|c| c.1 == i) {
@@ -371,12 +374,12 @@ fn nvlink_connected(model: &BoxModel, mut warnings: Vec<String>) -> RoutedBox {
         }
         let name = model.nodes[nic.node].name.clone();
         if feeds.is_empty() {
-            warnings.push(format!("{name}: no GPU's local NIC (ncclTopoGetLocalNet): left out of the fabric"));
+            fabric_warnings.push(format!("{name}: no GPU's local NIC (ncclTopoGetLocalNet): left out of the fabric"));
         } else {
             ports.push(Port { name, port: nic.port, feeds });
         }
     }
-    RoutedBox { nodes, links, ports, warnings }
+    RoutedBox { nodes, links, ports, warnings, fabric_warnings }
 }
 
 #[cfg(test)]

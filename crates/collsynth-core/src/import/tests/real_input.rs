@@ -105,3 +105,15 @@ fn an_nvlink_row_to_the_gpu_itself_is_quiet() {
     let got = nccl_topology("x", &missing, &ClusterSpec::single()).unwrap();
     assert!(got.warnings.iter().any(|w| w.contains("target \"0000:09:00.0\" is not in the file")));
 }
+
+#[test]
+fn a_nic_no_gpu_picks_is_noted_only_where_boxes_have_a_fabric() {
+    // The A100 dump's mlx5_bond_0 hangs on the CPU: no GPU's local NIC. One box has no fabric,
+    // so nothing is left out of one; two boxes on rails say so.
+    let text = super::data("hgx-a100-8gpu-simai.xml");
+    let one = nccl_topology("a", &text, &ClusterSpec::single()).unwrap();
+    assert!(!one.warnings.iter().any(|w| w.contains("left out of the fabric")), "{:?}", one.warnings);
+    let spec = ClusterSpec { boxes: 2, fabric: Some(Fabric::Rails), ..ClusterSpec::single() };
+    let two = nccl_topology("a", &text, &spec).unwrap();
+    assert_eq!(two.warnings.iter().filter(|w| w.contains("left out of the fabric")).count(), 1, "{:?}", two.warnings);
+}
