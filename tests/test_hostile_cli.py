@@ -320,6 +320,17 @@ BAD = [
         "rccl allows at most 64",
     ),
     (["verify", "{d}/s_chunks.xml", "--runtime", "cuda"], "invalid choice"),
+    (
+        [
+            "run",
+            CORPUS + "/ours-dgx-a100x2-allreduce-forestcoll-msccl-nccl.xml",
+            "--np",
+            "16",
+            "--runtime",
+            "rccl",
+        ],
+        "rccl does not load it as written",
+    ),
     (["verify", "{d}/nchunks.xml"], "chunks over all ranks"),
     (["verify", "{d}/tb_id.xml"], "tb 2000000000: id is not"),
     (["run", "{d}/ngpus.xml", "--np", "4"], "<gpu> element(s)"),

@@ -637,7 +637,7 @@ pub struct MscclppExport {
 
 /// Export `s` as an MSCCL++ plan ([`crate::mscclpp::export`], `text` false: streamed), fitted:
 /// a schedule whose plan needs more thread blocks than stay resident is resynthesized with
-/// fewer trees ([`shrink_to_fit`]), as MSCCL exports are.
+/// fewer trees or channels (the algorithm's shrink option, bisected), as MSCCL exports are.
 pub fn export_mscclpp(s: &Schedule, topo: &Topology, group: Option<usize>, text: bool) -> Result<MscclppExport> {
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();

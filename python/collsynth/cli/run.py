@@ -41,9 +41,13 @@ def register(sub) -> None:
 def program_for(args) -> dict:
     """The MSCCL program to execute: an XML file as it is, a schedule file lowered."""
     if args.schedule.lower().endswith(".xml"):
-        if given := msccl_given(args):
+        if given := [g for g in msccl_given(args) if g != "--runtime"]:
             raise BadInput(f"{given[0]} applies to schedule files, not to an XML file")
-        return msccl.program(read_text(args.schedule))
+        text = read_text(args.schedule)
+        # --runtime: run only what that runtime would load as written.
+        if args.runtime and (problems := msccl.validate(text)["runtimes"][args.runtime]):
+            raise BadInput(f"{args.schedule}: {args.runtime} does not load it as written: {problems[0]}")
+        return msccl.program(text)
     return msccl.export(verified(args.schedule), **msccl_kwargs(args))["program"]
 
 

@@ -525,26 +525,8 @@ def misc_cases():
     c.append(("int-space-trailing-depid", ag2_dep_text("10 ", target=10)))
     c.append(("int-empty-depid", ag2_dep_text("", "-1", target=10)))  # strtol("") = 0: depends on tb 0
     # "08" is not octal: strtol stops at '8' and returns 0
-    ranks = {}
-    for r in (0, 1):
-        p = 1 - r
-        ranks[r] = [
-            tb(0, p, -1, 0, [step(0, "s", "i", 0, "o", r * 9, 9)]),
-            tb(1, -1, p, 0, [step(0, "r", "i", 0, "o", "011" if p else "0", 9)]),
-            tb(2, -1, -1, 0, [step(0, "cpy", "i", 0, "o", r * 9, 9)]),
-        ]
-    c.append(
-        ("int-octal-dstoff-011", ag2(ranks, ic=9, oc=18, ncpl=18))
-    )  # rank 0: "011" = 9 in C, the right offset
-    ranks = {}
-    for r in (0, 1):
-        p = 1 - r
-        ranks[r] = [
-            tb(0, p, -1, 0, [step(0, "s", "i", 0, "o", r * 8, 8)]),
-            tb(1, -1, p, 0, [step(0, "r", "i", 0, "o", "08" if p else "0", 8)]),
-            tb(2, -1, -1, 0, [step(0, "cpy", "i", 0, "o", r * 8, 8)]),
-        ]
-    c.append(("int-octal-dstoff-08", ag2(ranks, ic=8, oc=16, ncpl=16)))
+    c.append(("int-octal-dstoff-011", ag2_dstoff_text("011", 9)))  # rank 0: "011" = 9 in C, the right offset
+    c.append(("int-octal-dstoff-08", ag2_dstoff_text("08", 8)))
     # required attributes
     c.append(("missing-minBytes", ag2(drop=("minBytes",))))
     c.append(("missing-maxBytes", ag2(drop=("maxBytes",))))
@@ -663,6 +645,19 @@ def hostile_cases():
     # an attribute value far longer than MAX_STR_LEN (no length check on values)
     c.append(("hostile-value-20000", ag2(name="v" * 20000)))
     return c
+
+
+def ag2_dstoff_text(text, n):
+    """A 2-rank allgather of n chunks per rank whose rank-0 receive writes dstoff as `text`."""
+    ranks = {}
+    for r in (0, 1):
+        p = 1 - r
+        ranks[r] = [
+            tb(0, p, -1, 0, [step(0, "s", "i", 0, "o", r * n, n)]),
+            tb(1, -1, p, 0, [step(0, "r", "i", 0, "o", text if p else "0", n)]),
+            tb(2, -1, -1, 0, [step(0, "cpy", "i", 0, "o", r * n, n)]),
+        ]
+    return ag2(ranks, ic=n, oc=2 * n, ncpl=2 * n)
 
 
 def all_cases():
