@@ -93,6 +93,7 @@ def test_demo_runs():
     assert (
         "fits and is accepted by msccl-nccl, rccl, msccl-legacy" in flat and "connections: correct." in flat
     )
+    assert "In its thread blocks the runtime model gives" in flat
 
 
 def test_output_into_a_closed_pipe_is_not_an_error():

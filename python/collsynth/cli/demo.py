@@ -98,6 +98,12 @@ def show_msccl(topo: Topology) -> None:
         f"   fits and is accepted by {', '.join(accepted)}; symbolic run in place and out of\n"
         f"   place, unbounded and 2-slot connections: {verdict}."
     )
+    if j := out["judged"]:
+        # One clock: the time of this program in its own thread blocks, as the table's.
+        console.print(
+            f"   In its thread blocks the runtime model gives {j['time_us']:.1f} us at {j['bytes']} bytes "
+            f"({j['algbw_GBps']:.2f} GB/s, time-opt {j['time_optimality']:.3f}, {j['protocol']})."
+        )
 
 
 def show_windows(topo: Topology) -> None:
