@@ -8,6 +8,7 @@ together), so this bench judges its pick as a user running the XML would."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import collsynth
@@ -76,6 +77,7 @@ def bench_time() -> list[dict]:
         topo = collsynth.Topology.from_spec(spec)
         for c in COLLECTIVES:
             for label, size in SIZES.items():
+                print(f"{spec} {c} {label}", file=sys.stderr, flush=True)
                 t, bound, choice, sched, moved = _schedule(topo, c, "auto", label)
                 nccl = [_runtime_us(topo, c, a, label) for a in ("nccl-ring", "nccl-tree")]
                 best_nccl = min((r[0] for r in nccl if r), default=None)

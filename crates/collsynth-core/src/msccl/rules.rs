@@ -63,6 +63,7 @@ pub fn check_limits(p: &Program, d: Runtime) -> Vec<String> {
         }
         check_channels(g, d, &mut out);
         check_storage(g, d, &mut out);
+        check_nodes(p, g, &mut out);
     }
     out
 }
@@ -168,7 +169,6 @@ fn check_gpu_ids(p: &Program, out: &mut Vec<String>) {
 
 fn check_gpu(p: &Program, g: &Gpu, d: Runtime, out: &mut Vec<String>) {
     check_chunks(p, g, out);
-    check_sizes(p, g, out);
     check_tb_ids(g, out);
     for tb in &g.tbs {
         check_tb(p, g, tb, d, out);
@@ -197,10 +197,9 @@ fn check_chunks(p: &Program, g: &Gpu, out: &mut Vec<String>) {
     }
 }
 
-/// Thread-block count and the parser's node budget for this rank.
-fn check_sizes(p: &Program, g: &Gpu, out: &mut Vec<String>) {
-    // The runtime stores <algo>, every <gpu>, and this rank's <tb>s and <step>s, and fails as
-    // soon as it has stored MAX_NODES of them.
+/// The parser's node budget for this rank: it stores <algo>, every <gpu>, and this rank's
+/// <tb>s and <step>s, and fails as soon as it has stored MAX_NODES of them.
+fn check_nodes(p: &Program, g: &Gpu, out: &mut Vec<String>) {
     let steps: usize = g.tbs.iter().map(|tb| tb.steps.len()).sum();
     let nodes = 1 + p.gpus.len() + g.tbs.len() + steps;
     if nodes >= MAX_NODES_PER_RANK {

@@ -364,3 +364,18 @@ fn offsets_and_peers_are_stored_in_16_bits() {
     p.gpus[0].tbs[0].send = 32767;
     assert!(check_limits(&p, Runtime::Rccl).is_empty());
 }
+
+#[test]
+fn the_parsers_node_budget_is_a_limit_the_exporter_fits() {
+    // 1 algo + 3 gpus + 69 tbs + 4092 steps = 4165 nodes >= MAX_NODES (4096): the parser
+    // refuses the rank, so check_limits (what the exporter packs to) must name it.
+    let mut p = waits_on_block(70);
+    let g = &mut p.gpus[1];
+    for tb in g.tbs.iter_mut().skip(4) {
+        let one = tb.steps[0].clone();
+        tb.steps = (0..62).map(|s| Step { s, hasdep: s == 0 && one.hasdep, ..one.clone() }).collect();
+    }
+    let steps: usize = p.gpus[1].tbs.iter().map(|t| t.steps.len()).sum();
+    let problems = check_limits(&p, Runtime::MscclNccl);
+    assert!(problems.iter().any(|m| m.contains(&format!("would store {} nodes", 1 + 3 + 70 + steps))), "{problems:?}");
+}
