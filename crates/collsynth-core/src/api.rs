@@ -840,7 +840,10 @@ fn shrink_to_fit<T>(
         )));
     };
     let one = Rat::from_integer(1);
-    let (opt, got) = (cost::bandwidth_term_us(s, topo, one), cost::bandwidth_term_us(&fixed, topo, one));
+    // Link loads are taken on every rank's transfers (a resynthesized schedule may be stated
+    // per orbit).
+    let (s, flat_fixed) = (crate::ir::orbit::flat(s)?, crate::ir::orbit::flat(&fixed)?);
+    let (opt, got) = (cost::bandwidth_term_us(&s, topo, one), cost::bandwidth_term_us(&flat_fixed, topo, one));
     let share = crate::rational::to_f64(&(opt / got));
     let (what, detail, unit) = (shrink.what, shrink.detail, shrink.unit);
     let note = format!(

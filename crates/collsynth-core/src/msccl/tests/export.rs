@@ -229,3 +229,17 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_forest_stated_per_orbit_falls_back_too() {
+    // torus:8x8's forest is stated per orbit of its translations; the fallback's note compares
+    // link loads, which are taken on every rank's transfers (this once panicked).
+    let topo = from_spec("torus:8x8").unwrap();
+    let done = api::synthesize(&topo, Collective::Allgather, "forestcoll", &Request::default(), rat(1 << 20)).unwrap();
+    assert!(done.schedule.symmetry.is_some(), "the schedule is stated per orbit");
+    let o = lower::Options { runtime: Runtime::Rccl, channels: Some(1), ..lower::Options::default() };
+    let e = api::export_msccl(&done.schedule, &done.topology, &o, true).unwrap();
+    let note = e.fallback.expect("a fallback");
+    assert!(note.contains("trees per root does not fit") && note.contains("% of the optimal algbw"), "{note}");
+    assert!(rules::check_limits(&e.exported.program, Runtime::Rccl).is_empty());
+}
