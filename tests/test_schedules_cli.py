@@ -102,7 +102,7 @@ def test_auto_takes_the_two_level_forest_on_mi250_at_1mib():
     parts = s["auto_choice"].split(" + ")
     assert len(parts) == 2 and all(p.startswith("forestcoll --tree-shape boxes") for p in parts)
     assert s["auto_mix"] == s["auto_choice"]
-    # The mix's details are its first half's: since stop 40 `boxes-direct` at one tree per
+    # The mix's details are its first half's: `boxes-direct` at one tree per
     # position (its folds ordered, its trees on direct links; 800/3 GB/s, as
     # `boxes-staggered`'s one-tree form, the half before), beside `boxes-weighted`'s.
     assert (s["tree_shape"], s["forest_algbw_exact"]) == ("boxes-direct", "800/3")

@@ -172,6 +172,6 @@ fn flat_consumers_keep_their_exact_results() {
         4631875880736871202,
     ];
     assert_eq!(&got[..8], &first);
-    // Stop 31 changed the model (a fold that is not the last pays its own connection's step).
+    // An earlier model change (a fold that is not the last pays its own connection's step).
     assert_eq!((got.len(), h), (320, 0xffab_f4b5_0e03_5e47), "a flat consumer's result changed");
 }

@@ -20,7 +20,7 @@ const INTERLEAVED: [usize; 2] = [4, 8];
 /// Interleaving is tried while the cut schedule has at most this many transfers: each try
 /// is up to three simulations. 2^19 takes in `boxes-direct`'s 63,488 transfers on `mi250:2`
 /// cut 8 deep (its reduce-scatter at 64 MiB: 311.2 us interleaved, 331.4 at its best plain
-/// depth); 2^16 until stop 40.
+/// depth); 2^16 before.
 const INTERLEAVED_TRANSFERS: usize = 1 << 19;
 
 /// The depths a schedule is tried at: 1, 2, 4 and 8 for one without steps (a tree pipelines

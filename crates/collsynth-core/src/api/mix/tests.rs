@@ -154,8 +154,8 @@ fn schedules_over_different_shards_are_not_mixed() {
 }
 
 /// On hgx-h100:2 at 64 MiB `auto` picks NCCL's rings crossing over the rails
-/// (`nccl-ring --crossing rail`, 1.078x the time bound; 1.09x before the bound's cut term of
-/// stop 40), where NCCL's PXN rings are 1.18x.
+/// (`nccl-ring --crossing rail`, 1.078x the time bound; 1.09x before the bound's cut term),
+/// where NCCL's PXN rings are 1.18x.
 #[test]
 fn auto_picks_rings_crossing_over_the_rails_on_hgx_h100() {
     let t = from_spec("hgx-h100:2").unwrap();

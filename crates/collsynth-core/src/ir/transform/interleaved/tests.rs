@@ -118,7 +118,7 @@ fn a_forest_interleaved_at_depth_4() {
 
 /// The three cells of issue 19 on `dgx-a100` at 64 MiB, `forestcoll --tree-shape
 /// shallow-all`: at its best plain depth and protocol it misses 1.15x of the time bound
-/// (1.21x, 1.26x and 1.17x before the bound's cut term of stop 40; the two reduce-scatters
+/// (1.21x, 1.26x and 1.17x before the bound's cut term; the two reduce-scatters
 /// are 1.2x and 1.16x since); interleaved it is within 1.15x, and `fastest_each` (what
 /// `auto` judges with) picks the interleaved cut.
 #[test]
