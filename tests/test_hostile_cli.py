@@ -320,6 +320,12 @@ BAD = [
         "rccl allows at most 64",
     ),
     (["verify", "{d}/s_chunks.xml", "--runtime", "cuda"], "invalid choice"),
+    *(
+        (["synth", "dgx-a100:1", "-c", "allreduce", "-a", alg, "--max-channels", v], "--max-channels")
+        for alg in ("nccl-ring", "nccl-tree")
+        for v in ("0", "-1", "99999999999999999999", "2.5", "x")
+    ),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--max-channels", "2"], "max-channels"),
     (
         [
             "run",
@@ -785,3 +791,38 @@ def test_umask_of_the_api_writer(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "t.json").stat().st_mode) == 0o640
+
+
+def test_writers_never_replace_what_is_not_a_regular_file(tmp_path):
+    # As root, renaming over /dev/null would delete the device: links, FIFOs and devices are
+    # refused with one line and left as they were.
+    os.mkfifo(tmp_path / "schedule.xml")
+    os.mknod(tmp_path / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    (tmp_path / "link.json").symlink_to(tmp_path / "nowhere.json")
+    cases = [
+        (
+            [
+                "synth",
+                "ring:4",
+                "-c",
+                "allgather",
+                "-a",
+                "ring",
+                "--format",
+                "msccl-xml",
+                "-o",
+                str(tmp_path),
+            ],
+            "schedule.xml",
+        ),
+        (["topo", "export", "ring:4", "-o", str(tmp_path / "null")], "null"),
+        (["topo", "export", "ring:4", "-o", str(tmp_path / "link.json")], "link.json"),
+    ]
+    for argv, name in cases:
+        proc = run(argv, tmp_path)
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and err.count("\n") == 1, (argv, err)
+        assert f"{name}: it exists and is not a regular file (not replaced)" in err, err
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "schedule.xml").st_mode)
+    assert stat.S_ISCHR(os.lstat(tmp_path / "null").st_mode)
+    assert (tmp_path / "link.json").is_symlink() and not (tmp_path / "nowhere.json").exists()

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,6 +49,16 @@ def atomic_write(path: str | os.PathLike, data: str | bytes | Callable[[str], No
     check_output_dir(parent, option=f"cannot write {path}:")
     if target.is_dir():
         raise _bad_input(f"cannot write {path}: is a directory")
+    # Only a regular file is replaced: a link, FIFO, device or socket is not ours to replace
+    # (as root, renaming over /dev/null would delete the device).
+    try:
+        kind = os.lstat(target).st_mode
+    except FileNotFoundError:
+        kind = None
+    except OSError as e:
+        raise _bad_input(f"cannot write {path}: {e.strerror or e}") from None
+    if kind is not None and not stat.S_ISREG(kind):
+        raise _bad_input(f"cannot write {path}: it exists and is not a regular file (not replaced)")
     _make_dir(parent, path)
     import tempfile  # here, not at start-up of every command (README, "Start-up")
 
