@@ -190,6 +190,13 @@ def validate(text: str, topology=None) -> dict:
     return v
 
 
+def require_loaded(path: str, problems_by_runtime: dict, runtime: str | None) -> None:
+    """BadInput naming the first problem unless ``runtime`` (when given) loads the file as
+    written (``problems_by_runtime``: :func:`validate`'s ``runtimes``)."""
+    if runtime and (problems := problems_by_runtime[runtime]):
+        raise BadInput(f"{path}: {runtime} does not load it as written: {problems[0]}")
+
+
 def program(text: str) -> dict:
     """The program of an XML text (as the MPI executor takes it); BadInput if unreadable."""
     return json.loads(_core.msccl_program(_args.text("text", text)))

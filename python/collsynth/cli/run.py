@@ -45,8 +45,8 @@ def program_for(args) -> dict:
             raise BadInput(f"{given[0]} applies to schedule files, not to an XML file")
         text = read_text(args.schedule)
         # --runtime: run only what that runtime would load as written.
-        if args.runtime and (problems := msccl.validate(text)["runtimes"][args.runtime]):
-            raise BadInput(f"{args.schedule}: {args.runtime} does not load it as written: {problems[0]}")
+        if args.runtime:
+            msccl.require_loaded(args.schedule, msccl.validate(text)["runtimes"], args.runtime)
         return msccl.program(text)
     return msccl.export(verified(args.schedule), **msccl_kwargs(args))["program"]
 

@@ -81,10 +81,7 @@ def run_verify_xml(args) -> int:
         print_validation(args.schedule, v)
     if not v["ok"]:
         raise BadInput(f"{args.schedule}: not a valid MSCCL program: {v['refusal']}")
-    if args.runtime and v["runtimes"][args.runtime]:
-        raise BadInput(
-            f"{args.schedule}: {args.runtime} does not load it as written: {v['runtimes'][args.runtime][0]}"
-        )
+    msccl.require_loaded(args.schedule, v["runtimes"], args.runtime)
     return 0
 
 

@@ -30,6 +30,7 @@ use crate::ir::{transform, Collective, Schedule};
 /// Channels a program may have (the runtimes' limit).
 pub use crate::msccl::model::MAX_CHANNELS;
 use crate::msccl::model::{Program, Protocol, Runtime};
+use crate::msccl::rules;
 pub use assign::Spread;
 pub use grid::MAX_GRID;
 
@@ -148,9 +149,10 @@ fn fit(s: &Schedule, o: &Options, fuse: bool) -> Result<(Program, assign::TbAssi
             let plan = assign::TbAssignment::new(s, &grid, &ops, &prep, c, &chan, fuse);
             // The emitter adds at most one block per rank (initial copies): a count over the
             // runtime's is known before emitting.
-            let most = o.runtime.limits().thread_blocks;
-            if let Some((r, tbs)) = plan.tbs.iter().enumerate().find(|(_, tbs)| tbs.len() > most) {
-                why = format!("rank {r} needs {} thread blocks, {} holds {most}", tbs.len(), o.runtime.name());
+            let too_many =
+                plan.tbs.iter().enumerate().find_map(|(r, tbs)| rules::too_many_blocks(r, tbs.len(), o.runtime));
+            if let Some(problem) = too_many {
+                why = problem;
                 continue;
             }
             match emit::program(s, &grid, &ops, &plan, o) {

@@ -42,30 +42,27 @@ pub fn tb_usage(p: &Program) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
-fn runtime(d: Runtime) -> &'static str {
-    d.name()
-}
-
 /// What the runtime's arrays and fields hold, on a finished program: thread blocks per rank
 /// and per channel, peers per channel, and every stored value in its C type. The exporter
 /// fits its programs to these (`lower`); empty means they fit.
 pub fn check_limits(p: &Program, d: Runtime) -> Vec<String> {
     let mut out = Vec::new();
     for g in &p.gpus {
-        let max = d.limits().thread_blocks;
-        if g.tbs.len() > max {
-            out.push(format!(
-                "gpu {}: {} thread blocks, {} allows at most {max} (MSCCL_MAX_NUM_THREAD_BLOCKS)",
-                g.id,
-                g.tbs.len(),
-                runtime(d)
-            ));
-        }
+        out.extend(too_many_blocks(g.id, g.tbs.len(), d));
         check_channels(g, d, &mut out);
         check_storage(g, d, &mut out);
         check_nodes(p, g, &mut out);
     }
     out
+}
+
+/// `MSCCL_MAX_NUM_THREAD_BLOCKS`: the problem of rank `rank` with `blocks` thread blocks, if any
+/// (the exporter asks before emitting, from its assignment's count).
+pub fn too_many_blocks(rank: usize, blocks: usize, d: Runtime) -> Option<String> {
+    let max = d.limits().thread_blocks;
+    (blocks > max).then(|| {
+        format!("gpu {rank}: {blocks} thread blocks, {} allows at most {max} (MSCCL_MAX_NUM_THREAD_BLOCKS)", d.name())
+    })
 }
 
 /// Every value of `g` as its runtime stores it: a value its C type cannot hold is stored as
@@ -77,7 +74,7 @@ fn check_storage(g: &Gpu, d: Runtime, out: &mut Vec<String>) {
             format!(
                 "{what}=\"{v}\" is stored as {} by {} ({} {field}, at most {})",
                 ty.store(v),
-                runtime(d),
+                d.name(),
                 ty.name(),
                 ty.max()
             )
@@ -114,14 +111,14 @@ fn check_algo(p: &Program, d: Runtime, out: &mut Vec<String>) {
         out.push(format!(
             "algo: nchannels=\"{}\" is outside 1..={max_channels} (MAXCHANNELS of {})",
             p.nchannels,
-            runtime(d)
+            d.name()
         ));
     }
     if p.nchunksperloop == 0 {
         out.push("algo: nchunksperloop=\"0\": the runtime cuts the buffer into that many chunks".to_string());
     }
     if d.coll_name(p.collective).is_none() {
-        out.push(format!("algo: collective {} has no MSCCL coll name in {}", p.collective.name(), runtime(d)));
+        out.push(format!("algo: collective {} has no MSCCL coll name in {}", p.collective.name(), d.name()));
     }
     check_bytes(p, d, out);
     if d.legacy() {
@@ -129,7 +126,7 @@ fn check_algo(p: &Program, d: Runtime, out: &mut Vec<String>) {
             out.push(format!("algo: nthreads=\"{n}\" must be a multiple of 32 (warp size)"));
         }
     } else if !p.inplace && !p.outofplace {
-        out.push(format!("algo: inplace=\"0\" and outofplace=\"0\": {} never selects it", runtime(d)));
+        out.push(format!("algo: inplace=\"0\" and outofplace=\"0\": {} never selects it", d.name()));
     }
 }
 
@@ -245,7 +242,7 @@ fn check_tb(p: &Program, g: &Gpu, tb: &ThreadBlock, d: Runtime, out: &mut Vec<St
         out.push(format!("{loc}: chan=\"{}\" but nchannels=\"{}\"", tb.chan, p.nchannels));
     }
     if tb.steps.len() > d.max_steps_per_tb() {
-        out.push(format!("{loc}: {} steps, {} stores at most {}", tb.steps.len(), runtime(d), d.max_steps_per_tb()));
+        out.push(format!("{loc}: {} steps, {} stores at most {}", tb.steps.len(), d.name(), d.max_steps_per_tb()));
     }
     if let Some((k, st)) = tb.steps.iter().enumerate().find(|(k, st)| st.s != *k) {
         out.push(format!("{loc} step {k}: s=\"{}\", expected {k} (s counts 0,1,2,... including nops)", st.s));
