@@ -584,3 +584,28 @@ def test_verify_of_an_export_on_an_imported_machine_gives_synths_bandwidth(tmp_p
     v = run_json("verify", str(tmp_path / "schedule.xml"), "--topology", topo)
     assert v["ok"] and s["optimality"] == 1.0
     assert 1 / Fraction(v["bandwidth_time_per_byte"]) == Fraction(s["bound_algbw_exact"]) == Fraction(2048, 5)
+    # And its time: the program as written, at synth's size (default 1 GiB both sides).
+    judged = s["msccl"]["judged"]
+    assert v["judged"] == judged, (v["judged"], judged)
+
+
+def test_verify_times_the_xml_synth_wrote_at_its_size(tmp_path):
+    # synth --size S and verify --topology T --size S print one time for one XML.
+    s = run_json(
+        "synth", "dgx-a100:2", "-c", "reduce-scatter", "-a", "auto", "--size", "64MiB",
+        "--format", "msccl-xml", "-o", str(tmp_path),
+    )  # fmt: skip
+    xml = str(tmp_path / "schedule.xml")
+    v = run_json("verify", xml, "--topology", "dgx-a100:2", "--size", "64MiB")
+    assert v["judged"] == s["msccl"]["judged"]
+    assert v["judged"]["time_us"] == s["time_us"]
+    # The critical-path lowering: within 1.15x of the time bound (it was 1.52x).
+    assert v["judged"]["time_optimality"] >= 1 / 1.15, v["judged"]
+    other = run_json("verify", xml, "--topology", "dgx-a100:2", "--size", "1GiB")["judged"]
+    assert other["bytes"] == 1 << 30 and other["time_us"] > v["judged"]["time_us"]
+    for argv in (
+        ["verify", xml, "--size", "64MiB"],
+        ["verify", xml, "--topology", "dgx-a100:2", "--size", "x"],
+    ):
+        proc = run_cli(*argv, check_status=2)
+        assert proc.stderr.count("\n") == 1, proc.stderr

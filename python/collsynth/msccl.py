@@ -178,14 +178,18 @@ def export_windows(
     return rows
 
 
-def validate(text: str, topology=None) -> dict:
+def validate(text: str, topology=None, size: str | int | None = None) -> dict:
     """Judge an MSCCL XML text: ``ok``, ``runtimes`` ({"msccl-nccl": [problems], "rccl":
     [...], "msccl-legacy": [...]}: each runtime's parser, what its fields store, and the
     structural rules), ``dialects`` (the same for ``new`` = msccl-nccl and ``old`` =
     msccl-legacy, as before runtimes had names), ``execution`` (problems of the symbolic
-    run), the header, and with a topology ``link_loads`` and ``bandwidth_time_per_byte``."""
+    run), the header, and with a topology ``link_loads``, ``bandwidth_time_per_byte`` and
+    ``judged``: the runtime model's time of the program as written at ``size`` (the
+    nccl-tests size, default 1 GiB; None for a program that is not ok), with its algbw,
+    busbw and time optimality, the numbers ``synth --size`` prints for the XML it writes."""
     topo = None if topology is None else topology._core
-    v = _core.msccl_validate(_args.text("text", text), topo)
+    size_text = None if size is None else _args.text("size", size)
+    v = _core.msccl_validate(_args.text("text", text), topo, size_text)
     v["dialects"] = {d: v["runtimes"][r] for d, r in DIALECT_RUNTIME.items()}
     return v
 

@@ -706,20 +706,29 @@ pub fn export_msccl_with(
     export_msccl_at(s, topo, o, auto_pipeline, text, windows::judged_bytes(o.size_range))
 }
 
-/// The judged time of a program written for `s`, with the bandwidths and time optimality a
-/// user reads beside it (the same rules as [`evaluate`]'s).
-fn judged_export(
-    s: &Schedule,
-    topo: &Topology,
-    bytes: u64,
-    protocol: &'static str,
-    time_us: f64,
-) -> Result<JudgedExport> {
-    let (algbw_gbps, busbw_gbps) = bandwidths(s.collective, s.n_ranks, bytes as f64, time_us);
-    let (bound, _) = time_bound(topo, s.collective, s.root, Rat::from_integer(bytes as i128))?;
+/// [`judge_program`] of `p` for a collective of size `size` (the nccl-tests size, 1 GiB when
+/// not given: what `export` judges by default), costed at the bytes nccl-tests moves
+/// ([`moved_size`]), as `synth` does: `verify FILE.xml --topology T --size S` of a program
+/// `synth --size S` wrote prints synth's numbers.
+pub fn judge_program_at(p: &crate::msccl::Program, topo: &Topology, size: Option<Rat>) -> Result<JudgedExport> {
+    let size = size.unwrap_or_else(|| Rat::from_integer(1 << 30));
+    let moved = moved_size(p.collective, p.ngpus, size).moved.floor().to_integer();
+    let bytes = u64::try_from(moved).map_err(|_| CollsynthError::bad(format!("--size {size}: not a buffer size")))?;
+    judge_program(p, topo, bytes)
+}
+
+/// The runtime model's time of an MSCCL program as written ([`cost::runtime::program`]) for a
+/// buffer of `bytes`, with the bandwidths and time optimality a user reads beside it (the
+/// same rules as [`evaluate`]'s): what `synth` and `export` print for the XML they write, and
+/// `verify FILE.xml --topology` for any XML.
+pub fn judge_program(p: &crate::msccl::Program, topo: &Topology, bytes: u64) -> Result<JudgedExport> {
+    let t = cost::runtime::program::time(p, topo, bytes)?;
+    let time_us = t.time_us;
+    let (algbw_gbps, busbw_gbps) = bandwidths(p.collective, p.ngpus, bytes as f64, time_us);
+    let (bound, _) = time_bound(topo, p.collective, p.root(), Rat::from_integer(bytes as i128))?;
     Ok(JudgedExport {
         bytes,
-        protocol,
+        protocol: t.protocol.name(),
         time_us,
         algbw_gbps,
         busbw_gbps,
@@ -752,13 +761,12 @@ pub fn export_msccl_at(
     bytes: u64,
 ) -> Result<MscclExport> {
     let size = Rat::from_integer(bytes.max(1) as i128);
-    // The judged (sub-chunk depth, fused, estimate) of each candidate, to report the one
-    // written.
+    // The (sub-chunk depth, fused) of each candidate judged, to time the one written.
     let judged_runs = std::cell::RefCell::new(Vec::new());
     let choose = |p: &Schedule, o: &crate::msccl::lower::Options| {
         let e = cost::runtime::exported(p, topo, size, o)?;
-        if let Some((_, time)) = &e {
-            judged_runs.borrow_mut().push((o.pipeline, o.fused, *time));
+        if e.is_some() {
+            judged_runs.borrow_mut().push((o.pipeline, o.fused));
         }
         Ok(e.map(|(e, time)| (e.options, time.time_us)))
     };
@@ -775,13 +783,13 @@ pub fn export_msccl_at(
             false if text => crate::msccl::export(s, o, auto_pipeline),
             false => crate::msccl::export_streamed(s, o, auto_pipeline),
         }?;
-        // The judged run of the program written (its depth, and fused unless export dropped
-        // the fused steps: then the unfused lowering export chose and judged).
+        // A program the chooser judged is timed as written (its depth, and fused unless
+        // export dropped the fused steps: then the unfused lowering export chose and judged).
         let fused = o.fused && e.unfused_because.is_none();
-        let run = judged_runs.borrow().iter().find(|r| e.chosen && (r.0, r.1) == (e.pipeline, fused)).copied();
+        let run = e.chosen && judged_runs.borrow().contains(&(e.pipeline, fused));
         let j = match run {
-            Some((_, _, time)) => Some(judged_export(s, topo, bytes, time.protocol.name(), time.time_us)?),
-            None => None,
+            true => Some(judge_program(&e.program, topo, bytes)?),
+            false => None,
         };
         Ok((e, j))
     };

@@ -100,6 +100,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
             "bound",
             "ir",
             "msccl::lower",
+            "msccl::model",
         ],
     ),
     ("msccl", &["error", "rational", "units", "parallel", "hash", "protocol", "topology", "ir"]),

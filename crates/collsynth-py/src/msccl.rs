@@ -208,11 +208,23 @@ fn msccl_export_windows<'py>(
 /// `thread_blocks`, `max_steps`) and, with a topology, `link_loads` ([(src, dst,
 /// fraction of M as "p/q")] for loaded links) and `bandwidth_time_per_byte` ("p/q", in
 /// 1/(GB/s)).
+/// With a topology, also `judged`: the runtime model's time of the program as written at
+/// `size` (`api::judge_program_at`).
 #[pyfunction]
-#[pyo3(signature = (text, topology=None))]
-fn msccl_validate<'py>(py: Python<'py>, text: &str, topology: Option<&PyTopology>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (text, topology=None, size=None))]
+fn msccl_validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    topology: Option<&PyTopology>,
+    size: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
     let topo = topology.map(|t| &t.inner);
+    let size = size.map(|x| guard(|| collsynth_core::units::parse_size(x))).transpose()?;
     let v = py.detach(|| guard(|| msccl::validate(text, topo)))?;
+    let judged = match (&v.program, topo, v.ok()) {
+        (Some(p), Some(t), true) => Some(py.detach(|| guard(|| api::judge_program_at(p, t, size)))?),
+        _ => None,
+    };
     let d = PyDict::new(py);
     d.set_item("ok", v.ok())?;
     d.set_item("refusal", msccl::plan::read::refusal(&v))?;
@@ -245,6 +257,7 @@ fn msccl_validate<'py>(py: Python<'py>, text: &str, topology: Option<&PyTopology
             .collect();
         d.set_item("link_loads", rows)?;
         d.set_item("bandwidth_time_per_byte", to_fraction_string(time))?;
+        d.set_item("judged", judged_dict(py, judged.as_ref())?)?;
     }
     Ok(d)
 }

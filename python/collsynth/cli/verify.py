@@ -16,7 +16,18 @@ from collsynth.schedule import Schedule
 def register(sub) -> None:
     p = sub.add_parser("verify", help="verify a schedule file or an MSCCL XML by symbolic execution")
     p.add_argument("schedule", metavar="SCHEDULE.json|FILE.xml|PLAN.json")
-    p.add_argument("--topology", metavar="TOPO", help="FILE.xml only: report link loads on TOPO")
+    p.add_argument(
+        "--topology",
+        metavar="TOPO",
+        help="FILE.xml only: report link loads on TOPO and the runtime model's time of the program "
+        "as written",
+    )
+    p.add_argument(
+        "--size",
+        metavar="SIZE",
+        help="FILE.xml with --topology: the collective size the time is for (default 1GiB; synth --size S "
+        "prints the same numbers for the XML it writes)",
+    )
     p.add_argument(
         "--runtime",
         choices=list(msccl.RUNTIMES),
@@ -48,6 +59,8 @@ def run_verify(args) -> int:
     text = read_text(args.schedule)
     if args.runtime:
         raise BadInput("--runtime applies to MSCCL XML files only")
+    if args.size is not None:
+        raise BadInput("--size applies to MSCCL XML files with --topology")
     if mscclpp.looks_like_plan(text):
         return run_verify_plan(args, text)
     if args.topology:
@@ -74,7 +87,9 @@ def run_verify_xml(args) -> int:
 
     text = read_text(args.schedule)
     topo = Topology.resolve(args.topology) if getattr(args, "topology", None) else None
-    v = msccl.validate(text, topo)
+    if args.size is not None and topo is None:
+        raise BadInput("--size applies with --topology: the time of the program on that machine")
+    v = msccl.validate(text, topo, args.size)
     if args.json:
         emit_json({"file": args.schedule, **v})
     else:
@@ -135,6 +150,16 @@ def print_validation(path: str, v: dict) -> None:
         if v["link_loads"]:
             src, dst, load = max(v["link_loads"], key=lambda r: Fraction(r[2]))
             rows.append(["heaviest link", f"{src} -> {dst}: {load} of M"])
+    if v.get("judged"):
+        j = v["judged"]
+        rows.append(
+            [
+                "time (runtime model)",
+                f"{j['time_us']:.3f} us at {j['bytes']} bytes ({j['protocol']}): "
+                f"algbw {j['algbw_GBps']:.3f} / busbw {j['busbw_GBps']:.3f} GB/s, "
+                f"time-opt {j['time_optimality']:.4f}",
+            ]
+        )
     console.print(table(path, [("", "left"), ("", "left")], rows))
     for p in v["execution"][1:]:
         console.print(f"  {p}")

@@ -52,7 +52,9 @@ pub fn export(s: &Schedule, o: &lower::Options, auto_pipeline: bool) -> Result<E
 pub type Chooser<'a> = &'a dyn Fn(&Schedule, &lower::Options) -> Result<Option<(lower::Options, f64)>>;
 
 /// [`export`] (`text` false: [`export_streamed`]) writing the lowering `choose` picks: among
-/// the sub-chunk depths `auto_pipeline` allows, the fastest (ties: the finer).
+/// the sub-chunk depths `auto_pipeline` allows, the fastest (ties: the earlier tried). Judged,
+/// a step schedule is tried cut in 2 as well as whole: when its pieces fit one slice of the
+/// runtime's loop, only sub-chunks stream it inside a step.
 pub fn export_chosen(
     s: &Schedule,
     o: &lower::Options,
@@ -88,7 +90,12 @@ fn export_with(
     // Every rank's program: a schedule stated per orbit is written out in full.
     let flat = crate::ir::orbit::flat(s)?;
     let s = flat.as_ref();
-    let pipelines = if auto_pipeline && s.n_steps().is_none() { vec![4, 2, 1] } else { vec![o.pipeline.max(1)] };
+    let pipelines = match (auto_pipeline, s.n_steps().is_none(), choose.is_some()) {
+        (true, true, _) => vec![4, 2, 1],
+        // Whole first, so that a tie keeps the schedule's own chunking.
+        (true, false, true) => vec![1, 2],
+        _ => vec![o.pipeline.max(1)],
+    };
     let check = |program: &Program| match text {
         true => self_check(program, o.runtime),
         false => check_program(program, o.runtime).map(|()| String::new()),
@@ -159,7 +166,7 @@ fn export_fastest(
                 out.push((t, k, lowering));
             }
         }
-        // Stable: equal times keep the finer depth (pipelines are finest first).
+        // Stable: equal times keep the depth tried first.
         out.sort_by(|a, b| a.0.total_cmp(&b.0));
         Ok(out)
     };

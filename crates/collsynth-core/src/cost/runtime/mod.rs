@@ -19,6 +19,7 @@ pub mod bound;
 pub mod classes;
 pub mod nccl;
 pub mod order;
+pub mod program;
 pub mod protocol;
 pub mod sim;
 
@@ -184,16 +185,17 @@ pub fn runtime_copies(s: &Schedule, topo: &Topology, size: Rat, copies: usize) -
     runtime_time_copies(s, topo, size, p, copies)
 }
 
-/// What `collsynth export` writes for `s` (flat, as given) under `base`, and its time: the
-/// protocol [`choose_protocol`] picks, the lowering fastest in thread blocks there
-/// ([`order::exported_lowering`]), base latency included. `None`: nothing fits the runtime.
+/// What `collsynth export` writes for `s` (flat, as given) under `base`, and its time: under
+/// the protocol the program is written with (`base.proto`; `protocol="auto"` chose it before),
+/// the lowering fastest in thread blocks ([`order::exported_lowering`]), base latency
+/// included. `None`: nothing fits the runtime.
 pub fn exported(
     s: &Schedule,
     topo: &Topology,
     size: Rat,
     base: &crate::msccl::lower::Options,
 ) -> Result<Option<(order::ExportedLowering, RuntimeEstimate)>> {
-    let protocol = choose_protocol(s, topo, size)?;
+    let protocol = base.proto;
     let k = slices_for(s, topo, size, protocol);
     let e = order::exported_lowering(s, topo, size, protocol, k, base)?;
     Ok(e.map(|e| {

@@ -101,6 +101,50 @@ pub fn timed_operations(
             }
         }
     }
+    linear_extension(s, &key)
+}
+
+/// T by criticality, for the lowering: every operation keyed by its transfer's remaining
+/// critical path (the transfer's own time and the longest chain of dependents after it, each
+/// at its slowest link or connection; HEFT's upward rank), longest first. A thread block then
+/// runs first what the rest of the collective waits on longest: a reduction's leaf whose sum
+/// crosses the network goes before one that ends at its destination, where the order by time
+/// interleaves them as a block's turns on a shared link come round.
+pub fn ranked_operations(s: &Schedule, topo: &Topology, size: Rat, protocol: Protocol) -> Result<Vec<Operation>> {
+    let flat = crate::ir::orbit::flat(s)?;
+    let s = flat.as_ref();
+    let n = s.transfers.len();
+    let classes = super::classify(topo);
+    let per_byte: Vec<f64> = super::sim::effective_bandwidths(topo, &classes, protocol, Rat::from_integer(1))
+        .iter()
+        .map(crate::cost::us_per_byte)
+        .collect();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, t) in s.transfers.iter().enumerate() {
+        for &a in &t.after {
+            dependents[a].push(i);
+        }
+    }
+    let mut rank = vec![0.0f64; n];
+    for &i in crate::ir::transform::topological_order(s)?.iter().rev() {
+        let t = &s.transfers[i];
+        let bytes = crate::rational::to_f64(&(s.piece_fraction(t.piece) * size));
+        let wire = t.route.iter().map(|&l| per_byte[l]).fold(0.0, f64::max);
+        let own = super::sim::message_overhead_us(&t.route, &classes, protocol)
+            + bytes * wire.max(super::sim::connection_us_per_byte(&t.route, &classes, t.op));
+        rank[i] = own + dependents[i].iter().map(|&d| rank[d]).fold(0.0, f64::max);
+    }
+    // Longest first: keys are ascending, so the gap to the longest.
+    let longest = rank.iter().copied().fold(0.0, f64::max);
+    let key: Vec<[(u8, u64); 2]> = rank.iter().map(|&r| [(0, (longest - r).to_bits()); 2]).collect();
+    linear_extension(s, &key)
+}
+
+/// Kahn's algorithm over the sends and receives of `s` (flat) by `key` (per transfer: its
+/// send's and its receive's), ties to the deeper transfer, the smaller index, the send: a
+/// linear extension whatever the keys, each connection FIFO.
+fn linear_extension(s: &Schedule, key: &[[(u8, u64); 2]]) -> Result<Vec<Operation>> {
+    let n = s.transfers.len();
     let mut depth = vec![0u32; n];
     for i in crate::ir::transform::topological_order(s)? {
         depth[i] = s.transfers[i].after.iter().map(|&a| depth[a] + 1).max().unwrap_or(0);
@@ -285,6 +329,9 @@ pub enum Lowering {
     /// T by time, channels by depth in the dependency DAG (`Spread::ByDepth`: one per depth,
     /// or as many per depth as the 32 channels allow).
     TimedDepth,
+    /// T by criticality ([`ranked_operations`]), channels by depth, as many per depth as the
+    /// runtime's limits allow without two depths sharing a channel.
+    RankedDepth,
 }
 
 impl Lowering {
@@ -294,6 +341,7 @@ impl Lowering {
             Lowering::Timed => "timed, a channel per piece",
             Lowering::TimedHalves => "timed, a channel per piece and half",
             Lowering::TimedDepth => "timed, channels by depth",
+            Lowering::RankedDepth => "critical path first, channels by depth",
         }
     }
 }
@@ -344,6 +392,36 @@ fn most_channels_that_fit(s: &Schedule, o: Options) -> Result<Option<(BlockPlan,
     Ok(best)
 }
 
+/// The block plan of `o` (spread by depth, `width` channels per depth) with the widest
+/// spread below it that fits the runtime's limits, by bisection on the width, channels
+/// depths x width: no channel carries two depths. When one channel per depth does not fit
+/// either, the most channels that fit, depths sharing them.
+fn widest_by_depth_that_fits(s: &Schedule, o: Options) -> Result<Option<(BlockPlan, Options)>> {
+    let (Some(Spread::ByDepth { width }), Some(channels)) = (o.spread, o.channels) else {
+        return most_channels_that_fit(s, o);
+    };
+    let depths = (channels / width.max(1)).max(1);
+    let with =
+        |w: usize| Options { channels: Some(depths * w), spread: Some(Spread::ByDepth { width: w }), ..o.clone() };
+    let (mut lo, mut hi) = (0usize, width);
+    let mut best = None;
+    while hi > lo + 1 {
+        let mid = (lo + hi).div_ceil(2);
+        match block_plan(s, &with(mid)) {
+            Ok(plan) => {
+                lo = mid;
+                best = Some((plan, with(mid)));
+            }
+            Err(CollsynthError::Infeasible(_)) => hi = mid,
+            Err(e) => return Err(e),
+        }
+    }
+    match best {
+        Some(b) => Ok(Some(b)),
+        None => most_channels_that_fit(s, with(1)),
+    }
+}
+
 pub fn exported_lowering(
     s: &Schedule,
     topo: &Topology,
@@ -383,6 +461,11 @@ pub fn exported_lowering(
                 Options { channels: spread(depths * width), spread: by_depth, ..timed.clone() },
             ));
         }
+        let ranked = Options { order: Some(ranked_operations(s, topo, size, protocol)?), ..base.clone() };
+        let width = base.channels.map_or(wide, |c| (c / depths).max(1));
+        let by_depth = Some(Spread::ByDepth { width });
+        candidates
+            .push((Lowering::RankedDepth, Options { channels: spread(depths * width), spread: by_depth, ..ranked }));
     }
     // Each candidate lowered and run in its blocks on every core (a lowering of mi250:2's
     // allreduce takes seconds); taken in order, so the choice is the sequential one.
@@ -392,6 +475,9 @@ pub fn exported_lowering(
             Ok(plan) => Some((plan, o)),
             // A spread the runtime's limits refuse: the most channels below it that fit,
             // unless the user gave them.
+            Err(CollsynthError::Infeasible(_)) if base.channels.is_none() && lowering == Lowering::RankedDepth => {
+                widest_by_depth_that_fits(s, o)?
+            }
             Err(CollsynthError::Infeasible(_)) if base.channels.is_none() && lowering != Lowering::Numbered => {
                 most_channels_that_fit(s, o)?
             }
