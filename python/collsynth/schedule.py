@@ -49,14 +49,19 @@ class Schedule:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
-        return cls.loads(read_text(path), source=str(path))
+        return cls.loads(read_text(path, "schedule JSON"), source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file, atomically: format collsynth-schedule/1 for a flat schedule,
         collsynth-schedule/2 for one stated per orbit (:attr:`compact`) or holding range transfers
         (:attr:`range_transfers`); the core streams the
         text into the temporary file (never one string of the whole file)."""
-        atomic_write(path, self._core.write_json)
+        atomic_write(path, self.writer())
+
+    def writer(self):
+        """What :func:`collsynth.fileio.atomic_write_all` takes to write the schedule file with
+        other outputs, all or none."""
+        return self._core.write_json
 
     def to_json(self) -> str:
         return self._core.to_json()

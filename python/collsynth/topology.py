@@ -75,7 +75,7 @@ class Topology:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Topology:
         """Read a topology JSON file."""
-        return cls.loads(read_text(path), source=str(path))
+        return cls.loads(read_text(path, "topology JSON"), source=str(path))
 
     @classmethod
     def from_nccl_xml(
@@ -114,7 +114,7 @@ class Topology:
     def load_nccl_xml(cls, path: str | os.PathLike, **options) -> Topology:
         """Read an NCCL / RCCL topology XML file (see :meth:`from_nccl_xml`); named after the file."""
         options.setdefault("name", Path(path).stem)
-        return cls.from_nccl_xml(read_text(path), source=str(path), **options)
+        return cls.from_nccl_xml(read_text(path, "NCCL topology XML"), source=str(path), **options)
 
     @classmethod
     def from_networkx(

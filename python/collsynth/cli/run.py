@@ -43,7 +43,7 @@ def program_for(args) -> dict:
     if args.schedule.lower().endswith(".xml"):
         if given := [g for g in msccl_given(args) if g != "--runtime"]:
             raise BadInput(f"{given[0]} applies to schedule files, not to an XML file")
-        text = read_text(args.schedule)
+        text = read_text(args.schedule, "MSCCL XML")
         # --runtime: run only what that runtime would load as written.
         if args.runtime:
             msccl.require_loaded(args.schedule, msccl.validate(text)["runtimes"], args.runtime)

@@ -67,8 +67,8 @@ def load_program(path: str) -> dict | str:
     from collsynth.schedule import Schedule
 
     if path.lower().endswith(".xml"):
-        return read_text(path)
-    text = read_text(path)
+        return read_text(path, "MSCCL XML")
+    text = read_text(path, "schedule JSON")
     try:
         program = json.loads(text)
     except json.JSONDecodeError as e:
