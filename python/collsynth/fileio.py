@@ -68,7 +68,7 @@ class _Planned:
         try:
             # A link is followed: its final target is what gets written, the link stays.
             kind = os.stat(target).st_mode
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the directory check below says which
             kind = None
         except OSError as e:
             raise _bad_input(f"cannot write {path}: {_reason(e)}") from None
