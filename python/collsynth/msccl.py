@@ -12,8 +12,9 @@ import json
 from collsynth import _args, _core
 from collsynth._core import BadInput
 
-# minBytes and maxBytes are 64-bit in the runtimes (and in the XML we write).
-MAX_BYTES = 2**64 - 1
+# minBytes and maxBytes are signed 64-bit where the runtimes and our own reader of the XML
+# hold them: 2^63 would be written, then refused when read back.
+MAX_BYTES = 2**63 - 1
 
 # The runtimes an XML is written for (docs/msccl.md, "Runtime targets"); the earlier
 # --msccl-dialect names new and old stand for msccl-nccl and msccl-legacy.
@@ -109,8 +110,10 @@ def export(
         rng = parse_size_range(size_range)
     else:
         rng = None if size_range is None else _checked_range(size_range, "size_range")
-    core = schedule._core
-    size_text = None if size is None else str(size)
+    from collsynth.schedule import Schedule
+
+    core = _args.instance("schedule", schedule, Schedule).checked
+    size_text = None if size is None else _args.text("size", size)
     out = _core.msccl_export(
         core, runtime, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
     )
@@ -119,7 +122,6 @@ def export(
     else:
         writer = out.pop("writer")
         out["write"], out["stream"] = writer.write_xml, writer.stream_xml
-    from collsynth.schedule import Schedule
 
     out["schedule"] = Schedule(out["schedule"])
     out["runtime"] = runtime
@@ -184,7 +186,9 @@ def validate(text: str, topology=None) -> dict:
     structural rules), ``dialects`` (the same for ``new`` = msccl-nccl and ``old`` =
     msccl-legacy, as before runtimes had names), ``execution`` (problems of the symbolic
     run), the header, and with a topology ``link_loads`` and ``bandwidth_time_per_byte``."""
-    topo = None if topology is None else topology._core
+    from collsynth.topology import Topology
+
+    topo = None if topology is None else _args.instance("topology", topology, Topology)._core
     v = _core.msccl_validate(_args.text("text", text), topo)
     v["dialects"] = {d: v["runtimes"][r] for d, r in DIALECT_RUNTIME.items()}
     return v

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
-from collsynth.cli.common import console, emit_json, rich_console, table
+from collsynth.cli.common import comma_items, console, emit_json, rich_console, table
 from collsynth.cli.options import add_collective, add_nccl_sweep, add_pipeline, check_pipeline, nccl_sweep
 from collsynth.cli.synth import summary
 from collsynth.schedule import algorithms, synthesize
@@ -71,7 +71,7 @@ def run(args) -> int:
         args.nccl_tests = True
         sizes = [str(b) for b in sweep]
     else:
-        sizes = [s.strip() for s in (args.sizes or "1KiB,1MiB,1GiB").split(",") if s.strip()]
+        sizes = comma_items("--sizes", args.sizes or "1KiB,1MiB,1GiB")
     if not sizes:
         raise BadInput("--sizes: give at least one size")
     for size in sizes:  # every size is read before any work starts, errors naming --sizes

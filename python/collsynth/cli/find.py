@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collsynth import _core
 from collsynth._core import BadInput, find_sweep, find_topologies
-from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.common import comma_items, console, emit_json, table, with_version
 from collsynth.cli.options import whole
 from collsynth.progress import run_with_progress
 
@@ -91,7 +91,7 @@ def _degrees(text: str | None) -> list[int]:
     if text is None:
         return [2, 4, 8, 16]
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        return [int(x) for x in comma_items("--degrees", text)]
     except ValueError:
         raise BadInput(f"--degrees: expected comma-separated integers, got {text!r}") from None
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from collsynth import _core, msccl, mscclpp
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.common import comma_items, console, emit_json, table, with_version
 from collsynth.cli.options import (
     add_algorithm_options,
     add_collective,
@@ -215,7 +215,7 @@ def run(args) -> int:
     check_pipeline(args)
     if args.time_only:
         return run_time_only(args)
-    formats = {f.strip() for f in args.format.split(",") if f.strip()}
+    formats = set(comma_items("--format", args.format))
     if unknown := formats - FORMATS:
         raise BadInput(
             f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml, mscclpp-json)"
