@@ -139,7 +139,7 @@ BAD = [
         ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "SHALLOW-ALL"],
         "'SHALLOW-ALL' is not one of budget, shallow, shallow-all",
     ),
-    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""], "'' is not one of"),
+    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""], "--tree-shape: empty"),
     (
         ["synth", "dgx-a100:1", "-c", "allreduce", "-a", "forestcoll", "--tree-shape", "shallow-all,shallow"],
         "is not one of",
@@ -239,7 +239,7 @@ BAD = [
     ),
     (
         ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", ""],
-        "'' is not one of pxn, rail",
+        "argument --crossing: empty value",
     ),
     (["synth", "hgx-h100:2", "-c", "allgather", "-a", "forestcoll", "--crossing", "rail"], "crossing"),
     (["synth", "ring:5", "-c", "allgather", "-a", "ring", "--size", "-16"], "is negative"),
@@ -463,7 +463,7 @@ BAD = [
     (["topo", "export", "ring:4", "-o", "{d}/afile/t.json"], "not a directory"),
     (["bench-mpi", "--np", "2", "--timeout", "-1"], "--timeout"),
     (["bench-mpi", "--np", "99999999999999999999"], "--np"),
-    (["bench-mpi", "--np", "2", "--sizes", "4K"], "4KiB"),
+    (["bench-mpi", "--np", "2", "--sizes", "4Kb"], "unknown size unit 'Kb'"),
     (["run", "{d}/ngpus.xml", "--np", "-3"], "--np"),
     (["synth", "torus:1x1", "-c", "allreduce", "-a", "ring", "--json"], "at least 2"),
     (["bound", "torus:1x1", "-c", "allgather", "--json"], "at least 2"),
@@ -483,7 +483,7 @@ BAD = [
     (["draw", "{d}/missing.json", "-o", "x.png"], "cannot read file"),
     (["draw", "{d}/step_beyond.json", "-o", "x.png"], "beyond the number of transfers"),
     (["draw", "{d}/good.json", "-o", "x.jpg"], ".svg or .png"),
-    (["draw", "{d}/good.json", "-o", "x.png", "--size", "4K"], "4KiB"),
+    (["draw", "{d}/good.json", "-o", "x.png", "--size", "4X"], "unknown size unit"),
     (["draw", "{d}/good.json", "-o", "{d}/afile/x.svg"], "not a directory"),
     (["draw", "{d}/good.json"], "--output"),
     (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "4"], "shard 4: the schedule has 4 shards (0..3)"),
@@ -536,6 +536,52 @@ BAD = [
     (["topo", "show", "nccl:{d}/deep.xml"], "nested deeper than 64"),
     (["topo", "show", "nccl:{d}/missing.xml*2"], "cannot read"),
     (["topo", "show", f"nccl:{A100_XML}*2,fabric=fat-tree"], "needs k=K"),
+    # Empty values and empty list items: refused, never read as "not given".
+    *(
+        (argv, fragment)
+        for argv, fragment in [
+            (["compare", "ring:4", "-c", "allgather", "--sizes", ""], "argument --sizes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--sizes", ","], "--sizes ',': an empty item"),
+            (["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB,,2KiB"], "an empty item"),
+            (["compare", "ring:4", "-c", "allgather", "-b", ""], "argument -b/--minbytes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "-e="], "argument -e/--maxbytes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--plot", ""], "argument --plot: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--plot="], "argument --plot: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", ""], "--format: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", ","], "--format ',': an empty"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", "json,"], "an empty item"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", ""], "-o/--output: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--size", ""], "--size: empty value"),
+            (["synth", "", "-c", "allgather", "-a", "ring"], "empty value"),
+            (["export", "{d}/good.json", "--format", "msccl-xml", "-o", ""], "-o/--output: empty value"),
+            (["topo", "export", "ring:4", "-o", ""], "empty value"),
+            (["draw", "{d}/good.json", "-o", ""], "empty value"),
+            (["verify", ""], "empty value"),
+            (["simulate", "{d}/good.json", "--size", ""], "--size: empty value"),
+            (["run", "{d}/good.json", "--np", "4", "-b", ""], "-b/--minbytes: empty value"),
+            (["run", "{d}/good.json", "--np", "4", "--size", ""], "--size: empty value"),
+            (["bench-mpi", "--np", "2", "--sizes", ""], "--sizes: empty value"),
+            (["bench-mpi", "--np", "2", "--sizes", "1,"], "--sizes '1,': an empty item"),
+            (["bench-mpi", "--np", "2", "--ops", ","], "--ops ',': an empty item"),
+            (["bench-mpi", "--np", "2", "--plot", ""], "--plot: empty value"),
+            (["find", "--sweep", "8", "--degrees", "2,,4"], "--degrees '2,,4': an empty item"),
+            (["topo", "import", A100_XML, "-o", "x.json", "--name", ""], "--name: empty value"),
+        ]
+    ),
+    # MPI runs that cannot fit, or cannot end in time: refused before mpiexec starts.
+    (["run", "{d}/good.json", "--np", "4", "--size", "1TiB"], "more than the"),
+    (["run", "{d}/good.json", "--np", "4", "--size", "1T"], "needs about 24 TiB (4 ranks x 6 TiB"),
+    (["run", "{d}/good.json", "--np", "4", "-b", "1G", "-e", "1T"], "of memory available"),
+    (["run", "{d}/good.json", "--np", "4", "--reps", "1000000000"], "beyond the time limit of 600 s"),
+    (["run", "{d}/good.json", "--np", "4", "--size", "1KiB", "-b", "8"], "give one or the other"),
+    (["run", "{d}/good.json", "--np", "4", "-b", "8", "-e", "64", "-f", "1"], "at least 2"),
+    (["run", "{d}/good.json", "--np", "4", "-e", "8X"], "8X"),
+    # the ranks' own error, relayed with one prefix (this one starts mpiexec: 4 tiny ranks)
+    (["run", "{d}/good.json", "--np", "4", "--size", "6"], "6 bytes is not a whole number of float32"),
+    (["bench-mpi", "--np", "2", "--timeout", "1e20"], "--timeout 1e+20: at most 86400 s"),
+    (["bench-mpi", "--np", "2", "--reps", "1000000000"], "beyond the time limit of 600 s"),
+    (["bench-mpi", "--np", "2", "--reps", "100000", "--timeout", "1"], "beyond the time limit of 1 s"),
+    (["bench-mpi", "--np", "4", "--sizes", "1TiB"], "of memory available"),
     # Inputs of unbounded size: every reader stops past its kind's cap.
     *(
         ([*argv], f"/dev/zero: larger than the {cap} read for {kind} (stopped reading there)")
@@ -577,6 +623,8 @@ def test_hostile_inputs_exit_2_with_one_line_and_leave_nothing(inputs, tmp_path)
             problems.append(f"stderr is not one line: {err!r}")
         if fragment not in err:
             problems.append(f"stderr lacks {fragment!r}: {err!r}")
+        if err.count("error:") != 1:
+            problems.append(f"not one error prefix: {err!r}")
         if files(cwd):
             problems.append(f"left {files(cwd)}")
         return [f"{argv}: {p}" for p in problems]
@@ -795,16 +843,43 @@ def test_api_raises_bad_input_not_overflow():
 
 
 def test_one_size_parser_for_every_command():
+    """One rule: a bare K, M, G, T is a power of 1024 as in nccl-tests, KB/MB/GB powers of
+    1000; only nccl-tests' own -b/-e read 8GB as nccl-tests does (8 GiB)."""
     from collsynth._core import size_bytes
     from collsynth.cli.bench_mpi import parse_sizes
 
     assert size_bytes("1MB") == "1000000" and size_bytes("1MiB") == str(1 << 20)
     assert parse_sizes("1MB,1MiB,1e+3") == [10**6, 1 << 20, 1000]
-    for ambiguous in ["4K", "1M", "2G"]:
-        with pytest.raises(BadInput, match="iB"):
-            parse_sizes(ambiguous)
-        with pytest.raises(BadInput, match="iB"):
-            size_bytes(ambiguous)
+    for bare, bytes_ in [("4K", 4 << 10), ("1m", 1 << 20), ("2G", 2 << 30), ("8g", 8 << 30), ("1T", 1 << 40)]:
+        assert parse_sizes(bare) == [bytes_]
+        assert size_bytes(bare) == str(bytes_)
+    for unknown in ["4Kb", "1Gib", "2X", "1KK"]:
+        with pytest.raises(BadInput, match="unknown size unit"):
+            size_bytes(unknown)
+    from collsynth import nccl_tests
+
+    assert nccl_tests.sweep("8GB", "8GB", 2) == [8 << 30]
+    assert nccl_tests.sweep("1K", "4KiB", 2) == [1024, 2048, 4096]
+
+
+def test_sizes_the_nccl_tests_way(tmp_path):
+    """`--size 8G` is what `-e 8G` is, and -e 8GB is 8 GiB as nccl-tests reads it; every size
+    option's --help says the rule."""
+    out = {}
+    for argv in [
+        ["synth", "ring:4", "-c", "allreduce", "-a", "ring", "--size", "8G", "--json"],
+        ["synth", "ring:4", "-c", "allreduce", "-a", "ring", "--size", "8GiB", "--json"],
+        ["compare", "ring:4", "-c", "allreduce", "-b", "8GB", "-e", "8GB", "--json"],
+        ["compare", "ring:4", "-c", "allreduce", "-e", "8G", "-b", "8G", "--json"],
+    ]:
+        proc = run(argv, tmp_path)
+        assert proc.returncode == 0, (argv, proc.stderr)
+        doc = json.loads(proc.stdout)
+        out[" ".join(argv[5:8])] = {r["size_bytes"] for r in (doc if isinstance(doc, list) else [doc])}
+    assert list(out.values()) == [{8 << 30}] * 4, out
+    for command in ["synth", "simulate", "compare", "draw", "run", "bench-mpi", "find"]:
+        text = run([command, "--help"], tmp_path).stdout.decode()
+        assert "powers of 1024 (as in nccl-tests)" in " ".join(text.split()), command
 
 
 def test_umask_of_the_api_writer(tmp_path):

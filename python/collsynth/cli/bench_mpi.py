@@ -9,7 +9,7 @@ from pathlib import Path
 
 from collsynth._core import BadInput, InternalError
 from collsynth.cli.common import comma_items, emit_json
-from collsynth.cli.options import MAX_PROCESSES, seconds, whole
+from collsynth.cli.options import MAX_PROCESSES, seconds, size_help, whole
 from collsynth.fileio import atomic_write
 
 DEFAULT_SIZES = "1,16,256,4KiB,64KiB,1MiB"
@@ -42,7 +42,9 @@ def register(sub) -> None:
     p.add_argument(
         "--np", type=whole(1, MAX_PROCESSES), required=True, metavar="P", help="number of MPI processes"
     )
-    p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"bytes, comma-separated (default {DEFAULT_SIZES})")
+    p.add_argument(
+        "--sizes", default=DEFAULT_SIZES, help=size_help(f"bytes, comma-separated (default {DEFAULT_SIZES})")
+    )
     p.add_argument("--reps", type=whole(1), default=35, help="timed runs per size; the minimum is kept (35)")
     p.add_argument("--ops", default="bcast,allgatherv", help="bcast, allgatherv or both (default)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -18,6 +18,7 @@ from collsynth.cli.options import (
     msccl_given,
     msccl_kwargs,
     nccl_sweep,
+    size_help,
     whole,
 )
 from collsynth.cli.verify import verified
@@ -33,7 +34,7 @@ def register(sub) -> None:
     p.add_argument(
         "--size",
         default=None,
-        help="nccl-tests size (default 1MiB; K, M, G, KiB, MiB, GiB: powers of 1024, KB, MB, GB: of 1000)",
+        help=size_help("nccl-tests size (default 1MiB)"),
     )
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "int32"])
     p.add_argument("--reps", type=whole(1), default=5, help="timed repetitions (default 5)")

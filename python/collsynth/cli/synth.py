@@ -17,6 +17,7 @@ from collsynth.cli.options import (
     given_algorithm_options,
     msccl_given,
     msccl_kwargs,
+    size_help,
 )
 from collsynth.fileio import atomic_write_all, check_output_dir
 from collsynth.progress import run_with_progress
@@ -37,7 +38,7 @@ def register(sub) -> None:
         metavar="A",
         help=", ".join(a[0] for a in _core.algorithms()) + " or auto",
     )
-    p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
+    p.add_argument("--size", default="1GiB", help=size_help("nccl-tests size M (default 1GiB)"))
     p.add_argument(
         "-o",
         "--output",
