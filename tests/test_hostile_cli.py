@@ -139,7 +139,10 @@ BAD = [
         ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "SHALLOW-ALL"],
         "'SHALLOW-ALL' is not one of budget, shallow, shallow-all",
     ),
-    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""], "--tree-shape: empty"),
+    (
+        ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""],
+        "--tree-shape: empty",
+    ),
     (
         ["synth", "dgx-a100:1", "-c", "allreduce", "-a", "forestcoll", "--tree-shape", "shallow-all,shallow"],
         "is not one of",
