@@ -77,8 +77,7 @@ pub fn read(path: &Path, kind: Kind) -> Result<String> {
             kind.name()
         )));
     }
-    String::from_utf8(bytes)
-        .map_err(|_| CollsynthError::bad(format!("{shown_path}: cannot read file: not UTF-8 text")))
+    String::from_utf8(bytes).map_err(|_| CollsynthError::bad(format!("{shown_path}: cannot read file: not UTF-8 text")))
 }
 
 /// The OS's reason without Rust's ` (os error N)` suffix, as Python's `strerror` shows it.
