@@ -58,6 +58,10 @@ def test_the_api_raises_bad_input_and_nothing_else(case):
         lambda: collsynth.mscclpp.export(api_calls.TOPO),
         lambda: api_calls.SCHEDULE.runtime("1MiB", protocol=5),
         lambda: api_calls.SCHEDULE.runtime("1MiB", protocol="LL256"),
+        lambda: api_calls.SCHEDULE.runtime("1MiB", protocol="\udcff"),
+        lambda: collsynth.synthesize("ring:4", "allgather", "forestcoll", max_trees="\udcff"),
+        lambda: msccl.export(api_calls.SCHEDULE, runtime={"a": 1}),
+        lambda: msccl.export(api_calls.SCHEDULE, dialect=["old"]),
         # a crafted schedule file: a piece past its shard, costed without being verified first
         lambda: collsynth.Schedule.loads(api_calls.TEXTS[2]).simulate("1MiB"),
         lambda: collsynth.Schedule.loads(api_calls.TEXTS[2]).evaluate("1MiB"),

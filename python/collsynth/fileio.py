@@ -3,8 +3,6 @@ get the umask's mode. File input: every kind of input is read no further than it
 
 import errno
 import os
-import secrets
-import shutil
 import signal
 import stat
 from collections.abc import Callable, Iterable
@@ -105,7 +103,7 @@ class _Planned:
             for _ in range(100):
                 # The name is known before the file exists, so a signal that lands while it is
                 # created still finds it to remove (mkstemp would hand it back only after).
-                self.tmp = parent / f".{name}.{secrets.token_hex(8)}"
+                self.tmp = parent / f".{name}.{os.urandom(8).hex()}"
                 try:
                     # mode 0666: the umask applies, as it does to a file `open` creates
                     fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -127,6 +125,8 @@ class _Planned:
         assert self.tmp is not None
         try:
             if self.fd is not None:
+                import shutil  # here, not at start-up of every command (README, "Start-up")
+
                 with os.fdopen(self.fd, "wb") as out, open(self.tmp, "rb") as src:
                     self.fd = None
                     shutil.copyfileobj(src, out)

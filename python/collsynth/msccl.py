@@ -62,11 +62,11 @@ def runtime_of(runtime: str | None, dialect: str | None = None) -> str:
     if runtime is not None and dialect is not None:
         raise BadInput("--runtime and --msccl-dialect name the same thing: give one")
     if dialect is not None:
-        if dialect not in DIALECT_RUNTIME:
+        if not isinstance(dialect, str) or dialect not in DIALECT_RUNTIME:
             raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
         return DIALECT_RUNTIME[dialect]
     runtime = runtime or RUNTIMES[0]
-    if runtime not in RUNTIMES:
+    if not isinstance(runtime, str) or runtime not in RUNTIMES:
         raise BadInput(f"--runtime {runtime!r}: expected {', '.join(RUNTIMES)}")
     return runtime
 

@@ -32,7 +32,9 @@ def as_topology(topo: Topology | str) -> Topology:
 
 def option_texts(options: dict) -> dict[str, str]:
     """Keyword algorithm options as the core takes them: ``max_trees=4`` is ``--max-trees 4``."""
-    return {k.replace("_", "-"): str(v) for k, v in options.items()}
+    return {
+        k.replace("_", "-"): _args.text(k, v) if isinstance(v, str) else str(v) for k, v in options.items()
+    }
 
 
 class Schedule:
@@ -97,7 +99,9 @@ class Schedule:
         protocol (``LL``, ``LL128``, ``Simple``; default: the one NCCL's tuner would pick)."""
         if protocol is not None and not isinstance(protocol, str):
             raise BadInput(f"protocol must be LL, LL128, Simple or None, got {protocol!r}")
-        return self.checked.runtime(_size(size), protocol)
+        return self.checked.runtime(
+            _size(size), None if protocol is None else _args.text("protocol", protocol)
+        )
 
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
