@@ -5,6 +5,9 @@ use crate::error::{CollsynthError, Result};
 use std::io::Read;
 use std::path::Path;
 
+/// The largest NCCL / RCCL topology dump read (a full 16-GPU RCCL dump is about 20 kB).
+pub const NCCL_XML_BYTES: u64 = 4 << 20;
+
 /// What a file is read as; each kind has its own cap ([`Kind::cap`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -37,13 +40,13 @@ impl Kind {
     }
 
     /// The most bytes read. A flat schedule at the largest scale we write is a few hundred
-    /// MiB; the NCCL dump's cap is its reader's ([`crate::import::xml::MAX_BYTES`]).
+    /// MiB; the NCCL dump's cap is its reader's too (`import::xml::MAX_BYTES`).
     pub fn cap(self) -> u64 {
         match self {
             Kind::Schedule => 1 << 30,
             Kind::MscclXml => 256 << 20,
             Kind::Topology => 256 << 20,
-            Kind::NcclXml => crate::import::xml::MAX_BYTES as u64,
+            Kind::NcclXml => NCCL_XML_BYTES,
         }
     }
 }
