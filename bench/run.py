@@ -131,8 +131,8 @@ def main(argv: list[str]) -> int:
         for r in records:
             t.add_column(str(r.get("spec", "")), justify="right")
         for key in records[0]:
-            if key == "spec":
-                continue
+            if key == "spec" or isinstance(records[0][key], (dict, list)):
+                continue  # nested detail stays in the JSON file
             t.add_row(key, *[f"{r[key]:.4g}" if isinstance(r[key], float) else str(r[key]) for r in records])
         console.print(t)
         console.print(f"wrote {RESULTS / (name + '.json')}")

@@ -91,3 +91,29 @@ def test_shards_and_steps_each_cover_every_transfer_once():
         assert sorted(seen) == list(range(sched.n_transfers)), kind
     with pytest.raises(collsynth.BadInput, match="the schedule has 8 shards"):
         sched.transfers(shard=8)
+
+
+@pytest.mark.parametrize("dump", ["rccl-mi300x-8gpu.xml", "pcie-rtx3090-8gpu-2socket.xml"])
+def test_imported_boxes_have_distinct_labels_that_do_not_overlap(dump):
+    """Two imported boxes: every switch's label is its own (a PCI bridge by its bus id, not
+    "0"; each NIC half by NIC and direction), and no two labels overlap on the drawing."""
+    from pathlib import Path
+
+    from collsynth import draw
+
+    xml = Path(__file__).resolve().parent / "data" / "nccl-topo" / dump
+    topo = collsynth.Topology.load_nccl_xml(xml, boxes=2, fabric="rails")
+    labels = [(n.group, draw._switch_label(n)) for n in topo.nodes if n.type == "switch"]
+    assert len(set(labels)) == len(labels), labels
+    assert not any(text in ("0", "tx", "rx") for _, text in labels), labels
+    fig = draw._figure(topo, None)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text() and t.get_fontsize() <= 7]
+    assert len(boxes) >= len(labels)
+    overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :] if a.overlaps(b)]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    assert overlapping == []

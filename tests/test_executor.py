@@ -445,7 +445,7 @@ def test_run_entry_point(n, tmp_path):
         path = Path(save(tmp_path, [wrong])[0])
         proc = run_entry(4, path, "--size", "64", "--dtype", "int32")
         assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert proc.stderr.strip() == f"error: {path}: {verify_says(wrong)}", proc.stderr
+        assert proc.stderr.strip() == f"collsynth: error: {path}: {verify_says(wrong)}", proc.stderr
     else:
         path = Path(save(tmp_path, [ring_allreduce(3)])[0])
         proc = run_entry(2, path, "--size", "1KiB")

@@ -58,6 +58,8 @@ def inputs(tmp_path_factory) -> Path:
     for name, version in [("v2.json", 2), ("vabc.json", "abc")]:
         (d / name).write_text(json.dumps({**topo, "version": version}))
     (d / "afile").write_text("not a directory")
+    for name in ("zero.xml", "zero.json"):
+        (d / name).symlink_to("/dev/zero")
     # NCCL topology XML: deep nesting, garbage, a huge NVLink count, a NIC speed that is no number
     a100 = (NCCL_DATA / "hgx-a100-8gpu-simai.xml").read_text()
     (d / "deep.xml").write_text("<system version='1'>" + "<pci>" * 100000)
@@ -137,7 +139,10 @@ BAD = [
         ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", "SHALLOW-ALL"],
         "'SHALLOW-ALL' is not one of budget, shallow, shallow-all",
     ),
-    (["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""], "'' is not one of"),
+    (
+        ["synth", "dgx-a100:1", "-c", "allgather", "-a", "forestcoll", "--tree-shape", ""],
+        "--tree-shape: empty",
+    ),
     (
         ["synth", "dgx-a100:1", "-c", "allreduce", "-a", "forestcoll", "--tree-shape", "shallow-all,shallow"],
         "is not one of",
@@ -237,7 +242,7 @@ BAD = [
     ),
     (
         ["synth", "hgx-h100:2", "-c", "allgather", "-a", "nccl-ring", "--crossing", ""],
-        "'' is not one of pxn, rail",
+        "argument --crossing: empty value",
     ),
     (["synth", "hgx-h100:2", "-c", "allgather", "-a", "forestcoll", "--crossing", "rail"], "crossing"),
     (["synth", "ring:5", "-c", "allgather", "-a", "ring", "--size", "-16"], "is negative"),
@@ -461,7 +466,7 @@ BAD = [
     (["topo", "export", "ring:4", "-o", "{d}/afile/t.json"], "not a directory"),
     (["bench-mpi", "--np", "2", "--timeout", "-1"], "--timeout"),
     (["bench-mpi", "--np", "99999999999999999999"], "--np"),
-    (["bench-mpi", "--np", "2", "--sizes", "4K"], "4KiB"),
+    (["bench-mpi", "--np", "2", "--sizes", "4Kb"], "unknown size unit 'Kb'"),
     (["run", "{d}/ngpus.xml", "--np", "-3"], "--np"),
     (["synth", "torus:1x1", "-c", "allreduce", "-a", "ring", "--json"], "at least 2"),
     (["bound", "torus:1x1", "-c", "allgather", "--json"], "at least 2"),
@@ -481,7 +486,7 @@ BAD = [
     (["draw", "{d}/missing.json", "-o", "x.png"], "cannot read file"),
     (["draw", "{d}/step_beyond.json", "-o", "x.png"], "beyond the number of transfers"),
     (["draw", "{d}/good.json", "-o", "x.jpg"], ".svg or .png"),
-    (["draw", "{d}/good.json", "-o", "x.png", "--size", "4K"], "4KiB"),
+    (["draw", "{d}/good.json", "-o", "x.png", "--size", "4X"], "unknown size unit"),
     (["draw", "{d}/good.json", "-o", "{d}/afile/x.svg"], "not a directory"),
     (["draw", "{d}/good.json"], "--output"),
     (["draw", "{d}/good.json", "-o", "x.svg", "--shard", "4"], "shard 4: the schedule has 4 shards (0..3)"),
@@ -534,6 +539,73 @@ BAD = [
     (["topo", "show", "nccl:{d}/deep.xml"], "nested deeper than 64"),
     (["topo", "show", "nccl:{d}/missing.xml*2"], "cannot read"),
     (["topo", "show", f"nccl:{A100_XML}*2,fabric=fat-tree"], "needs k=K"),
+    # Empty values and empty list items: refused, never read as "not given".
+    *(
+        (argv, fragment)
+        for argv, fragment in [
+            (["compare", "ring:4", "-c", "allgather", "--sizes", ""], "argument --sizes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--sizes", ","], "--sizes ',': an empty item"),
+            (["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB,,2KiB"], "an empty item"),
+            (["compare", "ring:4", "-c", "allgather", "-b", ""], "argument -b/--minbytes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "-e="], "argument -e/--maxbytes: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--plot", ""], "argument --plot: empty value"),
+            (["compare", "ring:4", "-c", "allgather", "--plot="], "argument --plot: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", ""], "--format: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", ","], "--format ',': an empty"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", "json,"], "an empty item"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", ""], "-o/--output: empty value"),
+            (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--size", ""], "--size: empty value"),
+            (["synth", "", "-c", "allgather", "-a", "ring"], "empty value"),
+            (["export", "{d}/good.json", "--format", "msccl-xml", "-o", ""], "-o/--output: empty value"),
+            (["topo", "export", "ring:4", "-o", ""], "empty value"),
+            (["draw", "{d}/good.json", "-o", ""], "empty value"),
+            (["verify", ""], "empty value"),
+            (["simulate", "{d}/good.json", "--size", ""], "--size: empty value"),
+            (["run", "{d}/good.json", "--np", "4", "-b", ""], "-b/--minbytes: empty value"),
+            (["run", "{d}/good.json", "--np", "4", "--size", ""], "--size: empty value"),
+            (["bench-mpi", "--np", "2", "--sizes", ""], "--sizes: empty value"),
+            (["bench-mpi", "--np", "2", "--sizes", "1,"], "--sizes '1,': an empty item"),
+            (["bench-mpi", "--np", "2", "--ops", ","], "--ops ',': an empty item"),
+            (["bench-mpi", "--np", "2", "--plot", ""], "--plot: empty value"),
+            (["find", "--sweep", "8", "--degrees", "2,,4"], "--degrees '2,,4': an empty item"),
+            (["topo", "import", A100_XML, "-o", "x.json", "--name", ""], "--name: empty value"),
+        ]
+    ),
+    # MPI runs that cannot fit, or cannot end in time: refused before mpiexec starts.
+    (["run", "{d}/good.json", "--np", "4", "--size", "1TiB"], "more than the"),
+    (["run", "{d}/good.json", "--np", "4", "--size", "1T"], "needs about 24 TiB (4 ranks x 6 TiB"),
+    (["run", "{d}/good.json", "--np", "4", "-b", "1G", "-e", "1T"], "of memory available"),
+    (["run", "{d}/good.json", "--np", "4", "--reps", "1000000000"], "beyond the time limit of 600 s"),
+    (["run", "{d}/good.json", "--np", "4", "--size", "1KiB", "-b", "8"], "give one or the other"),
+    (["run", "{d}/good.json", "--np", "4", "-b", "8", "-e", "64", "-f", "1"], "at least 2"),
+    (["run", "{d}/good.json", "--np", "4", "-e", "8X"], "8X"),
+    # the ranks' own error, relayed with one prefix (this one starts mpiexec: 4 tiny ranks)
+    (["run", "{d}/good.json", "--np", "4", "--size", "6"], "6 bytes is not a whole number of float32"),
+    (["bench-mpi", "--np", "2", "--timeout", "1e20"], "--timeout 1e+20: at most 86400 s"),
+    (["bench-mpi", "--np", "2", "--reps", "1000000000"], "beyond the time limit of 600 s"),
+    (["bench-mpi", "--np", "2", "--reps", "100000", "--timeout", "1"], "beyond the time limit of 1 s"),
+    (["bench-mpi", "--np", "4", "--sizes", "1TiB"], "of memory available"),
+    # Inputs of unbounded size: every reader stops past its kind's cap.
+    *(
+        ([*argv], f"/dev/zero: larger than the {cap} read for {kind} (stopped reading there)")
+        for argv, cap, kind in [
+            (["verify", "/dev/zero"], "1 GiB", "a schedule JSON"),
+            (["simulate", "/dev/zero", "--size", "1MiB"], "1 GiB", "a schedule JSON"),
+            (["export", "/dev/zero", "--format", "msccl-xml", "-o", "x.xml"], "1 GiB", "a schedule JSON"),
+            (["draw", "/dev/zero", "-o", "x.png"], "1 GiB", "a schedule JSON"),
+            (["run", "/dev/zero", "--np", "2"], "1 GiB", "a schedule JSON"),
+            (["topo", "import", "/dev/zero", "-o", "x.json"], "4 MiB", "an NCCL topology XML"),
+            (["topo", "show", "nccl:/dev/zero*2"], "4 MiB", "an NCCL topology XML"),
+        ]
+    ),
+    (["simulate", "/dev/urandom", "--size", "1MiB"], "/dev/urandom: larger than the 1 GiB read"),
+    (["topo", "import", "/dev/urandom", "-o", "x.json"], "/dev/urandom: larger than the 4 MiB read"),
+    (["verify", "{d}/zero.xml"], "zero.xml: larger than the 256 MiB read for an MSCCL XML"),
+    (["run", "{d}/zero.xml", "--np", "2"], "zero.xml: larger than the 256 MiB read for an MSCCL XML"),
+    (["topo", "show", "{d}/zero.json"], "zero.json: larger than the 256 MiB read for a topology JSON"),
+    (["synth", "{d}/zero.json", "-c", "allgather", "-a", "ring"], "larger than the 256 MiB read"),
+    (["verify", "{d}"], "cannot read file: is a directory"),
+    (["topo", "import", "{d}/garbage.xml", "-o", "x.json"], "not UTF-8 text"),
 ]
 
 
@@ -554,6 +626,8 @@ def test_hostile_inputs_exit_2_with_one_line_and_leave_nothing(inputs, tmp_path)
             problems.append(f"stderr is not one line: {err!r}")
         if fragment not in err:
             problems.append(f"stderr lacks {fragment!r}: {err!r}")
+        if err.count("error:") != 1:
+            problems.append(f"not one error prefix: {err!r}")
         if files(cwd):
             problems.append(f"left {files(cwd)}")
         return [f"{argv}: {p}" for p in problems]
@@ -772,16 +846,43 @@ def test_api_raises_bad_input_not_overflow():
 
 
 def test_one_size_parser_for_every_command():
+    """One rule: a bare K, M, G, T is a power of 1024 as in nccl-tests, KB/MB/GB powers of
+    1000; only nccl-tests' own -b/-e read 8GB as nccl-tests does (8 GiB)."""
     from collsynth._core import size_bytes
     from collsynth.cli.bench_mpi import parse_sizes
 
     assert size_bytes("1MB") == "1000000" and size_bytes("1MiB") == str(1 << 20)
     assert parse_sizes("1MB,1MiB,1e+3") == [10**6, 1 << 20, 1000]
-    for ambiguous in ["4K", "1M", "2G"]:
-        with pytest.raises(BadInput, match="iB"):
-            parse_sizes(ambiguous)
-        with pytest.raises(BadInput, match="iB"):
-            size_bytes(ambiguous)
+    for bare, bytes_ in [("4K", 4 << 10), ("1m", 1 << 20), ("2G", 2 << 30), ("8g", 8 << 30), ("1T", 1 << 40)]:
+        assert parse_sizes(bare) == [bytes_]
+        assert size_bytes(bare) == str(bytes_)
+    for unknown in ["4Kb", "1Gib", "2X", "1KK"]:
+        with pytest.raises(BadInput, match="unknown size unit"):
+            size_bytes(unknown)
+    from collsynth import nccl_tests
+
+    assert nccl_tests.sweep("8GB", "8GB", 2) == [8 << 30]
+    assert nccl_tests.sweep("1K", "4KiB", 2) == [1024, 2048, 4096]
+
+
+def test_sizes_the_nccl_tests_way(tmp_path):
+    """`--size 8G` is what `-e 8G` is, and -e 8GB is 8 GiB as nccl-tests reads it; every size
+    option's --help says the rule."""
+    out = {}
+    for argv in [
+        ["synth", "ring:4", "-c", "allreduce", "-a", "ring", "--size", "8G", "--json"],
+        ["synth", "ring:4", "-c", "allreduce", "-a", "ring", "--size", "8GiB", "--json"],
+        ["compare", "ring:4", "-c", "allreduce", "-b", "8GB", "-e", "8GB", "--json"],
+        ["compare", "ring:4", "-c", "allreduce", "-e", "8G", "-b", "8G", "--json"],
+    ]:
+        proc = run(argv, tmp_path)
+        assert proc.returncode == 0, (argv, proc.stderr)
+        doc = json.loads(proc.stdout)
+        out[" ".join(argv[5:8])] = {r["size_bytes"] for r in (doc if isinstance(doc, list) else [doc])}
+    assert list(out.values()) == [{8 << 30}] * 4, out
+    for command in ["synth", "simulate", "compare", "draw", "run", "bench-mpi", "find"]:
+        text = run([command, "--help"], tmp_path).stdout.decode()
+        assert "powers of 1024 (as in nccl-tests)" in " ".join(text.split()), command
 
 
 def test_umask_of_the_api_writer(tmp_path):
@@ -793,36 +894,176 @@ def test_umask_of_the_api_writer(tmp_path):
     assert stat.S_IMODE((tmp_path / "t.json").stat().st_mode) == 0o640
 
 
-def test_writers_never_replace_what_is_not_a_regular_file(tmp_path):
-    # As root, renaming over /dev/null would delete the device: links, FIFOs and devices are
-    # refused with one line and left as they were.
-    os.mkfifo(tmp_path / "schedule.xml")
+def _one_line_exit_2(proc, fragment: str) -> None:
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and err.count("\n") == 1 and err.endswith("\n"), (proc.args, err)
+    assert fragment in err, err
+
+
+def test_writers_never_destroy_what_they_do_not_own(tmp_path):
+    """A private /dev/null and /dev/full (root makes them: CI runs as root), FIFOs, a socket
+    and links: devices are written in place as `cp` does, a FIFO only when something reads it,
+    a socket is refused; a link's target is written and the link kept. Each special file is
+    still what it was afterwards."""
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("device nodes need root")
     os.mknod(tmp_path / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    (tmp_path / "link.json").symlink_to(tmp_path / "nowhere.json")
-    cases = [
-        (
-            [
-                "synth",
-                "ring:4",
-                "-c",
-                "allgather",
-                "-a",
-                "ring",
-                "--format",
-                "msccl-xml",
-                "-o",
-                str(tmp_path),
-            ],
-            "schedule.xml",
-        ),
-        (["topo", "export", "ring:4", "-o", str(tmp_path / "null")], "null"),
-        (["topo", "export", "ring:4", "-o", str(tmp_path / "link.json")], "link.json"),
+    os.mknod(tmp_path / "full", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    os.mkfifo(tmp_path / "fifo")
+    os.mkfifo(tmp_path / "schedule.xml")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock"))
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "made.json")
+    (tmp_path / "old.json").write_text("old")
+    (tmp_path / "to_old.json").symlink_to("old.json")
+    (tmp_path / "to_null").symlink_to(tmp_path / "null")
+    (tmp_path / "to_fifo").symlink_to(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    t = str(tmp_path)
+    synth = ["synth", "ring:4", "-c", "allgather", "-a", "ring"]
+    refused = [
+        (["topo", "export", "ring:4", "-o", f"{t}/full"], "full: No space left on device"),
+        (["topo", "export", "ring:4", "-o", f"{t}/fifo"], "fifo: it is a FIFO that nothing reads"),
+        (["topo", "export", "ring:4", "-o", f"{t}/to_fifo"], "it is a FIFO that nothing reads"),
+        (["topo", "export", "ring:4", "-o", f"{t}/sock"], "it is a socket (neither written nor replaced)"),
+        (["topo", "export", "ring:4", "-o", f"{t}/loop"], "loop: Too many levels of symbolic links"),
+        (["topo", "draw", "ring:4", "-o", f"{t}/full.png"], ""),
+        ([*synth, "--format", "msccl-xml", "-o", t], "schedule.xml: it is a FIFO that nothing reads"),
+        (["export", "{good}", "--format", "msccl-xml", "-o", f"{t}/full"], "No space left on device"),
+        (["draw", "{good}", "-o", f"{t}/sock"], ".svg or .png"),
     ]
-    for argv, name in cases:
-        proc = run(argv, tmp_path)
-        err = proc.stderr.decode()
-        assert proc.returncode == 2 and err.count("\n") == 1, (argv, err)
-        assert f"{name}: it exists and is not a regular file (not replaced)" in err, err
-    assert stat.S_ISFIFO(os.lstat(tmp_path / "schedule.xml").st_mode)
-    assert stat.S_ISCHR(os.lstat(tmp_path / "null").st_mode)
-    assert (tmp_path / "link.json").is_symlink() and not (tmp_path / "nowhere.json").exists()
+    good = tmp_path / "work" / "good.json"
+    good.parent.mkdir()
+    good.write_text(collsynth.synthesize("ring:4", "allgather", "ring").to_json())
+    (tmp_path / "full.png").unlink(missing_ok=True)
+    os.mknod(tmp_path / "full.png", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    for argv, fragment in refused:
+        argv = [a.replace("{good}", str(good)) for a in argv]
+        _one_line_exit_2(run(argv, tmp_path / "work"), fragment)
+    written = [
+        (["topo", "export", "ring:4", "-o", f"{t}/null"], "null"),
+        (["topo", "export", "ring:4", "-o", f"{t}/to_null"], "to_null"),
+        (["topo", "export", "ring:4", "-o", f"{t}/dangling.json"], "dangling.json"),
+        (["topo", "export", "ring:4", "-o", f"{t}/to_old.json"], "to_old.json"),
+        (["export", str(good), "--format", "msccl-xml", "-o", f"{t}/null"], "null"),
+    ]
+    for argv, name in written:
+        proc = run(argv, tmp_path / "work")
+        assert (proc.returncode, proc.stderr) == (0, b""), (argv, proc.stderr)
+        assert f"wrote {t}/{name}" in proc.stdout.decode()
+    for name, is_kind in [
+        ("null", stat.S_ISCHR),
+        ("full", stat.S_ISCHR),
+        ("full.png", stat.S_ISCHR),
+        ("fifo", stat.S_ISFIFO),
+        ("schedule.xml", stat.S_ISFIFO),
+        ("sock", stat.S_ISSOCK),
+        ("dangling.json", stat.S_ISLNK),
+        ("to_old.json", stat.S_ISLNK),
+        ("to_null", stat.S_ISLNK),
+        ("to_fifo", stat.S_ISLNK),
+    ]:
+        assert is_kind(os.lstat(tmp_path / name).st_mode), name
+    # the links' targets were written
+    assert json.loads((tmp_path / "made.json").read_text())["name"] == "ring:4"
+    assert json.loads((tmp_path / "old.json").read_text())["name"] == "ring:4"
+    sock.close()
+    made = {"made.json", "old.json", "work", "work/good.json"}
+    specials = {"null", "full", "full.png", "fifo", "schedule.xml", "sock", "loop"}
+    links = {"dangling.json", "to_old.json", "to_null", "to_fifo"}
+    assert files(tmp_path) == made | specials | links  # no temporary file anywhere
+
+
+def test_a_fifo_with_a_reader_is_written_in_place(tmp_path):
+    import threading
+
+    os.mkfifo(tmp_path / "out.json")
+    got = []
+    # The reader opens the FIFO first; the writer then finds it and never blocks on the open.
+    opened = threading.Event()
+
+    def reader():
+        with open(tmp_path / "out.json", "rb") as f:
+            opened.set()
+            got.append(f.read())
+
+    # Opening a FIFO for reading blocks until a writer comes: the writer's non-blocking open
+    # sees no reader yet and refuses, so the CLI is retried until the reader is there.
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    for _ in range(600):
+        proc = run(["topo", "export", "ring:4", "-o", "out.json"], tmp_path)
+        if proc.returncode == 0:
+            break
+        _one_line_exit_2(proc, "it is a FIFO that nothing reads")
+    th.join(60)
+    assert proc.returncode == 0 and json.loads(got[0])["name"] == "ring:4"
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "out.json").st_mode)
+    assert files(tmp_path) == {"out.json"}
+
+
+def test_no_partial_output_set(tmp_path):
+    """synth -o DIR --format json,msccl-xml,mscclpp-json: when the last file cannot be
+    written (its name is taken by a directory), none is, and no temporary file is left."""
+    (tmp_path / "out" / "schedule.mscclpp.json").mkdir(parents=True)
+    argv = ["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", "out"]
+    proc = run([*argv, "--format", "json,msccl-xml,mscclpp-json"], tmp_path)
+    _one_line_exit_2(proc, "schedule.mscclpp.json: is a directory")
+    assert files(tmp_path) == {"out", "out/schedule.mscclpp.json"}
+    # the same when the first one fails while the others could be written
+    (tmp_path / "out" / "schedule.mscclpp.json").rmdir()
+    (tmp_path / "out" / "schedule.json").mkdir()
+    proc = run([*argv, "--format", "json,msccl-xml,mscclpp-json"], tmp_path)
+    _one_line_exit_2(proc, "schedule.json: is a directory")
+    assert files(tmp_path) == {"out", "out/schedule.json"}
+
+
+def test_names_too_long_and_unwritable_places(tmp_path):
+    long_name = "x" * 300 + ".json"
+    deep = "/".join(["d" * 200] * 25) + "/t.json"  # beyond PATH_MAX
+    cases = [
+        (["topo", "export", "ring:4", "-o", long_name], "File name too long"),
+        (["topo", "export", "ring:4", "-o", deep], "File name too long"),
+        (["synth", "ring:4", "-c", "allgather", "-a", "ring", "-o", long_name], "File name too long"),
+        (["topo", "export", "ring:4", "-o", "/proc/collsynth.json"], "cannot write /proc/collsynth.json"),
+        (["topo", "export", "ring:4", "-o", "/proc/version"], "cannot write /proc/version"),
+        (["topo", "draw", "ring:4", "-o", "/proc/x.png"], "cannot write /proc/x.png"),
+        (["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB", "--plot", "/proc/x.png"], "/proc/x.png"),
+    ]
+    for argv, fragment in cases:
+        _one_line_exit_2(run(argv, tmp_path), fragment)
+    assert files(tmp_path) == set()
+    # a name the file system takes, though its temporary name would be longer still
+    ok = "y" * 250 + ".json"
+    proc = run(["topo", "export", "ring:4", "-o", ok], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert files(tmp_path) == {ok}
+
+
+# A run stopped while the temporary file is being created: the name is known before the file
+# exists, so it is removed whichever instant the signal lands.
+STOPPED_AT_CREATE = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+real = os.open
+def stopped_open(path, flags, *a, **k):
+    fd = real(path, flags, *a, **k)
+    if flags & os.O_EXCL:
+        os.kill(os.getpid(), signal.{sig})
+        import time; time.sleep(30)
+    return fd
+os.open = stopped_open
+from collsynth.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+@pytest.mark.parametrize(("sig", "status"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_while_the_temporary_file_is_made_leaves_none(tmp_path, sig, status):
+    argv = ["synth", "ring:4", "-c", "allgather", "-a", "ring", "--format", "json,msccl-xml", "-o", "out"]
+    code = STOPPED_AT_CREATE.format(sig=sig, argv=argv)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, timeout=120)
+    assert proc.returncode == status, proc.stderr
+    assert files(tmp_path) <= {"out"}

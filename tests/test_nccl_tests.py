@@ -20,7 +20,9 @@ def test_sweep_b8_e8g_f2():
     assert nccl_tests.sweep("128M", "1G", 2) == [128 << 20, 256 << 20, 512 << 20, 1 << 30]
     assert nccl_tests.sweep("1K", "100K", 4) == [1024, 4096, 16384, 65536]
     assert nccl_tests.sweep(None, None, 2) == [32 << 20]  # nccl-tests' default -b and -e: 32M
-    assert nccl_tests.sweep("1MB", "1MiB", 2) == [10**6]  # our spellings keep their meaning
+    # nccl-tests reads only the letter: 1MB is 1 MiB under -b/-e, as 1M and 1MiB are
+    assert nccl_tests.sweep("1MB", "1MiB", 2) == [1 << 20]
+    assert nccl_tests.sweep("8GB", "8GB", 2) == [8 << 30]
 
 
 @pytest.mark.parametrize(

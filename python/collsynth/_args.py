@@ -35,3 +35,10 @@ def text(name: str, value) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     raise BadInput(f"{name} must be a string or a whole number, got {value!r}")
+
+
+def instance(name: str, value, cls):
+    """``value`` if it is a ``cls`` (a Schedule, a Topology), else BadInput naming ``name``."""
+    if not isinstance(value, cls):
+        raise BadInput(f"{name} must be a {cls.__name__}, got {type(value).__name__}")
+    return value

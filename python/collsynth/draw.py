@@ -58,37 +58,56 @@ def _layout(
         pos.update(_circle(compute, 0, 0, max(2.0, len(compute) / 4)))
         pos.update(_circle(switches, 0, 0, 0 if len(switches) == 1 else max(1.0, len(compute) / 8)))
         return pos, frames
+    # The ranks a switch links to, either way: a NIC's halves (nicI.tx from its GPU, nicI.rx to it)
+    # belong to one rank each.
     owners: dict[str, set[str]] = defaultdict(set)
     compute_names = {n.name for n in nodes if n.type == "compute"}
     for lk in topo.links:
         if lk.src in compute_names:
             owners[lk.dst].add(lk.src)
+        if lk.dst in compute_names:
+            owners[lk.src].add(lk.dst)
     per_row = min(len(boxed), 4)
     for i, g in enumerate(boxed):
-        cx, cy = (i % per_row) * 6.0, -(i // per_row) * 6.0
+        cx, cy = (i % per_row) * 7.5, -(i // per_row) * 7.5
         members = groups[g]
         compute = [n.name for n in members if n.type == "compute"]
         pos.update(_circle(compute, cx, cy, 2.0))
-        # A switch serving one rank of the box (a NIC) sits just outside that rank;
-        # the others (NVSwitch, PCIe switches) go to the centre.
+        # Switches serving one rank of the box (a NIC's halves) sit just outside that rank, side
+        # by side; the others (NVSwitch, CPUs, PCIe switches) go to the centre.
         central = []
+        beside: dict[str, list[str]] = defaultdict(list)
         for n in members:
             if n.type != "switch":
                 continue
             ranks = owners.get(n.name, set()) & set(compute)
             if len(ranks) == 1:
-                (x, y) = pos[next(iter(ranks))]
-                pos[n.name] = (cx + (x - cx) * 1.22, cy + (y - cy) * 1.22)
+                beside[next(iter(ranks))].append(n.name)
             else:
                 central.append(n.name)
-        pos.update(_circle(central, cx, cy, 0 if len(central) == 1 else 0.8))
-        frames[g] = (cx - 2.7, cy - 2.7, 5.4, 5.4)
+        for rank, names in beside.items():
+            x, y = pos[rank]
+            angle = math.atan2(y - cy, x - cx)
+            for j, name in enumerate(names):
+                a = angle + (j - (len(names) - 1) / 2) * 0.32
+                pos[name] = (cx + 2.6 * math.cos(a), cy + 2.6 * math.sin(a))
+        pos.update(_circle(central, cx, cy, 0 if len(central) == 1 else 0.9))
+        frames[g] = (cx - 3.4, cy - 3.4, 6.8, 6.8)
     glob = groups.get(None, [])
-    top = 3.8
-    width = (per_row - 1) * 6.0
+    top = 4.6
+    width = (per_row - 1) * 7.5
     for j, n in enumerate(glob):
         pos[n.name] = (width * (j + 1) / (len(glob) + 1) if len(glob) > 1 else width / 2, top)
     return pos, frames
+
+
+def _switch_label(n) -> str:
+    """A switch's name within its box, short and distinct: ``nic3 tx``, ``cpu1``, ``pci 0c:00.0``
+    (a PCI bus id without the usual domain 0000)."""
+    name = n.name.removeprefix(f"{n.group}.") if n.group else n.name
+    if name.startswith("pci-"):
+        name = "pci " + name[4:].removeprefix("0000:")
+    return name.replace(".", " ") if name.startswith("nic") else name
 
 
 def _suffix(output: str) -> str:
@@ -249,6 +268,7 @@ def _draw(ax, topo, loads: dict | None) -> None:
     """The topology drawing on ``ax``; with ``loads`` ((src, dst) -> bytes), links are drawn by
     load (idle ones thin and grey; ``{}``: every link thin and grey)."""
     pos, frames = _layout(topo)
+    centres = {g: (x + w / 2, y + h / 2) for g, (x, y, w, h) in frames.items()}
     grid = GRID.match(topo.name) is not None
     nodes = topo.nodes
     big = len(nodes) > 150
@@ -309,10 +329,38 @@ def _draw(ax, topo, loads: dict | None) -> None:
             edgecolors="black",
             linewidths=0.5,
         )
-        if not big:
-            text = str(n.rank) if compute else n.name.split(".")[-1]
+        if big:
+            continue
+        if compute:
             ax.text(
-                x, y, text, fontsize=7, ha="center", va="center", color="white", zorder=4, parse_math=False
+                x,
+                y,
+                str(n.rank),
+                fontsize=7,
+                ha="center",
+                va="center",
+                color="white",
+                zorder=4,
+                parse_math=False,
+            )
+        else:
+            # Beside the square, away from its box's centre (or above a node outside any box): a
+            # name longer than the square is wide never covers it or a neighbour's.
+            cx, cy = centres.get(n.group, (x, y - 1.0))
+            dx, dy = x - cx, y - cy
+            norm = math.hypot(dx, dy) or 1.0
+            dx, dy = (0.0, -1.0) if (dx, dy) == (0.0, 0.0) else (dx / norm, dy / norm)
+            ax.text(
+                x + 0.3 * dx,
+                y + 0.3 * dy,
+                _switch_label(n),
+                fontsize=6,
+                ha="left" if dx > 0.3 else "right" if dx < -0.3 else "center",
+                va="bottom" if dy > 0.3 else "top" if dy < -0.3 else "center",
+                color="#1f2a44",
+                zorder=5,
+                parse_math=False,
+                bbox=dict(fc="white", ec="none", alpha=0.75, pad=0.3),
             )
     for bw in bws if loads is None else []:
         ax.plot([], [], color=colour[bw], lw=widths[bw], label=f"{float(bw):g} GB/s")

@@ -12,8 +12,9 @@ import json
 from collsynth import _args, _core
 from collsynth._core import BadInput
 
-# minBytes and maxBytes are 64-bit in the runtimes (and in the XML we write).
-MAX_BYTES = 2**64 - 1
+# minBytes and maxBytes are signed 64-bit where the runtimes and our own reader of the XML
+# hold them: 2^63 would be written, then refused when read back.
+MAX_BYTES = 2**63 - 1
 
 # The runtimes an XML is written for (docs/msccl.md, "Runtime targets"); the earlier
 # --msccl-dialect names new and old stand for msccl-nccl and msccl-legacy.
@@ -61,11 +62,11 @@ def runtime_of(runtime: str | None, dialect: str | None = None) -> str:
     if runtime is not None and dialect is not None:
         raise BadInput("--runtime and --msccl-dialect name the same thing: give one")
     if dialect is not None:
-        if dialect not in DIALECT_RUNTIME:
+        if not isinstance(dialect, str) or dialect not in DIALECT_RUNTIME:
             raise BadInput(f"--msccl-dialect {dialect!r}: expected new or old")
         return DIALECT_RUNTIME[dialect]
     runtime = runtime or RUNTIMES[0]
-    if runtime not in RUNTIMES:
+    if not isinstance(runtime, str) or runtime not in RUNTIMES:
         raise BadInput(f"--runtime {runtime!r}: expected {', '.join(RUNTIMES)}")
     return runtime
 
@@ -109,8 +110,10 @@ def export(
         rng = parse_size_range(size_range)
     else:
         rng = None if size_range is None else _checked_range(size_range, "size_range")
-    core = schedule._core
-    size_text = None if size is None else str(size)
+    from collsynth.schedule import Schedule
+
+    core = _args.instance("schedule", schedule, Schedule).checked
+    size_text = None if size is None else _args.text("size", size)
     out = _core.msccl_export(
         core, runtime, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
     )
@@ -119,7 +122,6 @@ def export(
     else:
         writer = out.pop("writer")
         out["write"], out["stream"] = writer.write_xml, writer.stream_xml
-    from collsynth.schedule import Schedule
 
     out["schedule"] = Schedule(out["schedule"])
     out["runtime"] = runtime
@@ -187,7 +189,9 @@ def validate(text: str, topology=None, size: str | int | None = None) -> dict:
     ``judged``: the runtime model's time of the program as written at ``size`` (the
     nccl-tests size, default 1 GiB; None for a program that is not ok), with its algbw,
     busbw and time optimality, the numbers ``synth --size`` prints for the XML it writes."""
-    topo = None if topology is None else topology._core
+    from collsynth.topology import Topology
+
+    topo = None if topology is None else _args.instance("topology", topology, Topology)._core
     size_text = None if size is None else _args.text("size", size)
     v = _core.msccl_validate(_args.text("text", text), topo, size_text)
     v["dialects"] = {d: v["runtimes"][r] for d, r in DIALECT_RUNTIME.items()}

@@ -30,12 +30,14 @@ def export(schedule, threadblocks: int | None = None, text: bool = True) -> dict
     text is never built, and the judge runs on the plan the writer consumes (docs/mscclpp.md)."""
     if threadblocks is not None and not 1 <= _args.whole("threadblocks", threadblocks) <= MAX_GROUP:
         raise BadInput(f"--threadblocks {threadblocks}: 1 to {MAX_GROUP}")
-    out = _core.mscclpp_export(schedule._core, threadblocks, bool(text))
+    from collsynth.schedule import Schedule
+
+    out = _core.mscclpp_export(
+        _args.instance("schedule", schedule, Schedule).checked, threadblocks, bool(text)
+    )
     if not text:
         writer = out.pop("writer")
         out["write"], out["stream"] = writer.write_json, writer.stream_json
-    from collsynth.schedule import Schedule
-
     out["schedule"] = Schedule(out["schedule"])
     return out
 

@@ -18,7 +18,11 @@ DEFAULT_BYTES = "32M"
 
 def sweep(minbytes: str | None, maxbytes: str | None, factor: int) -> list[int]:
     """The sizes of `-b minbytes -e maxbytes -f factor`, in bytes (BadInput naming the problem)."""
-    return _core.nccl_tests_sizes(minbytes or DEFAULT_BYTES, maxbytes or DEFAULT_BYTES, factor)
+    from collsynth import _args
+
+    lo = DEFAULT_BYTES if minbytes is None else _args.text("minbytes", minbytes)
+    hi = DEFAULT_BYTES if maxbytes is None else _args.text("maxbytes", maxbytes)
+    return _core.nccl_tests_sizes(lo, hi, _args.whole("factor", factor, hi=2**64 - 1))
 
 
 def redop(collective: str) -> str:

@@ -32,60 +32,85 @@ def as_topology(topo: Topology | str) -> Topology:
 
 def option_texts(options: dict) -> dict[str, str]:
     """Keyword algorithm options as the core takes them: ``max_trees=4`` is ``--max-trees 4``."""
-    return {k.replace("_", "-"): str(v) for k, v in options.items()}
+    return {
+        k.replace("_", "-"): _args.text(k, v) if isinstance(v, str) else str(v) for k, v in options.items()
+    }
 
 
 class Schedule:
     """A verified schedule for one collective on one topology (the topology is embedded)."""
 
-    def __init__(self, core: _core.Schedule, synthesis_seconds: float | None = None):
+    def __init__(self, core: _core.Schedule, synthesis_seconds: float | None = None, verified: bool = True):
         self._core = core
         self.synthesis_seconds = synthesis_seconds
+        # What the core synthesized it verified; a schedule read from text is verified before
+        # anything costs, draws or exports it (the simulators trust a valid schedule).
+        self._verified = verified
+
+    @property
+    def checked(self) -> _core.Schedule:
+        """The core's schedule, verified first if it was read from text (BadInput if not valid)."""
+        if not self._verified:
+            self.verify()
+        return self._core
 
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Schedule:
         """Parse a schedule file's text (structure only; call :meth:`verify`)."""
-        return cls(parse_file_text(_core.Schedule.from_json, _args.text("text", text), source))
+        return cls(
+            parse_file_text(_core.Schedule.from_json, _args.text("text", text), source), verified=False
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
-        return cls.loads(read_text(path), source=str(path))
+        return cls.loads(read_text(path, "schedule JSON"), source=str(path))
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file, atomically: format collsynth-schedule/1 for a flat schedule,
         collsynth-schedule/2 for one stated per orbit (:attr:`compact`) or holding range transfers
         (:attr:`range_transfers`); the core streams the
         text into the temporary file (never one string of the whole file)."""
-        atomic_write(path, self._core.write_json)
+        atomic_write(path, self.writer())
+
+    def writer(self):
+        """What :func:`collsynth.fileio.atomic_write_all` takes to write the schedule file with
+        other outputs, all or none."""
+        return self._core.write_json
 
     def to_json(self) -> str:
         return self._core.to_json()
 
     def verify(self) -> dict:
         """Symbolic execution; raises :class:`BadInput` naming the first violation."""
-        return self._core.verify()
+        report = self._core.verify()
+        self._verified = True
+        return report
 
     def evaluate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
         """Bounds, analytic model and simulator at ``size`` (nccl-tests size), JSON keys."""
-        return self._core.evaluate(_size(size), _args.whole("pipeline", pipeline, lo=1))
+        return self.checked.evaluate(_size(size), _args.whole("pipeline", pipeline, lo=1))
 
     def simulate(self, size: int | str = "1GiB", pipeline: int = 1) -> dict:
         """The event simulator alone: ``time_us``, chunk transfers, busiest link."""
-        return self._core.simulate(_size(size), _args.whole("pipeline", pipeline, lo=1))
+        return self.checked.simulate(_size(size), _args.whole("pipeline", pipeline, lo=1))
 
     def runtime(self, size: int | str = "1GiB", protocol: str | None = None) -> dict:
         """The runtime-faithful model alone (docs/simulator.md): ``runtime_time_us``, the
         protocol (``LL``, ``LL128``, ``Simple``; default: the one NCCL's tuner would pick)."""
-        return self._core.runtime(_size(size), protocol)
+        if protocol is not None and not isinstance(protocol, str):
+            raise BadInput(f"protocol must be LL, LL128, Simple or None, got {protocol!r}")
+        return self.checked.runtime(
+            _size(size), None if protocol is None else _args.text("protocol", protocol)
+        )
 
     def cost(self, size: int | str = "1GiB") -> dict:
         """The analytic alpha-beta model: total, latency (T_L) and bandwidth (T_B) terms."""
-        return self._core.alpha_beta(_size(size))
+        return self.checked.alpha_beta(_size(size))
 
     def link_loads(self, size: int | str = "1GiB") -> list[dict]:
         """Bytes each link carries over the whole schedule at ``size`` (the core's exact loads),
         ``{"src", "dst", "bytes"}`` in the topology's link order."""
-        return [{"src": a, "dst": b, "bytes": x} for a, b, x in self._core.link_loads(_size(size))]
+        return [{"src": a, "dst": b, "bytes": x} for a, b, x in self.checked.link_loads(_size(size))]
 
     def transfers(
         self, *, shard: int | None = None, step: int | None = None, size: int | str = "1GiB"
@@ -98,7 +123,7 @@ class Schedule:
         kind, k = _selection(shard, step)
         if kind is None:
             raise BadInput("transfers: give shard= or step=")
-        rows = self._core.select(kind, k, _size(size))
+        rows = self.checked.select(kind, k, _size(size))
         keys = ("transfer", "piece", "shard", "src", "dst", "op", "step", "level", "bytes", "hops")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
@@ -117,6 +142,7 @@ class Schedule:
         from collsynth.draw import draw_schedule  # matplotlib only when drawing
 
         kind, k = _selection(shard, step)
+        self.checked  # noqa: B018 - verified before drawing
         draw_schedule(self, str(path), _size(size), None if kind is None else (kind, k))
 
     def to_msccl_xml(self, **options) -> str:
@@ -151,7 +177,7 @@ class Schedule:
         verified flat, or the schedule itself when it is flat already."""
         if self._core.compact is None:
             return self
-        flat = Schedule(self._core.flat_form(), self.synthesis_seconds)
+        flat = Schedule(self.checked.flat_form(), self.synthesis_seconds)
         flat.verify()
         return flat
 

@@ -75,7 +75,7 @@ class Topology:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Topology:
         """Read a topology JSON file."""
-        return cls.loads(read_text(path), source=str(path))
+        return cls.loads(read_text(path, "topology JSON"), source=str(path))
 
     @classmethod
     def from_nccl_xml(
@@ -114,24 +114,27 @@ class Topology:
     def load_nccl_xml(cls, path: str | os.PathLike, **options) -> Topology:
         """Read an NCCL / RCCL topology XML file (see :meth:`from_nccl_xml`); named after the file."""
         options.setdefault("name", Path(path).stem)
-        return cls.from_nccl_xml(read_text(path), source=str(path), **options)
+        return cls.from_nccl_xml(read_text(path, "NCCL topology XML"), source=str(path), **options)
 
     @classmethod
     def from_networkx(
         cls, graph, compute=None, bandwidth="capacity", latency=None, name: str | None = None
     ) -> Topology:
         """A topology from a networkx graph. Nodes are named ``str(node)``. The compute nodes
-        (ranks, in the graph's node order) are ``compute`` as a set of nodes, as a node
-        attribute name (truthy = compute), or with None a node attribute ``type`` of
-        ``"compute"`` / ``"switch"`` when present, else every node. ``bandwidth`` and
+        (ranks, in the graph's node order) are ``compute`` as a set of nodes of the graph, as a
+        node attribute name (truthy = compute), or with None the nodes' attribute ``type``:
+        ``"compute"`` (or ``"gpu"``) or ``"switch"`` (a NIC, CPU or bridge only forwards), on
+        every node or on none (then every node is a rank). ``bandwidth`` and
         ``latency`` are edge attribute names or one value for every edge (GB/s, us; numbers,
         Fractions or strings with units). With ``latency=None`` an edge's ``latency``
         attribute is used where present, else 0. An undirected graph gives links both ways;
         parallel edges add up. A node attribute ``group`` is kept. The core's JSON reader
         validates."""
-        return cls.loads(
-            _json_text(_networkx_doc(graph, compute, bandwidth, latency, name)), source="<networkx>"
-        )
+        doc, edges = _networkx_doc(graph, compute, bandwidth, latency, name)
+        try:
+            return cls.loads(_json_text(doc), source="<networkx>")
+        except BadInput as e:
+            raise BadInput(_edge_names(str(e), edges)) from None
 
     def to_networkx(self):
         """A ``networkx.DiGraph``: nodes by name with ``type``, ``group`` and ``rank``; one edge
@@ -152,10 +155,13 @@ class Topology:
         optional latency matrix (us) of the same shape, numpy arrays or nested lists."""
         import numpy as np
 
-        bw = np.asarray(bandwidth)
+        try:
+            bw = np.asarray(bandwidth)
+            lat = None if latency is None else np.asarray(latency)
+        except (ValueError, TypeError) as e:  # a ragged list
+            raise BadInput(f"from_matrix: not a matrix: {e}") from None
         if bw.ndim != 2 or bw.shape[0] != bw.shape[1] or bw.shape[0] == 0:
             raise BadInput(f"bandwidth matrix must be square N x N, got shape {bw.shape}")
-        lat = None if latency is None else np.asarray(latency)
         if lat is not None and lat.shape != bw.shape:
             raise BadInput(f"latency matrix shape {lat.shape} differs from the bandwidth matrix's {bw.shape}")
         n = bw.shape[0]
@@ -246,6 +252,8 @@ def _json_number(value):
     """A number as the topology JSON reader takes it exactly: ints as they are, Fractions as
     ``"p/q"``, floats by their shortest repr (``0.1`` is 1/10), anything else (NaN, a
     non-number) as text the reader rejects with a message naming the link."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()  # np.float64(1.5) -> 1.5: numpy 2's repr is not a number
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
@@ -253,7 +261,7 @@ def _json_number(value):
     if isinstance(value, Fraction):
         return f"{value.numerator}/{value.denominator}"
     if isinstance(value, float):
-        return repr(value)
+        return float.__repr__(value)
     return str(value)
 
 
@@ -268,7 +276,12 @@ def _json_text(doc: dict) -> str:
     return json.dumps(doc)
 
 
-def _networkx_doc(graph, compute, bandwidth, latency, name) -> dict:
+# A node's `type` in a networkx graph: a rank (`gpu` is an alias) or a node that only forwards.
+COMPUTE_TYPES = ("compute", "gpu")
+SWITCH_TYPES = ("switch",)
+
+
+def _networkx_doc(graph, compute, bandwidth, latency, name) -> tuple[dict, list]:
     try:
         node_list = list(graph.nodes(data=True))
         edges = list(graph.edges(data=True))
@@ -281,10 +294,28 @@ def _networkx_doc(graph, compute, bandwidth, latency, name) -> dict:
             compute = set(compute)
         except TypeError:
             raise BadInput(f"compute must be nodes, a node attribute name or None, got {compute!r}") from None
+        if missing := compute - {node for node, _ in node_list}:
+            shown = ", ".join(sorted(repr(m) for m in missing)[:5])
+            raise BadInput(f"compute names {len(missing)} node(s) not in the graph: {shown}")
+    # With compute=None the nodes' `type` decides; a graph typed in part would turn its
+    # untyped nodes (a NIC, a CPU) into ranks, so either every node has a type or none.
+    typed = [node for node, data in node_list if "type" in data]
+    if compute is None and typed and len(typed) != len(node_list):
+        untyped = next(node for node, data in node_list if "type" not in data)
+        raise BadInput(
+            f"node {untyped!r} has no type while {typed[0]!r} has one: give every node a type "
+            f"({', '.join(COMPUTE_TYPES + SWITCH_TYPES)}) or pass compute="
+        )
 
     def is_compute(node, data) -> bool:
         if compute is None:
-            return data.get("type", "compute") == "compute"
+            kind = data.get("type", "compute")
+            if kind not in COMPUTE_TYPES + SWITCH_TYPES:
+                raise BadInput(
+                    f"node {node!r}: type {kind!r} is not one of {', '.join(COMPUTE_TYPES + SWITCH_TYPES)} "
+                    "(a NIC, CPU or bridge only forwards: type='switch')"
+                )
+            return kind in COMPUTE_TYPES
         if isinstance(compute, str):
             return bool(data.get(compute))
         return node in compute
@@ -296,21 +327,34 @@ def _networkx_doc(graph, compute, bandwidth, latency, name) -> dict:
             entry["group"] = str(data["group"])
         nodes.append(entry)
 
-    def value(data, spec, what):
+    def value(u, v, data, spec, what):
         if isinstance(spec, str):
             if spec not in data:
-                raise BadInput(f"edge without the {what} attribute '{spec}'")
+                raise BadInput(f"edge ({u!r}, {v!r}) has no {what} attribute {spec!r}")
             return _json_number(data[spec])
         return _json_number(spec)
 
     links = []
     for u, v, data in edges:
-        link = {"src": str(u), "dst": str(v), "bandwidth": value(data, bandwidth, "bandwidth")}
+        link = {"src": str(u), "dst": str(v), "bandwidth": value(u, v, data, bandwidth, "bandwidth")}
         if latency is not None:
-            link["latency"] = value(data, latency, "latency")
+            link["latency"] = value(u, v, data, latency, "latency")
         elif "latency" in data:  # what to_networkx writes
             link["latency"] = _json_number(data["latency"])
         if not directed:
             link["bidirectional"] = True
         links.append(link)
-    return {"name": name or str(graph.graph.get("name") or "networkx"), "nodes": nodes, "links": links}
+    doc = {"name": name or str(graph.graph.get("name") or "networkx"), "nodes": nodes, "links": links}
+    return doc, [(u, v) for u, v, _ in edges]
+
+
+def _edge_names(message: str, edges: list) -> str:
+    """The core names a link by its index (``links[3].bandwidth: ...``); a graph's user knows
+    it as the edge (u, v)."""
+    import re
+
+    def edge(m: re.Match) -> str:
+        i = int(m.group(1))
+        return f"edge {edges[i]!r}" if i < len(edges) else m.group(0)
+
+    return re.sub(r"links\[(\d+)\]", edge, message)

@@ -12,6 +12,7 @@ pub mod find;
 pub mod flow;
 pub(crate) mod hash;
 pub mod import;
+pub mod input;
 pub mod ir;
 pub mod msccl;
 pub mod mscclpp;

@@ -58,7 +58,7 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("flow", &["error", "rational", "topology"]),
     ("ir", &["error", "rational", "topology"]),
     ("bound", &["error", "rational", "units", "topology", "flow", "ir"]),
-    ("import", &["error", "rational", "topology"]),
+    ("import", &["error", "rational", "topology", "input"]),
     ("zoo", &["error", "rational", "units", "topology", "import"]),
     // Synthesizers measure their own candidates with the cost layer's pure measures of a
     // schedule (never the simulator, the tuner, the verifier or an exporter).

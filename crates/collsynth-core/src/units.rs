@@ -92,9 +92,10 @@ pub fn parse_latency(text: &str) -> Result<f64> {
     Ok(value * factor)
 }
 
-/// Data size in bytes: `B, KB, MB, GB, TB` (decimal) and `KiB, MiB, GiB, TiB`; a bare number is bytes.
-/// The one size parser of every command (`synth --size`, `compare --sizes`, `--size-range`,
-/// `run --size`, `bench-mpi --sizes`): a bare `K`, `M` or `G` is refused rather than guessed.
+/// Data size in bytes, the one rule of every size option (`synth --size`, `compare --sizes`,
+/// `--size-range`, `run --size`, `bench-mpi --sizes`, ...): a bare number is bytes; `K`, `M`,
+/// `G`, `T` (either case) and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024, a bare letter
+/// read as nccl-tests reads it; `KB`, `MB`, `GB`, `TB` are powers of 1000.
 pub fn parse_size(text: &str) -> Result<Rat> {
     let (num, unit) = split_number(text);
     let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
@@ -104,17 +105,14 @@ pub fn parse_size(text: &str) -> Result<Rat> {
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
         "TB" => 1_000_000_000_000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        "K" | "k" | "M" | "G" | "T" => {
-            return Err(CollsynthError::bad(format!(
-                "size '{text}': say {num}{unit}B (powers of 1000) or {num}{}iB (powers of 1024)",
-                unit.to_uppercase()
-            )))
-        }
-        _ => return Err(CollsynthError::bad(format!("unknown size unit '{unit}' in '{text}'"))),
+        _ => match binary_power(unit) {
+            Some(p) if unit.len() == 1 || unit.ends_with("iB") => 1 << (10 * p),
+            _ => {
+                return Err(CollsynthError::bad(format!(
+                    "unknown size unit '{unit}' in '{text}' (B; K, M, G, T or KiB, MiB, GiB, TiB: powers of 1024; KB, MB, GB, TB: powers of 1000)"
+                )))
+            }
+        },
     };
     let bytes = value * Rat::from_integer(mult);
     if bytes < Rat::from_integer(0) {
@@ -123,15 +121,25 @@ pub fn parse_size(text: &str) -> Result<Rat> {
     Ok(bytes)
 }
 
-/// A size as nccl-tests reads `-b` and `-e`: a bare `K`, `M` or `G` (either case) is a power
-/// of 1024 there (nccl-tests src/common.cu, `parsesize`); every spelling of [`parse_size`]
-/// reads as before. Whole bytes only (the sweep counts bytes).
+/// The power of 1024 a unit's first letter stands for (`K` 1 up to `T` 4, either case).
+fn binary_power(unit: &str) -> Option<u32> {
+    match unit.chars().next()? {
+        'K' | 'k' => Some(1),
+        'M' | 'm' => Some(2),
+        'G' | 'g' => Some(3),
+        'T' | 't' => Some(4),
+        _ => None,
+    }
+}
+
+/// A size as nccl-tests reads `-b` and `-e` (src/common.cu, `parsesize`): the letter after the
+/// number is all it looks at, so `8GB` is 8 GiB there as `8G` and `8GiB` are; a pasted
+/// nccl-tests command line sweeps the sizes it sweeps in nccl-tests. Every other spelling is
+/// read by [`parse_size`]. Whole bytes only (the sweep counts bytes).
 pub fn parse_nccl_tests_size(text: &str) -> Result<u64> {
     let (num, unit) = split_number(text);
-    let power = match unit {
-        "K" | "k" => Some(1),
-        "M" | "m" => Some(2),
-        "G" | "g" => Some(3),
+    let power = match binary_power(unit) {
+        Some(p) if p <= 3 && matches!(&unit[1..], "" | "B" | "iB") => Some(p),
         _ => None,
     };
     let bytes = match power {

@@ -667,6 +667,21 @@ fn nccl_tests_count(collective: &str, bytes: u64, elt: u64, n: u64) -> PyResult<
     Ok(collective_arg(collective)?.nccl_tests_count(bytes, elt, n))
 }
 
+/// The text of an input file read as `kind` (`"schedule JSON"`, `"MSCCL XML"`, `"topology
+/// JSON"`, `"NCCL topology XML"`), no further than that kind's cap: the one reader of inputs.
+#[pyfunction]
+fn read_input(py: Python<'_>, path: std::path::PathBuf, kind: &str) -> PyResult<String> {
+    let kind = collsynth_core::input::Kind::from_name(kind)
+        .ok_or_else(|| InternalError::new_err(format!("no input kind {kind:?}")))?;
+    py.detach(|| guard(|| collsynth_core::input::read(&path, kind)))
+}
+
+/// Each input kind and the most bytes read of it.
+#[pyfunction]
+fn input_caps() -> Vec<(&'static str, u64)> {
+    collsynth_core::input::Kind::ALL.iter().map(|(k, n)| (*n, k.cap())).collect()
+}
+
 /// Every zoo family: (name, args, help, extra options).
 #[pyfunction]
 fn families() -> Vec<(&'static str, &'static str, &'static str, Vec<&'static str>)> {
@@ -692,6 +707,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nccl_tests_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(busbw_factor, m)?)?;
     m.add_function(wrap_pyfunction!(nccl_tests_count, m)?)?;
+    m.add_function(wrap_pyfunction!(read_input, m)?)?;
+    m.add_function(wrap_pyfunction!(input_caps, m)?)?;
     circulant::register(m)?;
     exec_plan::register(m)?;
     find::register(m)?;

@@ -76,11 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (InternalError, Exception) as e:  # noqa: BLE001 - last line of defence: one line, exit 1
-        return fail(f"internal error: {type(e).__name__}: {e}", 1)
+        return fail(internal(e), 1)
     except BaseException as e:  # a Rust panic surfaces as pyo3's PanicException
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        return fail(f"internal error: {e}", 1)
+        return fail(internal(e), 1)
+
+
+def internal(e: BaseException) -> str:
+    """An internal error's line, prefixed once (the core's panics already say "internal error")."""
+    text = " ".join(str(e).split())  # one line whatever the message holds
+    if text.startswith("internal error"):
+        return text
+    return f"internal error: {type(e).__name__}: {text}"
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from collsynth._core import BadInput, InternalError
-from collsynth.cli.common import emit_json
-from collsynth.cli.options import MAX_PROCESSES, seconds, whole
+from collsynth.cli.common import comma_items, emit_json
+from collsynth.cli.options import MAX_PROCESSES, seconds, size_help, whole
 from collsynth.fileio import atomic_write
 
 DEFAULT_SIZES = "1,16,256,4KiB,64KiB,1MiB"
@@ -21,7 +21,7 @@ def parse_sizes(text: str) -> list[int]:
     from collsynth._core import size_bytes
 
     sizes = []
-    for part in text.split(","):
+    for part in comma_items("--sizes", text):
         try:
             exact = size_bytes(part.strip())
         except BadInput as e:
@@ -42,7 +42,9 @@ def register(sub) -> None:
     p.add_argument(
         "--np", type=whole(1, MAX_PROCESSES), required=True, metavar="P", help="number of MPI processes"
     )
-    p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"bytes, comma-separated (default {DEFAULT_SIZES})")
+    p.add_argument(
+        "--sizes", default=DEFAULT_SIZES, help=size_help(f"bytes, comma-separated (default {DEFAULT_SIZES})")
+    )
     p.add_argument("--reps", type=whole(1), default=35, help="timed runs per size; the minimum is kept (35)")
     p.add_argument("--ops", default="bcast,allgatherv", help="bcast, allgatherv or both (default)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -76,7 +78,11 @@ def launch_bench(
                 launch.command(np_, argv, extra), capture_output=True, text=True, timeout=timeout
             )
         except subprocess.TimeoutExpired:
-            raise InternalError(f"mpiexec -n {np_} did not finish within {timeout:g} s") from None
+            # the user's own limit: what to change is theirs to choose
+            raise BadInput(
+                f"mpiexec -n {np_} did not finish within --timeout {timeout:g} s "
+                "(raise it, or lower --reps or --sizes)"
+            ) from None
         if proc.returncode != 0 or not out.exists():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             raise InternalError(f"mpiexec -n {np_} failed with status {proc.returncode}: {tail[0]}")
@@ -139,11 +145,23 @@ def plot(result: dict, output: str) -> None:
 
 def run(args) -> int:
     sizes = parse_sizes(args.sizes)
-    ops = [o.strip() for o in args.ops.split(",")]
+    ops = comma_items("--ops", args.ops)
     if bad := [o for o in ops if o not in ("bcast", "allgatherv")]:
         raise BadInput(f"--ops: unknown operation(s) {bad}; choose from bcast, allgatherv")
     if args.reps < 1:
         raise BadInput(f"--reps must be at least 1, got {args.reps}")
+    from collsynth.mpi import preflight
+
+    # each rank holds a few buffers of the largest size: its input, the output, the library's
+    preflight.check_memory(
+        f"bench-mpi --sizes up to {max(sizes)} bytes",
+        args.np,
+        4 * max(sizes),
+        "4 buffers of the largest size",
+    )
+    # per size and operation: one untimed and --reps timed runs of ours and of the library's
+    runs = 2 * (args.reps + 1) * len(sizes) * len(ops)
+    preflight.check_time(f"bench-mpi --reps {args.reps}", runs, args.timeout)
     result = launch_bench(args.np, sizes, args.reps, ops, args.mpiexec_arg, args.timeout)
     if args.plot:
         plot(result, args.plot)

@@ -46,8 +46,29 @@ class OneLineParser(argparse.ArgumentParser):
         print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
         sys.exit(2)
 
+    def _get_values(self, action, arg_strings):
+        # An empty value (`-o ''`, `--sizes ''`) is refused, never read as "not given": no
+        # option or argument of ours means anything when empty.
+        if "" in arg_strings and not isinstance(action, argparse._SubParsersAction):
+            name = "/".join(action.option_strings) or action.metavar or action.dest
+            self.error(f"argument {name}: empty value")
+        return super()._get_values(action, arg_strings)
+
+
+def comma_items(option: str, text: str) -> list[str]:
+    """The items of a comma-separated option value, stripped; an empty item (`--format ,`,
+    `--sizes 1KiB,,2KiB`) is BadInput, never skipped."""
+    items = [item.strip() for item in text.split(",")]
+    if "" in items:
+        raise collsynth.BadInput(f"{option} {text!r}: an empty item (separate items by one comma)")
+    return items
+
 
 def fail(message: str, status: int) -> int:
+    # one prefix, even when the message relays an error line that already had one
+    for prefix in ("collsynth: error: ", "error: "):
+        message = message.removeprefix(prefix)
+    message = message.replace("\r", "\\r").replace("\n", "\\n")  # a newline from the input stays one line
     print(f"collsynth: error: {message}", file=sys.stderr)
     return status
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
-from collsynth.cli.common import console, emit_json, rich_console, table
-from collsynth.cli.options import add_collective, add_nccl_sweep, add_pipeline, check_pipeline, nccl_sweep
+from collsynth.cli.common import comma_items, console, emit_json, rich_console, table
+from collsynth.cli.options import (
+    add_collective,
+    add_nccl_sweep,
+    add_pipeline,
+    check_pipeline,
+    nccl_sweep,
+    size_help,
+)
 from collsynth.cli.synth import summary
 from collsynth.schedule import algorithms, synthesize
 from collsynth.topology import Topology
@@ -16,7 +23,7 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="every applicable algorithm against the bound, per size")
     p.add_argument("topo", metavar="TOPO")
     add_collective(p)
-    p.add_argument("--sizes", default=None, help="comma-separated sizes (default 1KiB,1MiB,1GiB)")
+    p.add_argument("--sizes", default=None, help=size_help("comma-separated sizes (default 1KiB,1MiB,1GiB)"))
     add_nccl_sweep(p)
     p.add_argument(
         "--nccl-tests",
@@ -71,7 +78,7 @@ def run(args) -> int:
         args.nccl_tests = True
         sizes = [str(b) for b in sweep]
     else:
-        sizes = [s.strip() for s in (args.sizes or "1KiB,1MiB,1GiB").split(",") if s.strip()]
+        sizes = comma_items("--sizes", args.sizes or "1KiB,1MiB,1GiB")
     if not sizes:
         raise BadInput("--sizes: give at least one size")
     for size in sizes:  # every size is read before any work starts, errors naming --sizes

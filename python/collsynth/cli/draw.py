@@ -5,7 +5,7 @@ panel with that shard's transfers (its trees) or that step's, as arrows along th
 from __future__ import annotations
 
 from collsynth._core import size_bytes
-from collsynth.cli.options import whole
+from collsynth.cli.options import size_help, whole
 from collsynth.cli.verify import verified
 
 
@@ -13,7 +13,9 @@ def register(sub) -> None:
     p = sub.add_parser("draw", help="draw a schedule over its topology, link load as colour and width")
     p.add_argument("schedule", metavar="SCHEDULE.json")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png|svg")
-    p.add_argument("--size", default="1GiB", help="nccl-tests size the loads are shown at (default 1GiB)")
+    p.add_argument(
+        "--size", default="1GiB", help=size_help("nccl-tests size the loads are shown at (default 1GiB)")
+    )
     which = p.add_mutually_exclusive_group()
     for name, what in [
         ("shard", "shard K's transfers (its trees)"),

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collsynth import _core
 from collsynth._core import BadInput, find_sweep, find_topologies
-from collsynth.cli.common import console, emit_json, table, with_version
-from collsynth.cli.options import whole
+from collsynth.cli.common import comma_items, console, emit_json, table, with_version
+from collsynth.cli.options import size_help, whole
 from collsynth.progress import run_with_progress
 
 
@@ -34,7 +34,7 @@ def register(sub) -> None:
     )
     p.add_argument("--alpha", default="10us", help="latency per communication step (default 10us)")
     p.add_argument("--node-bw", default="100Gbps", help="bandwidth of a node, all D links (default 100Gbps)")
-    p.add_argument("--size", default="1MiB", help="collective size M (default 1MiB)")
+    p.add_argument("--size", default="1MiB", help=size_help("collective size M (default 1MiB)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=run)
 
@@ -90,8 +90,9 @@ def run(args) -> int:
 def _degrees(text: str | None) -> list[int]:
     if text is None:
         return [2, 4, 8, 16]
+    items = comma_items("--degrees", text)
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        return [int(x) for x in items]
     except ValueError:
         raise BadInput(f"--degrees: expected comma-separated integers, got {text!r}") from None
 

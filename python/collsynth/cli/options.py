@@ -14,6 +14,15 @@ MAX_WHOLE = 2**63 - 1
 MAX_PROCESSES = 1 << 16
 
 
+# The one rule of every size option (the core's parser, units::parse_size), said in its --help.
+SIZE_RULE = "K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024 (as in nccl-tests), KB, MB, GB, TB of 1000"
+
+
+def size_help(text: str) -> str:
+    """An option's help with the size rule after it."""
+    return f"{text}; {SIZE_RULE}"
+
+
 def whole(lo: int = 0, hi: int = MAX_WHOLE):
     """An argparse type: a whole number in lo..hi, else a one-line usage error (exit 2)."""
 
@@ -123,13 +132,17 @@ def add_msccl_options(p, sized: bool = False) -> None:
         help="default Simple; auto: the one the runtime model picks at --size (or the --size-range's middle)",
     )
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
-    g.add_argument("--size-range", default=None, metavar="MIN-MAX", help="minBytes-maxBytes, e.g. 1MiB-1GiB")
+    g.add_argument(
+        "--size-range", default=None, metavar="MIN-MAX", help=size_help("minBytes-maxBytes, e.g. 1MiB-1GiB")
+    )
     if sized:
         g.add_argument(
             "--size-windows",
             default=None,
             metavar="MIN-MAX",
-            help="one XML per size window of MIN-MAX (e.g. 1KiB-4GiB), each the fastest variant there",
+            help=size_help(
+                "one XML per size window of MIN-MAX (e.g. 1KiB-4GiB), each the fastest variant there"
+            ),
         )
 
 
@@ -152,8 +165,11 @@ def msccl_kwargs(args) -> dict:
 
 
 def add_nccl_sweep(p) -> None:
-    """nccl-tests' size sweep: -b MIN -e MAX -f FACTOR (K, M, G are powers of 1024 here)."""
-    g = p.add_argument_group("nccl-tests size sweep (K, M, G are powers of 1024, as in nccl-tests)")
+    """nccl-tests' size sweep: -b MIN -e MAX -f FACTOR, read as nccl-tests reads them."""
+    g = p.add_argument_group(
+        "nccl-tests size sweep (read as nccl-tests reads -b and -e: the letter decides, K, M, G are powers "
+        "of 1024, and so 8GB is 8 GiB here too)"
+    )
     g.add_argument("-b", "--minbytes", default=None, metavar="MIN", help="smallest size (default 32M)")
     g.add_argument("-e", "--maxbytes", default=None, metavar="MAX", help="largest size (default 32M)")
     g.add_argument(

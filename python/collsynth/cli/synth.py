@@ -7,7 +7,7 @@ from pathlib import Path
 
 from collsynth import _core, msccl, mscclpp
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.common import comma_items, console, emit_json, table, with_version
 from collsynth.cli.options import (
     add_algorithm_options,
     add_collective,
@@ -17,8 +17,9 @@ from collsynth.cli.options import (
     given_algorithm_options,
     msccl_given,
     msccl_kwargs,
+    size_help,
 )
-from collsynth.fileio import atomic_write, check_output_dir
+from collsynth.fileio import atomic_write_all, check_output_dir
 from collsynth.progress import run_with_progress
 from collsynth.schedule import Schedule, synthesize
 from collsynth.topology import Topology
@@ -37,7 +38,7 @@ def register(sub) -> None:
         metavar="A",
         help=", ".join(a[0] for a in _core.algorithms()) + " or auto",
     )
-    p.add_argument("--size", default="1GiB", help="nccl-tests size M (default 1GiB)")
+    p.add_argument("--size", default="1GiB", help=size_help("nccl-tests size M (default 1GiB)"))
     p.add_argument(
         "-o",
         "--output",
@@ -215,7 +216,7 @@ def run(args) -> int:
     check_pipeline(args)
     if args.time_only:
         return run_time_only(args)
-    formats = {f.strip() for f in args.format.split(",") if f.strip()}
+    formats = set(comma_items("--format", args.format))
     if unknown := formats - FORMATS:
         raise BadInput(
             f"--format: unknown format(s) {', '.join(sorted(unknown))} (json, msccl-xml, mscclpp-json)"
@@ -268,19 +269,15 @@ def run(args) -> int:
         )
         s["mscclpp"] = mscclpp_summary(plan)
     if args.output:
-        s["files"] = []
-        if "json" in formats:
-            path = Path(args.output) / "schedule.json"
-            sched.save(path)
-            s["files"].append(str(path))
+        out = Path(args.output)
+        writes = [(out / "schedule.json", sched.writer())] if "json" in formats else []
         if exported is not None:
-            path = Path(args.output) / "schedule.xml"
-            atomic_write(path, exported["write"])
-            s["files"].append(str(path))
+            writes.append((out / "schedule.xml", exported["write"]))
         if plan is not None:
-            path = Path(args.output) / "schedule.mscclpp.json"
-            atomic_write(path, plan["write"])
-            s["files"].append(str(path))
+            writes.append((out / "schedule.mscclpp.json", plan["write"]))
+        # All or none: never a schedule.json without the .xml asked for with it.
+        atomic_write_all(writes)
+        s["files"] = [str(path) for path, _ in writes]
     if args.json:
         emit_json(s)
         return 0
@@ -326,10 +323,12 @@ def run_windows(args, formats: set[str]) -> int:
     )
     files = []
     if args.output:
-        for i, w in enumerate(rows):
-            path = Path(args.output) / f"schedule-w{i}-{w['algorithm']}.xml"
-            atomic_write(path, w["write"])
-            files.append(str(path))
+        writes = [
+            (Path(args.output) / f"schedule-w{i}-{w['algorithm']}.xml", w["write"])
+            for i, w in enumerate(rows)
+        ]
+        atomic_write_all(writes)
+        files = [str(path) for path, _ in writes]
     windows = [{k: v for k, v in w.items() if k not in ("xml", "write", "stream")} for w in rows]
     s = with_version(
         topo.name,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from collsynth._core import BadInput
 from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.options import size_help
 from collsynth.progress import run_with_progress
 from collsynth.topology import Topology, families
 
@@ -27,7 +28,9 @@ def register(sub) -> None:
     q.add_argument(
         "--alltoall", action="store_true", help="uniform all-to-all throughput (multi-commodity flow)"
     )
-    q.add_argument("--size", default=None, help="with --alltoall: bytes each rank sends in total (1MiB)")
+    q.add_argument(
+        "--size", default=None, help=size_help("with --alltoall: bytes each rank sends in total (1MiB)")
+    )
     q.set_defaults(run=run_show)
 
     q = tsub.add_parser("export", help="write a topology as JSON v1")

@@ -56,7 +56,7 @@ def verified(path: str) -> Schedule:
 def run_verify(args) -> int:
     if args.schedule.lower().endswith(".xml"):
         return run_verify_xml(args)
-    text = read_text(args.schedule)
+    text = read_text(args.schedule, "schedule JSON")
     if args.runtime:
         raise BadInput("--runtime applies to MSCCL XML files only")
     if args.size is not None:
@@ -85,7 +85,7 @@ def run_verify_xml(args) -> int:
     correctly (the report says why), 0 otherwise."""
     from collsynth.topology import Topology
 
-    text = read_text(args.schedule)
+    text = read_text(args.schedule, "MSCCL XML")
     topo = Topology.resolve(args.topology) if getattr(args, "topology", None) else None
     if args.size is not None and topo is None:
         raise BadInput("--size applies with --topology: the time of the program on that machine")

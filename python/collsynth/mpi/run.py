@@ -40,7 +40,9 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = _Parser(prog="python -m collsynth.run", description=__doc__.split("\n\n")[0])
     ap.add_argument("program", help="schedule file, MSCCL XML, or MSCCL program as JSON")
-    ap.add_argument("--size", default="1MiB", help="bytes of the full buffer M (default 1MiB)")
+    ap.add_argument(
+        "--size", default="1MiB", help="bytes of the full buffer M, or several comma-separated (default 1MiB)"
+    )
     ap.add_argument("--dtype", default="float32", choices=DTYPES)
     ap.add_argument("--inplace", action="store_true", help="run in place (default: out of place)")
     ap.add_argument("--reps", type=int, default=5, help="timed runs; the minimum is reported (5)")
@@ -67,8 +69,8 @@ def load_program(path: str) -> dict | str:
     from collsynth.schedule import Schedule
 
     if path.lower().endswith(".xml"):
-        return read_text(path)
-    text = read_text(path)
+        return read_text(path, "MSCCL XML")
+    text = read_text(path, "schedule JSON")
     try:
         program = json.loads(text)
     except json.JSONDecodeError as e:
@@ -93,9 +95,10 @@ def summary(result: dict) -> str:
     return f"ok: {what}: {result['time_us']:.1f} us, {result['library']} {result['mpi_time_us']:.1f} us"
 
 
-def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
-    """Rank 0 reads and compiles the program, every rank runs its part (BadInput on every rank)."""
-    from collsynth.mpi.executor import compile_on, run_plan_collective
+def run(args: argparse.Namespace, comm: MPI.Comm) -> list[dict]:
+    """Rank 0 reads and compiles the program, every rank runs its part at each size (BadInput on
+    every rank); one result per size."""
+    from collsynth.mpi.executor import compile_on
 
     program, error = None, None
     if comm.Get_rank() == 0:
@@ -106,11 +109,19 @@ def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
     error = comm.bcast(error, root=0)
     if error:
         raise BadInput(error)
-    nbytes = parse_size(args.size)
+    sizes = [parse_size(text) for text in args.size.split(",")]
     try:
         plan = compile_on(comm, program, args.inplace)
     except BadInput as e:
         raise BadInput(f"{args.program}: {e}") from None
+    return [run_size(args, comm, program, plan, nbytes) for nbytes in sizes]
+
+
+def run_size(args: argparse.Namespace, comm: MPI.Comm, program, plan, nbytes: int) -> dict:
+    """The checked, timed run at ``nbytes``: out of place, then in place where the program has
+    that mode too (as nccl-tests runs both)."""
+    from collsynth.mpi.executor import compile_on, run_plan_collective
+
     result = run_plan_collective(
         plan, nbytes, args.dtype, comm, args.seed, reps=args.reps, timeout=args.timeout
     )
@@ -135,8 +146,9 @@ def run(args: argparse.Namespace, comm: MPI.Comm) -> dict:
 IN_PLACE_KEYS = ("ok", "error", "time_us", "mpi_time_us", "algbw_GBps", "busbw_GBps", "wrong_elements")
 
 
-def nccl_tests_lines(result: dict) -> str:
-    """The result in nccl-tests' layout: header, then one line with out-of-place and in-place."""
+def nccl_tests_lines(results: list[dict]) -> str:
+    """The results in nccl-tests' layout: header, then one line per size with out-of-place and
+    in-place."""
     from collsynth import nccl_tests
 
     def half(r: dict | None) -> str:
@@ -144,12 +156,22 @@ def nccl_tests_lines(result: dict) -> str:
             return nccl_tests.half(None, None, None, None)
         return nccl_tests.half(r["time_us"], r["algbw_GBps"], r["busbw_GBps"], r["wrong_elements"])
 
-    out, inp = (None, result) if result["inplace"] else (result, result.get("in_place"))
-    root = result.get("root") if result["collective"] in ("broadcast", "reduce") else None
-    line = nccl_tests.line(
-        result["collective"], result["np"], result["size_bytes"], result["dtype"], root, half(out), half(inp)
-    )
-    return f"{nccl_tests.HEADER}\n{line}"
+    lines = [nccl_tests.HEADER]
+    for result in results:
+        out, inp = (None, result) if result["inplace"] else (result, result.get("in_place"))
+        root = result.get("root") if result["collective"] in ("broadcast", "reduce") else None
+        lines.append(
+            nccl_tests.line(
+                result["collective"],
+                result["np"],
+                result["size_bytes"],
+                result["dtype"],
+                root,
+                half(out),
+                half(inp),
+            )
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,15 +181,18 @@ def main(argv: list[str] | None = None) -> int:
         args = parse_args(argv)
         if args.reps < 1:
             raise BadInput(f"--reps must be at least 1, got {args.reps}")
-        result = run(args, comm)
+        results = run(args, comm)
     except BadInput as e:
         if rank == 0:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"collsynth: error: {e}", file=sys.stderr)
         return 2
     if rank == 0:
-        text = json.dumps(result, indent=2) if args.json else f"{summary(result)}\n{nccl_tests_lines(result)}"
+        if args.json:  # one object for one size (as before), a list for a sweep
+            text = json.dumps(results[0] if len(results) == 1 else results, indent=2)
+        else:
+            text = "\n".join(summary(r) for r in results) + "\n" + nccl_tests_lines(results)
         print(text, flush=True)
-    return 0 if result["ok"] else 1
+    return 0 if all(r["ok"] for r in results) else 1
 
 
 def _entry() -> None:

@@ -10,7 +10,7 @@ pub mod xml;
 
 pub use fabric::{ClusterSpec, Fabric};
 
-use crate::error::{CollsynthError, Result};
+use crate::error::Result;
 use crate::topology::Topology;
 
 /// Default latency (us) of a link inside a box and of a fabric link: the topology XML has
@@ -48,19 +48,10 @@ pub fn nccl_topology(name: &str, text: &str, spec: &ClusterSpec) -> Result<Impor
     Ok(Imported { topology, warnings })
 }
 
-/// The text of the file at `path`, refused above [`xml::MAX_BYTES`] before it is read.
+/// The text of the NCCL dump at `path`, read no further than [`xml::MAX_BYTES`] (the one
+/// reader of input files, [`crate::input::read`]).
 pub fn read_file(path: &str) -> Result<String> {
-    let fail = |e: std::io::Error| CollsynthError::bad(format!("{path}: cannot read: {e}"));
-    let meta = std::fs::metadata(path).map_err(fail)?;
-    if meta.len() > xml::MAX_BYTES as u64 {
-        return Err(CollsynthError::bad(format!(
-            "{path}: too large ({} bytes, at most {})",
-            meta.len(),
-            xml::MAX_BYTES
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(fail)?;
-    String::from_utf8(bytes).map_err(|_| CollsynthError::bad(format!("{path}: not UTF-8 text")))
+    crate::input::read(std::path::Path::new(path), crate::input::Kind::NcclXml)
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 
 use crate::error::{CollsynthError, Result};
 
-/// Largest file read (a full 16-GPU RCCL dump is about 20 kB).
-pub const MAX_BYTES: usize = 4 << 20;
+/// Largest file read: the input reader's cap for this kind (a full 16-GPU RCCL dump is about 20 kB).
+pub const MAX_BYTES: usize = crate::input::NCCL_XML_BYTES as usize;
 /// Elements per file: RCCL's `NCCL_TOPO_XML_MAX_NODES` (NCCL's is 256).
 pub const MAX_ELEMENTS: usize = 8192;
 /// Nesting depth (real files nest PCI bridges about 8 deep).

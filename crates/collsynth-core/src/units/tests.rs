@@ -36,12 +36,14 @@ fn size_units() {
     assert_eq!(parse_size("12").unwrap(), Rat::from_integer(12));
     assert!(parse_size("1 XB").is_err());
     assert_eq!(parse_size("1e+3KiB").unwrap(), Rat::from_integer(1_024_000));
-    // one meaning for every command: MB is decimal, MiB binary, a bare K/M/G is refused
+    // one meaning for every command: MB is decimal; MiB and a bare M (nccl-tests' reading) binary
     assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));
     assert_eq!(parse_size("1MiB").unwrap(), Rat::from_integer(1 << 20));
-    for ambiguous in ["4K", "1M", "1G"] {
-        let e = parse_size(ambiguous).unwrap_err().to_string();
-        assert!(e.contains(&format!("{ambiguous}iB")) && e.contains(&format!("{ambiguous}B")), "{e}");
+    for (bare, bytes) in [("4K", 4i128 << 10), ("1m", 1 << 20), ("8G", 8 << 30), ("2t", 2 << 40)] {
+        assert_eq!(parse_size(bare).unwrap(), Rat::from_integer(bytes), "{bare}");
+    }
+    for unknown in ["1Kb", "1Gib", "1GiBB", "1X", "1KK"] {
+        assert!(parse_size(unknown).unwrap_err().to_string().contains("unknown size unit"), "{unknown}");
     }
 }
 
@@ -53,9 +55,11 @@ fn nccl_tests_sizes_are_powers_of_1024() {
     assert_eq!(parse_nccl_tests_size("8g").unwrap(), 8 << 30);
     assert_eq!(parse_nccl_tests_size("4k").unwrap(), 4096);
     assert_eq!(parse_nccl_tests_size("0.5K").unwrap(), 512);
-    // the project's own spellings keep their meaning
-    assert_eq!(parse_nccl_tests_size("1MB").unwrap(), 1_000_000);
+    // nccl-tests reads only the letter: 8GB is 8 GiB there, and so here
+    assert_eq!(parse_nccl_tests_size("8GB").unwrap(), 8 << 30);
+    assert_eq!(parse_nccl_tests_size("1MB").unwrap(), 1 << 20);
     assert_eq!(parse_nccl_tests_size("1MiB").unwrap(), 1 << 20);
+    assert_eq!(parse_nccl_tests_size("1TiB").unwrap(), 1 << 40); // no T in nccl-tests: ours
     assert!(parse_nccl_tests_size("0.3K").is_err()); // 307.2 bytes
     assert!(parse_nccl_tests_size("-1K").is_err());
     assert!(parse_nccl_tests_size("99999999999G").is_err());
