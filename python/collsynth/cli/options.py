@@ -129,7 +129,8 @@ def add_msccl_options(p, sized: bool = False) -> None:
         "--protocol",
         choices=["Simple", "LL", "LL128", "auto"],
         default=None,
-        help="default Simple; auto: the one the runtime model picks at --size (or the --size-range's middle)",
+        help="default auto: the one the runtime model picks at --size (or the --size-range's middle, else "
+        "1GiB), so that the program written is the one timed",
     )
     g.add_argument("--unfused", action="store_true", default=None, help="only s, r, rrc, nop steps")
     g.add_argument(
@@ -155,7 +156,7 @@ def msccl_kwargs(args) -> dict:
     return {
         "runtime": args.runtime,
         "dialect": args.msccl_dialect,
-        "protocol": args.protocol or "Simple",
+        "protocol": args.protocol or "auto",
         "channels": args.channels,
         "unfused": bool(args.unfused),
         "pipeline": args.pipeline if getattr(args, "pipeline_given", False) else None,
