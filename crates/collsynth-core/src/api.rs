@@ -746,9 +746,10 @@ fn time_optimality(bound_us: f64, time_us: f64) -> f64 {
 }
 
 /// The most flat transfers for which export judges its lowerings in MSCCL's thread blocks
-/// ([`export_msccl_at`]); above it the numbered lowering is written unjudged. Every machine
-/// of the time targets is far below (mi250:2's ForestColl allreduce: 8,742).
-pub const JUDGED_TRANSFERS: usize = 10_000;
+/// ([`export_msccl_at`]); above it the numbered lowering is written unjudged. It covers the
+/// machines of the time targets up to NCCL's rings on hgx-h100:2 (15,360) and dgx-a100:4's
+/// ForestColl allreduce (15,872).
+pub const JUDGED_TRANSFERS: usize = 20_000;
 
 /// [`export_msccl_with`], the lowering chosen at `bytes`: of the exporter's candidates
 /// (`cost::runtime::order::exported_lowering`), the fastest in MSCCL's thread blocks there.

@@ -187,11 +187,11 @@ fn a_streamed_export_writes_the_checked_bytes() {
 
 #[test]
 fn a_schedule_above_the_judging_budget_is_written_numbered() {
-    // torus:8x8's ring allreduce has 16,128 transfers (> api::JUDGED_TRANSFERS): export writes
+    // torus:8x16's ring allreduce has 32,512 transfers (> api::JUDGED_TRANSFERS): export writes
     // the numbered lowering, byte for byte `msccl::export`'s; ring:5's (40) is judged, and
     // its timed lowering on several channels wins (tests/test_msccl.py pins ring:3's).
     let o = lower::Options::default();
-    for (spec, judged) in [("torus:8x8", false), ("ring:5", true)] {
+    for (spec, judged) in [("torus:8x16", false), ("ring:5", true)] {
         let topo = from_spec(spec).unwrap();
         let done = api::synthesize(&topo, Collective::Allreduce, "ring", &Request::default(), rat(1 << 30)).unwrap();
         assert_eq!(done.schedule.n_transfers() > api::JUDGED_TRANSFERS, !judged, "{spec}");
