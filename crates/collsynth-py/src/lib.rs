@@ -668,7 +668,8 @@ pub(crate) fn synthesize(
 #[pyo3(signature = (topo, collective, root=0))]
 fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize) -> PyResult<Bound<'py, PyDict>> {
     let c = collective_arg(collective)?;
-    let (b, m) = interruptible(py, || guard(|| Ok((api::bounds(&topo.inner, c, root)?, topo.inner.metrics()?))))?;
+    // The metrics first: they refuse a topology too large to measure before the bound runs.
+    let (m, b) = interruptible(py, || guard(|| Ok((topo.inner.metrics()?, api::bounds(&topo.inner, c, root)?))))?;
     let d = bounds_dict(py, &topo.inner, c, &b)?;
     d.set_item("diameter", m.diameter)?;
     d.set_item("moore_steps", collsynth_core::bound::latency::moore_steps(m.n, m.max_degree))?;
