@@ -5,12 +5,11 @@ Exit status: 0 success, 2 bad input or usage, 1 internal error.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
 import warnings
-
-import argparse
 
 from collsynth._core import BadInput, InternalError, __version__, size_bytes
 from collsynth._core import set_memory_budget as _set_memory_budget

@@ -21,7 +21,6 @@ from collsynth.cli.options import (
 from collsynth.cli.verify import verified
 from collsynth.fileio import read_text
 
-
 # Repetitions of one run: each is at least one collective over MPI (milliseconds at 1 GiB), and
 # the whole run must end within the 600 s that `run` waits for mpiexec.
 MAX_REPS = 10_000
