@@ -30,7 +30,7 @@ fn syntax_errors_name_the_line() {
     assert!(err("<system version=\"1\"/><system version=\"1\"/>").contains("second top-level element"));
     assert!(err("<!-- never closed").contains("comment is never closed"));
     assert!(err("<system version=\"1").contains("unterminated value"));
-    assert!(err("\u{0}\u{1}\u{ff}").contains("text outside a tag"));
+    assert!(err("\u{0}\u{1}\u{ff}").contains("a NUL character"));
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn what_is_left_out_is_reported() {
 #[test]
 fn comments_declarations_and_single_quotes() {
     let text = format!("<?xml version='1.0'?>\n<!-- a comment -->\n{}", system(&GPU.replace('"', "'")));
-    assert_eq!(nccl_topology("h", &text, &ClusterSpec::single()).unwrap().topology.n_ranks(), 1);
+    assert!(err(&text).contains("one compute node"));
 }
 
 proptest::proptest! {
