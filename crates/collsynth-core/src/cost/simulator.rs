@@ -299,7 +299,7 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
             // Arrived at the destination: release the dependents' sub-chunk j.
             last = t;
             done += 1;
-            if done % 65536 == 0 {
+            if done.is_multiple_of(65536) {
                 crate::budget::check_cancelled()?;
             }
             for y in x.children..x.children + x.n_children {
