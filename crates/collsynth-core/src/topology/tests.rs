@@ -18,7 +18,7 @@ fn one_rank_is_refused_by_the_builder() {
     let mut b = TopologyBuilder::new("one");
     b.compute("a", None);
     let err = b.build().unwrap_err();
-    assert_eq!(err.message(), "topology has one compute node ('a'): a collective needs at least two ranks");
+    assert_eq!(err.message(), "topology has one compute node ('a'): a collective needs at least 2 ranks");
     for spec in ["mesh:1x1", "torus:1", "product(torus:1; torus:1)"] {
         assert!(from_spec(spec).unwrap_err().message().contains("one compute node"), "{spec}");
     }

@@ -50,7 +50,7 @@ pub(super) fn topology(t: &Topology) -> Result<()> {
     // Every collective of one rank is a no-op: nothing to schedule, bound or run.
     if t.n_ranks() == 1 {
         return Err(CollsynthError::bad(format!(
-            "topology has one compute node ('{}'): a collective needs at least two ranks",
+            "topology has one compute node ('{}'): a collective needs at least 2 ranks",
             t.nodes[t.rank_node(0)].name
         )));
     }
