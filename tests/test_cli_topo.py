@@ -62,10 +62,12 @@ def test_bad_topology_file_exits_2(tmp_path):
 
 def test_unknown_key_warns_on_stderr(tmp_path):
     f = tmp_path / "w.json"
-    f.write_text('{"name": "w", "extra": 1, "nodes": [{"name": "a", "type": "compute"}], "links": []}')
+    nodes = '[{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"}]'
+    links = '[{"src": "a", "dst": "b", "bandwidth": 1, "bidirectional": true}]'
+    f.write_text(f'{{"name": "w", "extra": 1, "nodes": {nodes}, "links": {links}}}')
     proc = run_cli("topo", "show", str(f), "--json")
     assert "warning" in proc.stderr and "unknown key 'extra'" in proc.stderr
-    assert json.loads(proc.stdout)["N"] == 1
+    assert json.loads(proc.stdout)["N"] == 2
 
 
 @pytest.mark.parametrize(

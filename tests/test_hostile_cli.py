@@ -480,7 +480,7 @@ BAD = [
     (["compare", "ring:4", "-c", "allgather", "-b", "8", "-e", "64", "-f", "1"], "at least 2"),
     (["compare", "ring:4", "-c", "allgather", "-b", "8G", "-e", "8"], "more than maxbytes"),
     (["compare", "ring:4", "-c", "allgather", "-b", "8X"], "8X"),
-    (["compare", "ring:4", "-c", "allgather", "-e", "99999999999G"], "2^64"),
+    (["compare", "ring:4", "-c", "allgather", "-e", "99999999999G"], "2^63"),
     (["compare", "ring:4", "-c", "allgather", "-f", "-2"], "--stepfactor"),
     (["compare", "ring:4", "-c", "allgather", "--sizes", "1KiB", "-b", "8"], "one or the other"),
     (["draw", "{d}/missing.json", "-o", "x.png"], "cannot read file"),

@@ -49,7 +49,7 @@ def test_every_sample_spec_round_trips():
 
 @st.composite
 def topology_json(draw):
-    nc = draw(st.integers(1, 6))
+    nc = draw(st.integers(2, 6))  # a collective needs two ranks
     ns = draw(st.integers(0, 3))
     nodes = [{"name": f"c{i}", "type": "compute"} for i in range(nc)]
     nodes += [{"name": f"s{i}", "type": "switch", "group": "g"} for i in range(ns)]

@@ -35,6 +35,8 @@ pub fn synthesize(
     req: &Request,
     size: Rat,
 ) -> Result<Synthesized> {
+    // `auto` synthesizes every candidate through here: Ctrl-C stops it between two.
+    crate::budget::check_cancelled()?;
     synthesize_then(topo, collective, algorithm, req, size, |_, _| ()).map(|(done, ())| done)
 }
 

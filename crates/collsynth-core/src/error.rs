@@ -11,6 +11,8 @@ pub enum CollsynthError {
     Infeasible(String),
     /// A bug or a broken invariant inside collsynth.
     Internal(String),
+    /// The caller asked the running call to stop (`budget::cancel`, Ctrl-C in the CLI).
+    Cancelled,
 }
 
 pub type Result<T> = std::result::Result<T, CollsynthError>;
@@ -28,11 +30,13 @@ impl CollsynthError {
             CollsynthError::BadInput(m) => CollsynthError::BadInput(format!("{location}: {m}")),
             CollsynthError::Infeasible(m) => CollsynthError::Infeasible(format!("{location}: {m}")),
             CollsynthError::Internal(m) => CollsynthError::Internal(format!("{location}: {m}")),
+            CollsynthError::Cancelled => CollsynthError::Cancelled,
         }
     }
     pub fn message(&self) -> &str {
         match self {
             CollsynthError::BadInput(m) | CollsynthError::Infeasible(m) | CollsynthError::Internal(m) => m,
+            CollsynthError::Cancelled => "interrupted",
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod bound;
+pub mod budget;
 pub mod cost;
 pub mod error;
 pub mod find;

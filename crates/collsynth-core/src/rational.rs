@@ -48,7 +48,12 @@ pub fn parse_exact(text: &str) -> Result<Rat> {
         return Err(CollsynthError::bad(format!("'{text}' is out of range")));
     }
     let pow = 10i128.pow(scale.unsigned_abs());
-    let value = if scale >= 0 { Rat::from_integer(num * pow) } else { Rat::new(num, pow) };
+    // 36 digits times 10^30 leaves i128: an error, never an overflow panic.
+    let value = if scale >= 0 {
+        Rat::from_integer(num.checked_mul(pow).ok_or_else(|| CollsynthError::bad(format!("'{text}' is out of range")))?)
+    } else {
+        Rat::new(num, pow)
+    };
     Ok(if neg { -value } else { value })
 }
 

@@ -3,6 +3,7 @@
 
 use crate::error::{CollsynthError, Result};
 use crate::rational::{parse_exact, Rat};
+use num_traits::CheckedMul;
 
 /// Split `"12.5 GB/s"` into (`"12.5"`, `"GB/s"`). An exponent (`1e3`, `1e-3`, `1e+2`, the
 /// forms Python's `json` writes) belongs to the number.
@@ -78,7 +79,11 @@ pub fn parse_latency(text: &str) -> Result<f64> {
     let cannot = || CollsynthError::bad(format!("cannot read latency '{text}'"));
     // Validate the syntax exactly, then let Rust's correctly rounded parser give the f64
     // (so a written latency reads back bit for bit).
-    parse_exact(num).map_err(|_| cannot())?;
+    // The exact parser's range (10^±30) is narrower than f64's, and a latency needs no
+    // exactness: check the characters only, so `1e308` and `1e-308` read as the finite f64s they are.
+    if !is_decimal(num) {
+        return Err(cannot());
+    }
     let value: f64 = num.parse().map_err(|_| cannot())?;
     let factor = match unit {
         "" | "us" | "µs" | "usec" => 1.0,
@@ -89,7 +94,42 @@ pub fn parse_latency(text: &str) -> Result<f64> {
             return Err(CollsynthError::bad(format!("unknown latency unit '{unit}' in '{text}' (use ns, us, ms or s)")))
         }
     };
-    Ok(value * factor)
+    let us = value * factor;
+    if !us.is_finite() {
+        return Err(CollsynthError::bad(format!("latency '{text}' is beyond the largest finite number")));
+    }
+    Ok(us)
+}
+
+/// `text` is a plain decimal (`-1.5`, `2e-3`, `.5`), the syntax [`parse_exact`] accepts
+/// without a fraction `p/q`.
+fn is_decimal(text: &str) -> bool {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    let mantissa = mantissa.strip_prefix(['-', '+']).unwrap_or(mantissa);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    !(int_part.is_empty() && frac_part.is_empty()) && digits(int_part) && digits(frac_part) && exponent_ok
+}
+
+/// The largest size any command takes: 2^63 bytes, what a buffer can be (a signed 64-bit
+/// byte count, as the runtimes and MPI hold it). Beyond it exact arithmetic on sizes could leave i128.
+pub const MAX_SIZE_BYTES: i128 = 1 << 63;
+
+/// `value` times `mult` bytes, refused above [`MAX_SIZE_BYTES`] (checked: no overflow panic).
+fn bytes_of(text: &str, value: Rat, mult: i128) -> Result<Rat> {
+    let too_large = || CollsynthError::bad(format!("size '{text}' is above the largest buffer, 2^63 bytes (8 EiB)"));
+    let bytes = value.checked_mul(&Rat::from_integer(mult)).ok_or_else(too_large)?;
+    if bytes > Rat::from_integer(MAX_SIZE_BYTES) {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 /// Data size in bytes, the one rule of every size option (`synth --size`, `compare --sizes`,
@@ -114,11 +154,10 @@ pub fn parse_size(text: &str) -> Result<Rat> {
             }
         },
     };
-    let bytes = value * Rat::from_integer(mult);
-    if bytes < Rat::from_integer(0) {
+    if value < Rat::from_integer(0) {
         return Err(CollsynthError::bad(format!("size '{text}' is negative")));
     }
-    Ok(bytes)
+    bytes_of(text, value, mult)
 }
 
 /// The power of 1024 a unit's first letter stands for (`K` 1 up to `T` 4, either case).
@@ -148,12 +187,12 @@ pub fn parse_nccl_tests_size(text: &str) -> Result<u64> {
             if value < Rat::from_integer(0) {
                 return Err(CollsynthError::bad(format!("size '{text}' is negative")));
             }
-            value * Rat::from_integer(1i128 << (10 * p))
+            bytes_of(text, value, 1i128 << (10 * p))?
         }
         None => parse_size(text)?,
     };
-    if !bytes.is_integer() || bytes > Rat::from_integer(i128::from(u64::MAX)) {
-        return Err(CollsynthError::bad(format!("size '{text}' is not a whole number of bytes up to 2^64")));
+    if !bytes.is_integer() {
+        return Err(CollsynthError::bad(format!("size '{text}' is not a whole number of bytes")));
     }
     Ok(*bytes.numer() as u64)
 }

@@ -63,7 +63,7 @@ fn circulant_blocks(p: usize, size_bytes: f64, alpha_us: f64, beta_us_per_byte: 
 #[pyo3(signature = (ps, threads=0))]
 fn circulant_check(py: Python<'_>, ps: Vec<usize>, threads: usize) -> PyResult<Bound<'_, PyDict>> {
     guard(|| ps.iter().try_for_each(|&p| check_p(p)))?;
-    let s = py.detach(|| guard(|| Ok(core::check_all(&ps, threads, &|_| {}))))?;
+    let s = crate::interruptible(py, || guard(|| Ok(core::check_all(&ps, threads, &|_| {}))))?;
     let d = PyDict::new(py);
     d.set_item("ps", s.ps)?;
     d.set_item("max_p", s.max_p)?;

@@ -8,7 +8,7 @@ use collsynth_core::rational::{to_f64, to_fraction_string, Rat};
 use collsynth_core::synth::{self, Request};
 use collsynth_core::topology::json;
 use collsynth_core::units::parse_size;
-use collsynth_core::{import, verify, zoo, CollsynthError, Topology};
+use collsynth_core::{budget, import, verify, zoo, CollsynthError, Topology};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -29,11 +29,22 @@ create_exception!(_core, Infeasible, BadInput, "No schedule exists for this requ
 create_exception!(_core, InternalError, PyRuntimeError, "A bug inside collsynth: exit status 1.");
 
 pub(crate) fn to_py(e: CollsynthError) -> PyErr {
+    // A message quotes the input, which may hold line breaks: the CLI prints one line.
+    let m = one_line(e.message());
     match e {
-        CollsynthError::BadInput(m) => BadInput::new_err(m),
-        CollsynthError::Infeasible(m) => Infeasible::new_err(m),
-        CollsynthError::Internal(m) => InternalError::new_err(m),
+        CollsynthError::BadInput(_) => BadInput::new_err(m),
+        CollsynthError::Infeasible(_) => Infeasible::new_err(m),
+        CollsynthError::Internal(_) => InternalError::new_err(m),
+        CollsynthError::Cancelled => pyo3::exceptions::PyKeyboardInterrupt::new_err(m),
     }
+}
+
+/// `m` with its control characters escaped (`\n`, `\u{0}`), so that it prints as one line.
+pub(crate) fn one_line(m: &str) -> String {
+    if !m.chars().any(char::is_control) {
+        return m.to_string();
+    }
+    m.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
 }
 
 /// Run `f`, turning core errors and panics into Python exceptions.
@@ -49,6 +60,58 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> collsynth_core::Result<T>) -> PyResul
             Err(InternalError::new_err(format!("internal error: {msg}")))
         }
     }
+}
+
+/// Run `f` without the GIL on a worker thread while this thread looks for signals every
+/// 50 ms: on Ctrl-C the core is asked to stop (`budget::cancel`, polled by its long loops) and
+/// the KeyboardInterrupt is raised once `f` has returned, so a long call answers Ctrl-C.
+pub(crate) fn interruptible<T: Send>(py: Python<'_>, f: impl FnOnce() -> PyResult<T> + Send) -> PyResult<T> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    budget::reset_cancelled();
+    let (tx, rx) = channel();
+    // A Mutex makes the receiver Sync, as a closure run without the GIL needs.
+    let rx = std::sync::Mutex::new(rx);
+    std::thread::scope(|scope| {
+        // The stack the calling thread would have had (deep recursions stay as they were).
+        let spawned = std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(scope, move || {
+            let _ = tx.send(f());
+        });
+        if let Err(e) = spawned {
+            return Err(InternalError::new_err(format!("cannot start a worker thread: {e}")));
+        }
+        let mut interrupted: Option<PyErr> = None;
+        loop {
+            let next = py.detach(|| match rx.lock() {
+                Ok(rx) => rx.recv_timeout(std::time::Duration::from_millis(50)),
+                Err(_) => Err(RecvTimeoutError::Disconnected),
+            });
+            match next {
+                Ok(result) => return interrupted.map_or(result, Err),
+                Err(RecvTimeoutError::Timeout) => {
+                    if interrupted.is_none() {
+                        if let Err(e) = py.check_signals() {
+                            budget::cancel();
+                            interrupted = Some(e);
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(
+                        interrupted.unwrap_or_else(|| InternalError::new_err("a worker thread ended without a result"))
+                    )
+                }
+            }
+        }
+    })
+}
+
+/// Set the memory budget of every later call, in bytes (`None`: the default, half the
+/// physical memory, at most 8 GiB); returns the budget in force.
+#[pyfunction]
+#[pyo3(signature = (bytes=None))]
+fn set_memory_budget(bytes: Option<u64>) -> PyResult<u64> {
+    guard(|| budget::set_memory_budget(bytes))?;
+    Ok(budget::memory_budget())
 }
 
 #[pyclass(name = "Topology", module = "collsynth._core", frozen)]
@@ -146,7 +209,7 @@ impl PyTopology {
     #[pyo3(signature = (size="1MiB"))]
     fn alltoall<'py>(&self, py: Python<'py>, size: &str) -> PyResult<Bound<'py, PyDict>> {
         let bytes = to_f64(&size_arg(size)?);
-        let a = py.detach(|| guard(|| collsynth_core::bound::alltoall::alltoall(&self.inner)))?;
+        let a = interruptible(py, || guard(|| collsynth_core::bound::alltoall::alltoall(&self.inner)))?;
         let d = PyDict::new(py);
         d.set_item("alltoall_rate_GBps", a.rate_gbps)?;
         d.set_item("alltoall_us", a.time_us(self.inner.n_ranks(), bytes))?;
@@ -162,7 +225,7 @@ impl PyTopology {
 
     /// Metrics as a dict with the `topo show --json` keys.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = guard(|| Ok(self.inner.metrics()))?;
+        let m = interruptible(py, || guard(|| self.inner.metrics()))?;
         let d = PyDict::new(py);
         d.set_item("name", &self.inner.name)?;
         d.set_item("N", m.n)?;
@@ -354,10 +417,12 @@ impl PySchedule {
         let ready = self.evaluated.lock().ok().and_then(|mut e| e.take_if(|e| e.size == m && e.pipeline == pipeline));
         let (b, e) = match ready {
             Some(done) => (done.bounds, done.evaluation),
-            None => guard(|| {
-                let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
-                let e = api::evaluate(&self.inner, &self.topo, m, pipeline, &b)?;
-                Ok((b, e))
+            None => interruptible(py, || {
+                guard(|| {
+                    let b = api::bounds(&self.topo, self.inner.collective, self.inner.root)?;
+                    let e = api::evaluate(&self.inner, &self.topo, m, pipeline, &b)?;
+                    Ok((b, e))
+                })
             })?,
         };
         let d = bounds_dict(py, &self.topo, self.inner.collective, &b)?;
@@ -399,14 +464,16 @@ impl PySchedule {
         let m = size_arg(size)?;
         let moved = api::moved_size(self.inner.collective, self.inner.n_ranks, m);
         let flat = if protocol.is_some() { Some(self.flat()?) } else { None };
-        let r = guard(|| match (protocol, flat) {
-            (Some(name), Some(flat)) => {
-                let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
-                    collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
-                })?;
-                runtime::runtime_time(flat, &self.topo, moved.moved, p)
-            }
-            _ => api::runtime(&self.inner, &self.topo, m),
+        let r = interruptible(py, || {
+            guard(|| match (protocol, flat) {
+                (Some(name), Some(flat)) => {
+                    let p = Protocol::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| {
+                        collsynth_core::CollsynthError::bad(format!("unknown protocol '{name}' (LL, LL128, Simple)"))
+                    })?;
+                    runtime::runtime_time(flat, &self.topo, moved.moved, p)
+                }
+                _ => api::runtime(&self.inner, &self.topo, m),
+            })
         })?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
@@ -423,7 +490,7 @@ impl PySchedule {
     #[pyo3(signature = (size, pipeline=1))]
     fn simulate<'py>(&self, py: Python<'py>, size: &str, pipeline: usize) -> PyResult<Bound<'py, PyDict>> {
         let m = size_arg(size)?;
-        let r = guard(|| api::simulate(&self.inner, &self.topo, m, pipeline))?;
+        let r = interruptible(py, || guard(|| api::simulate(&self.inner, &self.topo, m, pipeline)))?;
         let d = PyDict::new(py);
         d.set_item("size_bytes", to_f64(&m))?;
         d.set_item("size_bytes_exact", to_fraction_string(&m))?;
@@ -533,7 +600,7 @@ fn time_only<'py>(
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
-    let t = py.detach(|| guard(|| api::time_only(&topo.inner, c, algorithm, &req, m)))?;
+    let t = interruptible(py, || guard(|| api::time_only(&topo.inner, c, algorithm, &req, m)))?;
     let d = PyDict::new(py);
     d.set_item("N", t.report.n_ranks)?;
     d.set_item("synthesis_seconds", t.synthesis_seconds)?;
@@ -578,7 +645,7 @@ pub(crate) fn synthesize(
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
     // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
-    let (done, evaluated) = py.detach(|| {
+    let (done, evaluated) = interruptible(py, || {
         guard(|| {
             let run = || {
                 api::synthesize_then(&topo.inner, c, algorithm, &req, m, |s, t| {
@@ -601,9 +668,9 @@ pub(crate) fn synthesize(
 #[pyo3(signature = (topo, collective, root=0))]
 fn bounds<'py>(py: Python<'py>, topo: &PyTopology, collective: &str, root: usize) -> PyResult<Bound<'py, PyDict>> {
     let c = collective_arg(collective)?;
-    let b = guard(|| api::bounds(&topo.inner, c, root))?;
+    // The metrics first: they refuse a topology too large to measure before the bound runs.
+    let (m, b) = interruptible(py, || guard(|| Ok((topo.inner.metrics()?, api::bounds(&topo.inner, c, root)?))))?;
     let d = bounds_dict(py, &topo.inner, c, &b)?;
-    let m = topo.inner.metrics();
     d.set_item("diameter", m.diameter)?;
     d.set_item("moore_steps", collsynth_core::bound::latency::moore_steps(m.n, m.max_degree))?;
     d.set_item("one_ported_rounds", collsynth_core::bound::latency::one_ported_broadcast_rounds(m.n))?;
@@ -692,6 +759,7 @@ fn families() -> Vec<(&'static str, &'static str, &'static str, Vec<&'static str
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", collsynth_core::VERSION)?;
     m.add("BadInput", m.py().get_type::<BadInput>())?;
+    m.add_function(wrap_pyfunction!(set_memory_budget, m)?)?;
     m.add("Infeasible", m.py().get_type::<Infeasible>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_class::<PyTopology>()?;

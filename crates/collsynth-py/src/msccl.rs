@@ -70,7 +70,8 @@ fn msccl_export<'py>(
             (None, Some(m)) => (m, m),
             (None, None) => (1 << 30, 1 << 30),
         };
-        let s = collsynth_core::ir::transform::pipelined(schedule.flat()?, pipeline.unwrap_or(1));
+        let flat = schedule.flat()?;
+        let s = guard(|| collsynth_core::ir::transform::pipelined(flat, pipeline.unwrap_or(1)))?;
         chosen = guard(|| api::windows::protocol_for(&s, &schedule.topo, range))?;
         chosen.name()
     } else {
@@ -79,7 +80,7 @@ fn msccl_export<'py>(
     let o = lowering(runtime, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
     // The lowering is judged at `size`, else at the size range's middle, else 1 GiB.
     let judged = bytes.unwrap_or_else(|| api::windows::judged_bytes(size_range));
-    let done = py.detach(|| {
+    let done = crate::interruptible(py, || {
         guard(|| api::export_msccl_at(&schedule.inner, &schedule.topo, &o, pipeline.is_none(), text, judged))
     })?;
     let p = &done.exported.program;
@@ -169,7 +170,7 @@ fn msccl_export_windows<'py>(
     let o = lowering(runtime, protocol.unwrap_or("Simple"), channels, unfused, 1, None)?;
     let protocol = protocol.map(|p| guard(|| Protocol::parse(p))).transpose()?;
     let req = collsynth_core::synth::Request { root, options, size: None };
-    let done = py.detach(|| {
+    let done = crate::interruptible(py, || {
         guard(|| api::windows::export_windows_with(&topo.inner, c, algorithm, &req, size_range, &o, protocol, text))
     })?;
     done.into_iter()

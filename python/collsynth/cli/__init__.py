@@ -5,12 +5,14 @@ Exit status: 0 success, 2 bad input or usage, 1 internal error.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
 import warnings
 
-from collsynth._core import BadInput, InternalError, __version__
+from collsynth._core import BadInput, InternalError, __version__, size_bytes
+from collsynth._core import set_memory_budget as _set_memory_budget
 from collsynth.cli.common import OneLineParser, fail
 from collsynth.fileio import Terminated, remove_temp_files_on_signals
 
@@ -37,7 +39,34 @@ def build_parser(argv: list[str] | None = None) -> OneLineParser:
     for command in COMMANDS:
         if named not in COMMANDS or command == named:
             importlib.import_module(f"collsynth.cli.{command.replace('-', '_')}").register(sub)
+    _add_memory_budget(parser)
     return parser
+
+
+MEMORY_BUDGET_HELP = (
+    "memory one request may take, e.g. 4GiB (default: half the physical memory, at most 8 GiB); "
+    "a request whose estimate is above it is refused (exit 2) before it allocates"
+)
+
+
+def _add_memory_budget(parser: argparse.ArgumentParser) -> None:
+    """Give every command (the leaves of the parser tree) ``--memory-budget``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        parser.add_argument("--memory-budget", default=None, metavar="SIZE", help=MEMORY_BUDGET_HELP)
+    for action in subs:
+        for child in dict.fromkeys(action.choices.values()):
+            _add_memory_budget(child)
+
+
+def set_memory_budget(text: str | None) -> None:
+    """Hand ``--memory-budget`` to the core (whole bytes, any size unit)."""
+    if text is None:
+        return
+    exact = size_bytes(text)
+    if "/" in exact:
+        raise BadInput(f"--memory-budget {text!r}: not a whole number of bytes")
+    _set_memory_budget(int(exact))
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
@@ -63,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"argument '{bad}' is not valid UTF-8", 2)
     args = build_parser(argv).parse_args(argv)
     try:
+        set_memory_budget(getattr(args, "memory_budget", None))
         return args.run(args) or 0
     except BadInput as e:
         return fail(str(e), 2)

@@ -24,6 +24,10 @@ from collsynth.cli.options import (
 from collsynth.cli.verify import verified
 from collsynth.fileio import read_text
 
+# Repetitions of one run: each is at least one collective over MPI (milliseconds at 1 GiB), and
+# the whole run must end within the 600 s that `run` waits for mpiexec.
+MAX_REPS = 10_000
+
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="execute a schedule or MSCCL XML on MPI ranks and check the result")
@@ -37,7 +41,12 @@ def register(sub) -> None:
         help=size_help("nccl-tests size (default 1MiB)"),
     )
     p.add_argument("--dtype", default="float32", choices=["float32", "float64", "int32"])
-    p.add_argument("--reps", type=whole(1), default=5, help="timed repetitions (default 5)")
+    p.add_argument(
+        "--reps",
+        type=whole(1, MAX_REPS),
+        default=5,
+        help=f"timed repetitions (default 5, at most {MAX_REPS}: the run must end within its time limit)",
+    )
     p.add_argument("--inplace", action="store_true", help="run the collective in place")
     p.add_argument("--json", action="store_true")
     add_pipeline(p)

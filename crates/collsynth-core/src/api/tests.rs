@@ -289,7 +289,7 @@ fn auto_searches_at_the_moved_size() {
         let Ok(other) = synthesize(&t, c, alg.name, &Request::default(), m) else { continue };
         let other = as_exported(other.schedule).unwrap();
         for &d in cost::tuning::depths(&other) {
-            let lowered = crate::ir::transform::pipelined(&other, d);
+            let lowered = crate::ir::transform::pipelined(&other, d).unwrap();
             for p in Protocol::ALL {
                 let theirs = runtime_time(&lowered, &t, moved, p).unwrap().time_us;
                 assert!(

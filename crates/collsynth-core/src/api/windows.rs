@@ -356,7 +356,7 @@ fn merge_windows_timed(
 
 /// The protocol the runtime model picks for `v` in the middle (geometric) of window `w`.
 fn window_protocol(v: &Variant, topo: &Topology, w: &Window) -> Result<crate::protocol::Protocol> {
-    let s = crate::ir::transform::pipelined(&v.schedule, v.pipeline);
+    let s = crate::ir::transform::pipelined(&v.schedule, v.pipeline)?;
     protocol_for(&s, topo, (w.min_bytes, w.max_bytes))
 }
 

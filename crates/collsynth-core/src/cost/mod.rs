@@ -95,7 +95,7 @@ pub fn time_us(model: Model, s: &Schedule, topo: &Topology, size: Rat, pipeline:
         Model::AlphaBeta => alpha_beta(s, topo, size, pipeline).map(|e| e.total_us),
         Model::Simulator => simulate(s, topo, size, pipeline).map(|r| r.time_us),
         Model::Runtime => {
-            runtime::runtime(&crate::ir::transform::pipelined(s, pipeline), topo, size).map(|e| e.time_us)
+            runtime::runtime(&crate::ir::transform::pipelined(s, pipeline)?, topo, size).map(|e| e.time_us)
         }
     }
 }
@@ -103,6 +103,9 @@ pub fn time_us(model: Model, s: &Schedule, topo: &Topology, size: Rat, pipeline:
 /// Most chunk transfers (transfers, or pieces, x pipeline sub-chunks) the models size tables
 /// by: twice the largest case benchmarked (a ring allreduce on torus:32x32 pipelined 64 ways).
 pub const MAX_CHUNK_TRANSFERS: usize = 1 << 28;
+
+/// Bytes the cost models hold per chunk transfer, at most (the simulator's, see `check`).
+const CHUNK_TRANSFER_BYTES: u128 = 48;
 
 /// Checks shared by the models, so that a malformed schedule (e.g. read from a file) is a
 /// clear error, never a panic: size >= 0, pipeline >= 1, every index in range. Route
@@ -127,6 +130,13 @@ pub(crate) fn check(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -
              transfers the models hold"
         )));
     }
+    // The simulator's event keys, sub-chunk bytes and countdowns, per chunk transfer (its
+    // event queues grow by doubling: half as much again).
+    crate::budget::check_memory(
+        &format!("pipeline {pipeline} ({units} transfers x {pipeline} sub-chunks)"),
+        Some(units as u128 * pipeline as u128),
+        CHUNK_TRANSFER_BYTES,
+    )?;
     if s.n_ranks != topo.n_ranks() {
         return Err(CollsynthError::bad(format!(
             "schedule has {} ranks but the topology has {}",

@@ -299,6 +299,9 @@ pub fn simulate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize) -> Re
             // Arrived at the destination: release the dependents' sub-chunk j.
             last = t;
             done += 1;
+            if done.is_multiple_of(65536) {
+                crate::budget::check_cancelled()?;
+            }
             for y in x.children..x.children + x.n_children {
                 let c = sim.children[y as usize] as usize;
                 let slot = sim.tx[c].slot;

@@ -47,7 +47,7 @@ fn pipeline_is_split() {
         let s = ring_allreduce_n(&topo);
         let size = Rat::from_integer(m);
         for k in [2usize, 3, 7] {
-            let split_s = pipelined(&s, k);
+            let split_s = pipelined(&s, k).unwrap();
             let a = simulate(&s, &topo, size, k).unwrap();
             let b = simulate(&split_s, &topo, size, 1).unwrap();
             assert_eq!(a.time_us.to_bits(), b.time_us.to_bits(), "{spec} k={k}");

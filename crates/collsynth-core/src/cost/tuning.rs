@@ -162,7 +162,7 @@ pub fn lowered(s: &Schedule, depth: usize, interleaved: bool) -> Result<Schedule
     if interleaved {
         crate::ir::transform::interleaved(s, depth)
     } else {
-        Ok(crate::ir::transform::pipelined(s, depth))
+        crate::ir::transform::pipelined(s, depth)
     }
 }
 

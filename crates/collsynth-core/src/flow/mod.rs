@@ -315,20 +315,32 @@ impl FlowNetwork {
 /// with `sigma` (exact). Every exact flow computation (cut bounds, ForestColl) scales this way.
 pub fn integer_capacities(topo: &crate::topology::Topology) -> crate::error::Result<(Vec<Cap>, crate::rational::Rat)> {
     use num_integer::Integer;
-    let overflow = || crate::error::CollsynthError::internal("integer overflow while scaling bandwidths");
+    // Many distinct fractions (1/2, 1/3, 1/5, ...) multiply into a common denominator past
+    // what exact flows can hold: bad input, with the reason and the way out.
+    let overflow = || {
+        crate::error::CollsynthError::bad(format!(
+            "scaling the bandwidths of {} links to integers for exact flows needs numbers above 2^80 (a \
+             common denominator of many distinct fractions); give bandwidths with fewer distinct denominators",
+            topo.links.len()
+        ))
+    };
+    const LIMIT: i128 = crate::topology::validate::MAX_BANDWIDTH_TERM;
     let mut l: i128 = 1;
     // The `!=` tests skip i128 divisions for the common equal values (most topologies have
     // one or two bandwidths).
     for link in &topo.links {
         let d = *link.bandwidth.denom();
         if d != 1 && l % d != 0 {
-            l = (l / l.gcd(&d)).checked_mul(d).ok_or_else(overflow)?;
+            l = (l / l.gcd(&d)).checked_mul(d).filter(|&l| l <= LIMIT).ok_or_else(overflow)?;
         }
     }
     let mut ints = Vec::with_capacity(topo.links.len());
     let mut g: i128 = 0;
     for link in &topo.links {
-        let v = (l / link.bandwidth.denom()).checked_mul(*link.bandwidth.numer()).ok_or_else(overflow)?;
+        let v = (l / link.bandwidth.denom())
+            .checked_mul(*link.bandwidth.numer())
+            .filter(|&v| v <= LIMIT)
+            .ok_or_else(overflow)?;
         if v != g {
             g = g.gcd(&v);
         }

@@ -332,7 +332,10 @@ impl Walk {
             self.add(format!("pci-{busid}"), NodeKind::Switch, Role::Pci)
         };
         if let Some(key) = el.attr("busid").and_then(bus_key) {
-            self.by_bus.entry(key).or_insert(node);
+            // Links name their ends by bus id: a second device on the same id would make them ambiguous.
+            if self.by_bus.insert(key, node).is_some() {
+                return Err(bad(el, format!("busid=\"{}\" appears twice", el.attr("busid").unwrap_or_default())));
+            }
         }
         self.bilink(node, parent, bw, LinkKind::Pci);
         for child in &el.children {

@@ -47,6 +47,11 @@ pub fn parse(text: &str) -> Result<Element> {
     if text.len() > MAX_BYTES {
         return Err(CollsynthError::bad(format!("file too large ({} bytes, at most {MAX_BYTES})", text.len())));
     }
+    // NUL ends a C string: NCCL's reader would stop there and read something else.
+    if let Some(at) = text.find('\0') {
+        let line = 1 + text[..at].matches('\n').count();
+        return Err(err(line, "a NUL character (a topology file is text)"));
+    }
     let mut cur = Cursor { s: text.as_bytes(), pos: 0, line: 1 };
     let mut open: Vec<Element> = Vec::new();
     let mut root: Option<Element> = None;
@@ -194,6 +199,9 @@ impl Cursor<'_> {
             }
             self.skip_space();
             let value = self.quoted(&el.name, &key)?;
+            if el.attr(&key).is_some() {
+                return Err(err(self.line, format!("<{} {key}=: the attribute is given twice", el.name)));
+            }
             if el.attrs.len() >= MAX_ATTRS {
                 return Err(err(line, format!("<{}> has more than {MAX_ATTRS} attributes", el.name)));
             }
@@ -221,6 +229,17 @@ impl Cursor<'_> {
             return Err(err(self.line, format!("<{tag} {key}=: unterminated value")));
         }
         let value = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
+        // NCCL's reader copies a value verbatim, expanding no entity or character reference:
+        // `&amp;`, `&#0;` or a bare `&` would mean one thing to an XML reader and another to NCCL.
+        if value.contains('&') {
+            return Err(err(self.line, format!("<{tag} {key}=: '&' (NCCL reads values verbatim, without entities)")));
+        }
+        if let Some(c) = value.chars().find(|c| c.is_control()) {
+            return Err(err(
+                self.line,
+                format!("<{tag} {key}=: control character {} in the value", c.escape_unicode()),
+            ));
+        }
         self.pos += 1;
         Ok(value)
     }

@@ -407,12 +407,14 @@ pub fn refine(s: &Schedule, pieces: &[Piece]) -> Result<Schedule> {
 
 /// Split every piece into `k` equal sub-pieces (pipelining): transfer i becomes k
 /// transfers, the j-th carrying sub-piece j and depending on the j-th copies of its
-/// dependencies. Steps are kept. `pipelined(s, 1)` is `s`.
-pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
+/// dependencies. Steps are kept. `pipelined(s, 1)` is `s`. Refused (BadInput) when the
+/// result would not fit the memory budget ([`crate::budget`]).
+pub fn pipelined(s: &Schedule, k: usize) -> Result<Schedule> {
     assert!(s.is_flat(), "transforms take flat schedules (ir::orbit::flat)");
     if k <= 1 {
-        return s.clone();
+        return Ok(s.clone());
     }
+    check_pipelined_memory(s, k)?;
     let kk = k as i128;
     let mut out = Schedule { pieces: Vec::with_capacity(s.pieces.len() * k), transfers: Vec::new(), ..s.clone() };
     for p in &s.pieces {
@@ -433,7 +435,23 @@ pub fn pipelined(s: &Schedule, k: usize) -> Schedule {
             });
         }
     }
-    out
+    Ok(out)
+}
+
+/// Bytes a flat schedule's transfer holds beyond its route and dependencies: the struct
+/// and two heap blocks' bookkeeping.
+const TRANSFER_BYTES: u128 = (std::mem::size_of::<Transfer>() + 32) as u128;
+
+/// Refuse `pipelined(s, k)` above the memory budget: k copies of every piece and transfer
+/// (with its route and dependencies), plus what the cost models size per chunk transfer.
+pub fn check_pipelined_memory(s: &Schedule, k: usize) -> Result<()> {
+    let per_copy: u128 = s.pieces.len() as u128 * std::mem::size_of::<Piece>() as u128
+        + s.transfers.iter().map(|t| TRANSFER_BYTES + 8 * (t.route.len() + t.after.len()) as u128).sum::<u128>();
+    crate::budget::check_memory(
+        &format!("--pipeline {k} ({} transfers x {k} sub-chunks)", s.transfers.len()),
+        Some(k as u128),
+        per_copy,
+    )
 }
 
 /// `s` moved by a graph map: rank r becomes `ranks[r]` (a permutation), link l becomes

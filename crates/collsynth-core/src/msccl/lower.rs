@@ -114,12 +114,21 @@ pub fn lower_with(s: &Schedule, o: &Options, fuse: bool) -> Result<Program> {
         Some((_, 0)) if o.runtime == Runtime::MscclLegacy => {
             return Err(CollsynthError::bad("--size-range: maxBytes 0 means never in the old runtime; give a bound"))
         }
+        // The parsers read minBytes and maxBytes with strtoll into an int64_t: a larger value
+        // would be written, then clamped on load (and refused by `verify`).
+        Some((lo, hi)) if lo.max(hi) > i64::MAX as u64 => {
+            return Err(CollsynthError::bad(format!(
+                "--size-range: {} is above {}, the largest minBytes/maxBytes the runtimes read (strtoll into int64_t)",
+                lo.max(hi),
+                i64::MAX
+            )))
+        }
         Some((lo, hi)) if hi != 0 && lo > hi => {
             return Err(CollsynthError::bad(format!("--size-range: minBytes {lo} is above maxBytes {hi}")))
         }
         _ => {}
     }
-    let s = transform::pipelined(s, o.pipeline.max(1));
+    let s = transform::pipelined(s, o.pipeline.max(1))?;
     fit(&s, o, fuse).map(|(p, _, _)| p)
 }
 

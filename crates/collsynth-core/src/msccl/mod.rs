@@ -161,7 +161,7 @@ fn export_fastest(
     let chosen = |fused: bool| -> Result<Vec<Candidate>> {
         let mut out = Vec::new();
         for &k in pipelines {
-            let cut = crate::ir::transform::pipelined(s, k);
+            let cut = crate::ir::transform::pipelined(s, k)?;
             if let Some((lowering, t)) = choose(&cut, &lower::Options { pipeline: k, fused, ..o.clone() })? {
                 out.push((t, k, lowering));
             }

@@ -285,8 +285,9 @@ fn check_bounds(g: &Gpu, buf: Buf, off: i64, cnt: usize, what: &str, out: &mut V
         Buf::Output => (g.o_chunks, "o_chunks"),
         Buf::Scratch => (g.s_chunks, "s_chunks"),
     };
-    let end = off + cnt.max(1) as i64;
-    if off < 0 || end > chunks as i64 {
+    // Offsets and counts come from the file: near i64::MAX their sum must not overflow.
+    let end = i64::try_from(cnt.max(1)).ok().and_then(|c| off.checked_add(c));
+    if off < 0 || end.is_none_or(|end| end > i64::try_from(chunks).unwrap_or(i64::MAX)) {
         out.push(format!("{what}=\"{off}\" cnt=\"{cnt}\" is outside buffer {} ({name}=\"{chunks}\")", buf.letter()));
     }
 }

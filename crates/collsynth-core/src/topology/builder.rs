@@ -4,6 +4,7 @@
 use super::{validate, Link, Node, NodeKind, Topology};
 use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
+use num_traits::CheckedAdd;
 use std::collections::HashMap;
 
 #[derive(Debug, Default)]
@@ -99,7 +100,11 @@ impl TopologyBuilder {
             let (src, dst, ref bw, lat, _) = self.raw[i];
             match links.last_mut() {
                 Some(l) if (l.src, l.dst) == (src, dst) => {
-                    l.bandwidth += bw;
+                    let sum = l.bandwidth.checked_add(bw).filter(validate::exact_enough);
+                    l.bandwidth = sum.ok_or_else(|| {
+                        let (a, b) = (&self.nodes[src].name, &self.nodes[dst].name);
+                        CollsynthError::bad(format!("link {a} -> {b}: {}", validate::TOO_FINE))
+                    })?;
                     l.latency = l.latency.min(lat);
                 }
                 _ => links.push(Link { src, dst, bandwidth: *bw, latency: lat }),

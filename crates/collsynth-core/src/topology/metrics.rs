@@ -1,6 +1,7 @@
 //! Summary metrics of a topology, as shown by `topo show`.
 
 use super::Topology;
+use crate::error::{CollsynthError, Result};
 use crate::rational::Rat;
 use std::collections::VecDeque;
 
@@ -45,13 +46,48 @@ pub fn bfs_hops(t: &Topology, s: usize) -> Vec<usize> {
     dist
 }
 
-/// Compute all metrics. Cost: one BFS per compute node, O(N * links).
-pub fn metrics(t: &Topology) -> Metrics {
+/// Most BFS work (sources times nodes plus links) the metrics may take: a few seconds on
+/// one core. Beyond it they are refused rather than left to run for hours.
+pub const MAX_METRICS_WORK: u128 = 1 << 32;
+
+/// Whether moving every rank to the next one (rank N-1 to rank 0) is an automorphism of a
+/// topology without switches (links and their bandwidths and latencies). Then every rank
+/// sees the same distances and one BFS gives every metric. Links are sorted by (src, dst),
+/// so each image is found by binary search: O(links log degree), no extra memory.
+pub fn rank_shift_is_automorphism(t: &Topology) -> bool {
+    let n = t.n_ranks();
+    if t.n_switches() != 0 || n < 2 {
+        return false;
+    }
+    let next = |v: usize| t.rank_node((t.rank_of(v).unwrap_or(0) + 1) % n);
+    t.links.iter().all(|l| {
+        let range = t.out_links(next(l.src));
+        let (dst, image) = (next(l.dst), &t.links[range.clone()]);
+        image
+            .binary_search_by_key(&dst, |m| m.dst)
+            .is_ok_and(|k| image[k].bandwidth == l.bandwidth && image[k].latency.to_bits() == l.latency.to_bits())
+    })
+}
+
+/// Compute all metrics: one BFS per compute node, O(N * links), or one BFS when the ranks
+/// are all alike ([`rank_shift_is_automorphism`]). Refused (BadInput) above
+/// [`MAX_METRICS_WORK`].
+pub fn metrics(t: &Topology) -> Result<Metrics> {
+    let n = t.n_ranks();
+    let sources: &[usize] = if rank_shift_is_automorphism(t) { &t.ranks()[..1] } else { t.ranks() };
+    let work = sources.len() as u128 * (t.n_nodes() + t.links.len()) as u128;
+    if work > MAX_METRICS_WORK {
+        return Err(CollsynthError::bad(format!(
+            "{}: its diameter and average distance need a BFS from each of its {n} ranks over {} links, {work} steps, above the limit of 2^32",
+            t.name,
+            t.links.len()
+        )));
+    }
     let out_deg: Vec<usize> = t.ranks().iter().map(|&v| t.out_links(v).len()).collect();
     let in_deg: Vec<usize> = t.ranks().iter().map(|&v| t.in_links(v).len()).collect();
     let egress: Vec<Rat> = t.ranks().iter().map(|&v| t.egress(v)).collect();
     let (mut diameter, mut total) = (0usize, 0u128);
-    for &s in t.ranks() {
+    for &s in sources {
         let dist = bfs_hops(t, s);
         for &v in t.ranks() {
             if v != s {
@@ -60,9 +96,12 @@ pub fn metrics(t: &Topology) -> Metrics {
             }
         }
     }
-    let n = t.n_ranks();
+    // With one source standing for all, every rank's distances sum to the same.
+    if sources.len() == 1 {
+        total *= n as u128;
+    }
     let pairs = (n * n.saturating_sub(1)) as f64;
-    Metrics {
+    Ok(Metrics {
         n,
         switches: t.n_switches(),
         links: t.links.len(),
@@ -75,11 +114,11 @@ pub fn metrics(t: &Topology) -> Metrics {
         bidirectional: t.is_bidirectional(),
         min_egress: egress.iter().min().copied().unwrap_or_default(),
         max_egress: egress.iter().max().copied().unwrap_or_default(),
-    }
+    })
 }
 
 impl Topology {
-    pub fn metrics(&self) -> Metrics {
+    pub fn metrics(&self) -> Result<Metrics> {
         metrics(self)
     }
 }

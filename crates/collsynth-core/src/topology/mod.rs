@@ -10,7 +10,7 @@ mod builder;
 pub mod json;
 pub mod metrics;
 pub mod restrict;
-mod validate;
+pub(crate) mod validate;
 
 pub use builder::TopologyBuilder;
 pub use metrics::Metrics;
@@ -127,3 +127,6 @@ impl Topology {
         self.links.iter().all(|l| self.link_between(l.dst, l.src).is_some())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -49,6 +49,9 @@ pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
             if a > b {
                 return Err(bad());
             }
+            // Every listed rank is checked against N later; first make sure the list fits.
+            let count = (b - a) as u128 + 1 + out.len() as u128;
+            crate::budget::check_memory(&format!("--ranks {text}"), Some(count), std::mem::size_of::<usize>() as u128)?;
             out.extend(a..=b);
         } else {
             out.push(item.parse().map_err(|_| bad())?);

@@ -81,3 +81,39 @@ fn nccl_tests_sweep() {
     assert!(nccl_tests_sizes(8, 4, 2).is_err());
     assert!(nccl_tests_sizes(8, 64, 1).is_err());
 }
+
+#[test]
+fn sizes_stop_at_a_buffer_of_2_pow_63_bytes() {
+    assert_eq!(parse_size("8388608TiB").unwrap(), Rat::from_integer(1 << 63));
+    assert_eq!(parse_size("9223372036854775808").unwrap(), Rat::from_integer(1 << 63));
+    for text in [
+        "9223372036854775809",
+        "8388609TiB",
+        "99999999999999999999999999TiB",
+        "1e24TiB",
+        "9.3EB".replace("EB", "e18").as_str(),
+    ] {
+        let err = parse_size(text).unwrap_err();
+        assert!(err.message().contains("2^63 bytes"), "{text}: {err}");
+    }
+    // 36 digits times 10^30: out of range, never an overflow panic
+    assert!(parse_exact("999999999999999999999999999999999999e30").unwrap_err().message().contains("out of range"));
+    assert!(parse_size("999999999999999999999999999999999999e30").is_err());
+    assert!(parse_nccl_tests_size("9999999999G").unwrap_err().message().contains("2^63 bytes"));
+    assert!(parse_nccl_tests_size("999999999999999999999999999999999999G").unwrap_err().message().contains("2^63"));
+    assert_eq!(parse_nccl_tests_size("8G").unwrap(), 8 << 30);
+}
+
+#[test]
+fn latencies_are_every_finite_f64() {
+    assert_eq!(parse_latency("1e308").unwrap(), 1e308);
+    assert_eq!(parse_latency("1e-308").unwrap(), 1e-308);
+    assert_eq!(parse_latency("2.5e-310ns").unwrap(), 2.5e-313);
+    assert_eq!(parse_latency(".5").unwrap(), 0.5);
+    // past f64 (or past it once the unit is applied): refused, never infinite
+    assert!(parse_latency("1e309").is_err());
+    assert!(parse_latency("1e303s").unwrap_err().message().contains("largest finite"));
+    for bad in ["1e", "e5", "1e+", "--1", "1.2.3", "1/3", ".", "1e5.5"] {
+        assert!(parse_latency(bad).is_err(), "{bad}");
+    }
+}

@@ -95,7 +95,7 @@ fn ring_allgather_passes() {
     let s = ring_allgather(&ring, 1);
     assert_eq!(verify(&s, &ring), Ok(Report { transfers: 12, pieces: 4, depth: 3 }));
     // Pipelined into 2 chunks per piece.
-    let s2 = pipelined(&s, 2);
+    let s2 = pipelined(&s, 2).unwrap();
     assert_eq!(verify(&s2, &ring), Ok(Report { transfers: 24, pieces: 8, depth: 3 }));
 }
 
@@ -107,7 +107,7 @@ fn ring_reduce_scatter_and_allreduce_pass() {
     assert_eq!(verify(&rs, &ring), Ok(Report { transfers: 12, pieces: 4, depth: 3 }));
     let ar = ring_allreduce(&ring);
     assert_eq!(verify(&ar, &ring), Ok(Report { transfers: 24, pieces: 4, depth: 6 }));
-    assert_eq!(verify(&pipelined(&ar, 3), &ring), Ok(Report { transfers: 72, pieces: 12, depth: 6 }));
+    assert_eq!(verify(&pipelined(&ar, 3).unwrap(), &ring), Ok(Report { transfers: 72, pieces: 12, depth: 6 }));
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn tree_broadcast_reduce_and_allreduce_pass() {
     let sw = topo("switch:4");
     let b = tree_broadcast(&sw);
     assert_eq!(verify(&b, &sw), Ok(Report { transfers: 3, pieces: 1, depth: 2 }));
-    assert_eq!(verify(&pipelined(&b, 2), &sw), Ok(Report { transfers: 6, pieces: 2, depth: 2 }));
+    assert_eq!(verify(&pipelined(&b, 2).unwrap(), &sw), Ok(Report { transfers: 6, pieces: 2, depth: 2 }));
     let r = reverse(&b, &sw, &sw).unwrap();
     assert_eq!(r.collective, Collective::Reduce);
     assert_eq!(verify(&r, &sw), Ok(Report { transfers: 3, pieces: 1, depth: 2 }));
@@ -413,12 +413,12 @@ fn pieces_that_do_not_tile_a_shard() {
     let v = fails(&s, &ring, "the pieces of shard 1 do not tile it: [1/2, 1) is in no piece");
     assert_eq!(v.transfer, None);
 
-    let mut s = pipelined(&ring_allgather(&ring, 1), 2);
+    let mut s = pipelined(&ring_allgather(&ring, 1), 2).unwrap();
     s.pieces[5].start = Rat::new(1, 4); // shard 2 = [0, 1/2) + [1/4, 1)
     let v = fails(&s, &ring, "the pieces of shard 2 do not tile it: pieces 4 and 5 overlap on [1/4, 1/2)");
     assert_eq!(v.piece, Some(5));
 
-    let mut s = pipelined(&ring_allgather(&ring, 1), 2);
+    let mut s = pipelined(&ring_allgather(&ring, 1), 2).unwrap();
     s.pieces[2].start = Rat::new(1, 4); // shard 1 = [1/4, 1/2) + [1/2, 1)
     fails(&s, &ring, "the pieces of shard 1 do not tile it: [0, 1/4) is in no piece");
 
@@ -583,7 +583,7 @@ fn tree_allreduce_passes() {
         let route = router.route(parent, i).unwrap();
         into[i] = b.add(Transfer::new(0, parent, i, route, Op::Copy, after, None));
     }
-    let b = pipelined(&b, 64);
+    let b = pipelined(&b, 64).unwrap();
     let ar = compose(&reverse(&b, &sw, &sw).unwrap(), &b, Collective::Allreduce).unwrap();
     let report = verify(&ar, &sw).unwrap();
     assert_eq!((report.transfers, report.pieces, report.depth), (2 * 64 * (n - 1), 64, 2 * 4));

@@ -85,7 +85,7 @@ pub(crate) mod testutil {
     /// (N, min out-degree, max out-degree, diameter) of a spec.
     pub fn shape(spec: &str) -> (usize, usize, usize, usize) {
         let t: Topology = super::from_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-        let m = t.metrics();
+        let m = t.metrics().unwrap_or_else(|e| panic!("{spec}: {e}"));
         (m.n, m.min_degree, m.max_degree, m.diameter)
     }
 }

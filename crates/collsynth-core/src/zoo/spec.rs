@@ -44,6 +44,7 @@ impl LinkParams {
 
 impl Spec {
     pub fn parse(text: &str) -> Result<Spec> {
+        refuse_control(text)?;
         let text = text.trim();
         let mut parts = text.split(':');
         let head = parts.next().unwrap_or_default();
@@ -72,12 +73,21 @@ impl Spec {
                     None => items.push(item.to_string()),
                 }
             }
-            if items.iter().any(String::is_empty) && !(items.len() == 1 && options.is_empty()) {
+            // `ring::4`, `ring:4:`, `dgx1:` and `ring:4,` name nothing where an argument or
+            // list item stands: refused rather than read as something else.
+            if items.iter().any(String::is_empty) {
                 return Err(CollsynthError::bad(format!("'{text}': empty argument")));
             }
-            items.retain(|s| !s.is_empty());
             if !items.is_empty() {
                 args.push(items);
+            }
+        }
+        for (i, (key, _)) in options.iter().enumerate() {
+            if key.is_empty() {
+                return Err(CollsynthError::bad(format!("'{text}': an option has no name before '='")));
+            }
+            if options[..i].iter().any(|(k, _)| k == key) {
+                return Err(CollsynthError::bad(format!("'{text}': option {key}= is given twice")));
             }
         }
         Ok(Spec { text: text.to_string(), family, args, options })
@@ -209,6 +219,19 @@ impl Spec {
     }
 }
 
+/// A spec is one line of plain text: a line break or other control character (a trailing
+/// newline from a file or a shell) is refused, not trimmed, and the message escapes it.
+fn refuse_control(text: &str) -> Result<()> {
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(CollsynthError::bad(format!(
+            "topology spec '{}' holds the control character {}",
+            text.escape_debug(),
+            c.escape_unicode()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// An expansion expression (docs/contracts.md; the direct-connect paper's §5): a zoo spec, or one of
 /// `line^k(E)` (`line(E)` is `line^1(E)`), `degree*n(E)`, `power^n(E)`,
 /// `product(E; E; ...)`, `bi(E)` over expressions `E`. Whitespace around every token is ignored.
@@ -235,15 +258,20 @@ pub const MAX_EXPONENT: usize = 64;
 /// Largest n of `degree*n` (the node limit stops it long before).
 pub const MAX_COPIES: usize = 1 << 20;
 
+/// Deepest nesting of expansions: parsing, building and printing recurse once per level,
+/// and a few hundred levels would overflow the stack (no useful expression nests this deep).
+pub const MAX_DEPTH: usize = 64;
+
 impl Expr {
     /// Parse an expression. A text without expansion keywords and without `(`, `)` or `;`
     /// is returned as [`Expr::Spec`] unchecked (its family validates it). Errors are BadInput
     /// naming the text, the 1-based character position and the problem.
     pub fn parse(text: &str) -> Result<Expr> {
+        refuse_control(text)?;
         if text.trim().is_empty() {
             return Err(CollsynthError::bad("empty topology spec"));
         }
-        let mut p = ExprParser { text: text.trim(), pos: 0 };
+        let mut p = ExprParser { text: text.trim(), pos: 0, depth: 0 };
         let expr = p.expr()?;
         p.skip_ws();
         match p.peek() {
@@ -276,6 +304,8 @@ impl std::fmt::Display for Expr {
 struct ExprParser<'a> {
     text: &'a str,
     pos: usize,
+    /// Open parentheses around `pos`.
+    depth: usize,
 }
 
 /// Keywords and the operator that must follow each (`(` directly for `line`, `product` and
@@ -391,12 +421,17 @@ impl ExprParser<'_> {
         if !self.eat('(') {
             return Err(self.err_at(at, "expected '('"));
         }
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.err_at(at, format!("expansions nest deeper than {MAX_DEPTH} levels")));
+        }
         Ok(at)
     }
 
     /// Consume the `)` matching the `(` at `open`.
     fn close(&mut self, open: usize) -> Result<()> {
         if self.eat(')') {
+            self.depth -= 1;
             return Ok(());
         }
         match self.peek() {

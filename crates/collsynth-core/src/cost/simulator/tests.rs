@@ -173,7 +173,7 @@ fn ties_by_transfer_index() {
 /// schedule materialised, one heap of every event ordered by (time, completion first,
 /// transfer, hop), and each link's FIFO as the time it becomes free.
 fn reference(s: &Schedule, topo: &Topology, size: Rat, k: usize) -> (f64, Vec<f64>) {
-    let s = crate::ir::transform::pipelined(s, k);
+    let s = crate::ir::transform::pipelined(s, k).unwrap();
     let layout = ByteLayout::new(&s, size);
     let bytes: Vec<f64> = s.pieces.iter().map(|p| layout.range(p)).map(|r| (r.end - r.start) as f64).collect();
     let mut pending: Vec<usize> = s.transfers.iter().map(|t| t.after.len()).collect();

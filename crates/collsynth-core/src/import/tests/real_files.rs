@@ -12,7 +12,7 @@ fn r(n: i128, d: i128) -> Rat {
 
 /// (ranks, min and max GPU out-degree) of a box.
 fn shape(t: &Topology) -> (usize, usize, usize) {
-    let m = t.metrics();
+    let m = t.metrics().unwrap();
     (t.n_ranks(), m.min_degree, m.max_degree)
 }
 

@@ -86,7 +86,7 @@ fn refinement_keeps_data_dependencies_per_sub_piece() {
     assert_eq!(fine.transfers[1].after, vec![0]);
     assert!(fine.transfers[2].after.is_empty() && fine.transfers[3].after.is_empty());
     // A dependency on a transfer that carries the same sub-piece follows that sub-piece only.
-    let split_first = pipelined(&rs, 2);
+    let split_first = pipelined(&rs, 2).unwrap();
     let fine = refine(&split_first, &common_pieces(&split_first, &rs).unwrap()).unwrap();
     assert_eq!(fine, split_first);
     // Identity on its own pieces.
@@ -233,4 +233,19 @@ fn a_shared_order_answers_only_its_own_schedule() {
         assert_eq!(*order(&shared_order(&b)), vec![3, 2, 1, 0]);
     });
     assert!(!std::sync::Arc::ptr_eq(&order(&shared_order(&a)), &order(&shared)));
+}
+
+#[test]
+fn a_pipeline_past_the_memory_budget_is_refused_before_it_is_cut() {
+    let t = from_spec("ring:4").unwrap();
+    let s = crate::synth::run(&t, Collective::Allgather, "ring", &Request::default()).unwrap();
+    assert_eq!(pipelined(&s, 3).unwrap().transfers.len(), 3 * s.transfers.len());
+    for k in [22_369_621, 1 << 40, usize::MAX] {
+        let err = pipelined(&s, k).unwrap_err();
+        assert!(err.message().starts_with(&format!("--pipeline {k} (12 transfers x {k} sub-chunks) needs ")), "{err}");
+        assert!(err.message().contains("above the budget of"), "{err}");
+    }
+    // the cost models refuse it with their own estimate, before they size a table
+    let err = crate::cost::simulate(&s, &t, r(1 << 20, 1), 22_369_621).unwrap_err();
+    assert!(err.message().contains("(--memory-budget)"), "{err}");
 }

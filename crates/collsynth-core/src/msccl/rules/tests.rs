@@ -379,3 +379,17 @@ fn the_parsers_node_budget_is_a_limit_the_exporter_fits() {
     let problems = check_limits(&p, Runtime::MscclNccl);
     assert!(problems.iter().any(|m| m.contains(&format!("would store {} nodes", 1 + 3 + 70 + steps))), "{problems:?}");
 }
+
+#[test]
+fn offsets_near_i64_max_are_outside_never_an_overflow() {
+    for off in [i64::MAX, i64::MAX - 1, i64::MAX - 70] {
+        let mut p = line3();
+        p.gpus[0].tbs[0].steps[0].srcoff = off;
+        p.gpus[0].tbs[0].steps[0].cnt = 71;
+        let problems = check(&p, Runtime::MscclNccl);
+        assert!(problems.iter().any(|m| m.contains(&format!("srcoff=\"{off}\""))), "{problems:?}");
+    }
+    let mut p = line3();
+    p.gpus[0].tbs[0].steps[2].dstoff = i64::MIN;
+    assert!(check(&p, Runtime::MscclNccl).iter().any(|m| m.contains("dstoff=\"-9223372036854775808\"")));
+}

@@ -243,3 +243,16 @@ fn a_forest_stated_per_orbit_falls_back_too() {
     assert!(note.contains("trees per root does not fit") && note.contains("% of the optimal algbw"), "{note}");
     assert!(rules::check_limits(&e.exported.program, Runtime::Rccl).is_empty());
 }
+
+#[test]
+fn a_size_range_past_int64_is_refused_not_written() {
+    let topo = from_spec("ring:4").unwrap();
+    let s = synth::run(&topo, Collective::Allgather, "ring", &Request::default()).unwrap();
+    for range in [(0, 1u64 << 63), (0, u64::MAX), (1 << 63, 1 << 63)] {
+        let o = lower::Options { size_range: Some(range), ..lower::Options::default() };
+        let err = lower::lower(&s, &o).unwrap_err();
+        assert!(err.message().contains("above 9223372036854775807"), "{range:?}: {err}");
+    }
+    let o = lower::Options { size_range: Some((0, i64::MAX as u64)), ..lower::Options::default() };
+    assert_eq!(lower::lower(&s, &o).unwrap().max_bytes, i64::MAX as u64);
+}

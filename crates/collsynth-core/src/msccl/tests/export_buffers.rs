@@ -167,7 +167,7 @@ fn the_unfused_program_written_is_the_one_judged() {
     let note = e.exported.unfused_because.clone().unwrap();
     assert!(note.ends_with("(at most 120 steps per rank, as many as fused)"), "{note}");
     let judged = e.judged.expect("the unfused program is judged");
-    let cut = crate::ir::transform::pipelined(&done.schedule, e.exported.pipeline);
+    let cut = crate::ir::transform::pipelined(&done.schedule, e.exported.pipeline).unwrap();
     let time = |o: &lower::Options| crate::cost::runtime::exported(&cut, &topo, rat(bytes), o).unwrap().unwrap();
     let (fused_lowering, fused_time) = time(&o);
     let plain = lower::Options { fused: false, ..o.clone() };
@@ -203,7 +203,7 @@ fn a_hung_fused_program_is_replaced_by_the_fastest_unfused_one() {
     let flat = crate::ir::orbit::flat(&done.schedule).unwrap();
     let o = lower::Options::default();
     let time = |k: usize, fused: bool| {
-        let cut = crate::ir::transform::pipelined(&flat, k);
+        let cut = crate::ir::transform::pipelined(&flat, k).unwrap();
         let o = lower::Options { fused, ..o.clone() };
         crate::cost::runtime::exported(&cut, &topo, rat(bytes), &o).unwrap().unwrap()
     };

@@ -1050,6 +1050,9 @@ fn run_picking(
         let Some((bits, mut arriving)) = st.events.pop_first() else { break };
         t = f64::from_bits(bits);
         events += 1;
+        if events.is_multiple_of(256) {
+            crate::budget::check_cancelled()?;
+        }
         if st.arrive_all(&mut arriving, t) {
             time = t;
         }

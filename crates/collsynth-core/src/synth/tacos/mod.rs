@@ -194,23 +194,35 @@ fn best_seed(net: &Net, sources: &[u32], o: &Options) -> Result<Best> {
 /// total number of events.
 fn restarts(net: &Net, sources: &[u32], o: &Options) -> Result<(Best, usize)> {
     let run = |i: usize| {
+        crate::budget::check_cancelled()?;
         let seed = rng::restart_seed(o.seed, i);
         engine::run(net, sources, seed, false, o.sampler.on(net)).map(|out| (seed, out.time_us, out.events))
     };
-    let runs = if o.restarts == 1 {
-        vec![vec![run(0)]] // one run: all cores for its own parallel parts
+    // Each range keeps only its first fastest run: memory stays flat for any --restarts.
+    let best_of = |range: std::ops::Range<usize>| -> Result<(Option<Best>, usize)> {
+        let (mut best, mut events): (Option<Best>, usize) = (None, 0);
+        for i in range {
+            let (seed, time_us, e) = run(i)?;
+            events += e;
+            if best.as_ref().is_none_or(|b| time_us < b.time_us) {
+                best = Some(Best { seed, time_us });
+            }
+        }
+        Ok((best, events))
+    };
+    let ranges = if o.restarts == 1 {
+        vec![best_of(0..1)] // one run: all cores for its own parallel parts
     } else {
-        crate::parallel::in_ranges(o.restarts, 1, |range| {
-            crate::parallel::single_threaded(|| range.map(run).collect::<Vec<_>>())
-        })
+        crate::parallel::in_ranges(o.restarts, 1, |range| crate::parallel::single_threaded(|| best_of(range)))
     };
     let mut best: Option<Best> = None;
     let mut events = 0;
-    for run in runs.into_iter().flatten() {
-        let (seed, time_us, e) = run?;
+    for range in ranges {
+        let (b, e) = range?;
         events += e;
-        if best.as_ref().is_none_or(|b| time_us < b.time_us) {
-            best = Some(Best { seed, time_us });
+        // Ranges in order, strictly faster only: the first fastest, as one after the other would keep.
+        if let Some(b) = b.filter(|b| best.as_ref().is_none_or(|x| b.time_us < x.time_us)) {
+            best = Some(b);
         }
     }
     Ok((best.expect("restarts >= 1"), events))

@@ -322,6 +322,10 @@ pub fn check_all(ps: &[usize], threads: usize, progress: &(dyn Fn(usize) + Sync)
             scope.spawn(|| loop {
                 let idx = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&p) = order.get(idx) else { break };
+                // Ctrl-C: the caller raises it; the summary of a stopped check is dropped.
+                if crate::budget::is_cancelled() {
+                    break;
+                }
                 let res = check_p(p);
                 {
                     let mut s = out.lock().expect("no panics while holding the lock");

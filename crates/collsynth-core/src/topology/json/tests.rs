@@ -71,8 +71,10 @@ fn every_bad_input_has_its_message() {
     assert!(err(r#"{"nodes": [{"name": "s", "type": "switch"}], "links": []}"#).contains("no compute node"));
     assert!(err(&format!(r#"{{{n2}, "links": [{{"src": "a", "dst": "b", "bandwidth": 1}}]}}"#))
         .contains("no path from 'b' to 'a'"));
-    assert!(err(r#"{"nodes": [{"name": "a", "type": "compute"}, {"name": "s", "type": "switch"}], "links": []}"#)
-        .contains("switch 's' has no links"));
+    let lone_switch = r#"{"nodes": [{"name": "a", "type": "compute"}, {"name": "b", "type": "compute"},
+        {"name": "s", "type": "switch"}], "links": [{"src": "a", "dst": "b", "bandwidth": 1, "bidirectional": true}]}"#;
+    assert!(err(lone_switch).contains("switch 's' has no links"));
+    assert!(err(r#"{"nodes": [{"name": "a", "type": "compute"}], "links": []}"#).contains("one compute node ('a')"));
     for bad in ["2", "\"abc\"", "\"1\"", "1.5", "0", "null", "-1"] {
         let text = TWO.replace("\"name\": \"two\"", &format!("\"name\": \"two\", \"version\": {bad}"));
         assert!(err(&text).starts_with("version: "), "{bad}");
@@ -94,7 +96,7 @@ mod proptests {
     /// A random strongly connected topology: a ring over every node (compute and switch)
     /// plus random extra links with decimal bandwidths, some parallel.
     fn arb_topology() -> impl Strategy<Value = Topology> {
-        (1usize..7, 0usize..4)
+        (2usize..7, 0usize..4)
             .prop_flat_map(|(nc, ns)| {
                 let n = nc + ns;
                 let extra = proptest::collection::vec((0..n, 0..n, 1u32..100_000, 0u32..5, 0u32..3000), 0..20);

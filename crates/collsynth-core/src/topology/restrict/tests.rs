@@ -14,3 +14,12 @@ fn others_become_switches() {
     assert_eq!(parse_ranks("0,3-5").unwrap(), vec![0, 3, 4, 5]);
     assert!(parse_ranks("a").is_err());
 }
+
+#[test]
+fn a_rank_list_past_the_memory_budget_is_refused_before_it_is_made() {
+    for text in ["0-1000000000000", "0-3,4-99999999999999", &format!("0-{}", usize::MAX - 1)] {
+        let err = parse_ranks(text).unwrap_err();
+        assert!(err.message().starts_with(&format!("--ranks {text} needs about ")), "{err}");
+        assert!(err.message().contains("--memory-budget"), "{err}");
+    }
+}

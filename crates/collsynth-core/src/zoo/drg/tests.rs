@@ -53,7 +53,7 @@ fn catalogue_matches_table_8() {
     for &(name, n, degree, diameter, _, _) in EXPECTED {
         let spec = format!("drg:{name}");
         assert_eq!(shape(&spec), (n, degree, degree, diameter), "{spec}");
-        let m = from_spec(&spec).unwrap().metrics();
+        let m = from_spec(&spec).unwrap().metrics().unwrap();
         assert_eq!((m.min_in_degree, m.max_in_degree, m.links), (degree, degree, n * degree), "{spec}");
         assert!(m.bidirectional, "{spec}");
     }

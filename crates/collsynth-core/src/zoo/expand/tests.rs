@@ -148,7 +148,7 @@ fn degree_expansions() {
 
 /// (N, min degree, max degree, diameter, average distance, link count) of a topology.
 fn metrics(t: &Topology) -> (usize, usize, usize, usize, f64, usize) {
-    let m = t.metrics();
+    let m = t.metrics().unwrap();
     (m.n, m.min_degree, m.max_degree, m.diameter, m.average_distance, m.links)
 }
 

@@ -23,3 +23,42 @@ fn grammar() {
     assert!(Spec::parse("dgx1,3").is_err());
     assert!(Spec::parse("ring:8,bw=0").unwrap().uniform_params(1).is_err());
 }
+
+#[test]
+fn the_grammar_is_strict() {
+    for (text, want) in [
+        ("ring::4", "empty argument"),
+        ("ring:4:", "empty argument"),
+        ("ring:4,", "empty argument"),
+        ("dgx1:", "empty argument"),
+        ("circulant:16:3,,4", "empty argument"),
+        ("ring:4,bw=1,bw=2", "option bw= is given twice"),
+        ("ring:4,=2", "no name"),
+        ("ring:4\n", "control character"),
+        ("\tring:4", "control character"),
+        ("ring:4\u{0}", "control character"),
+    ] {
+        let err = crate::zoo::from_spec(text).unwrap_err();
+        assert!(matches!(err, CollsynthError::BadInput(_)), "{text:?}");
+        assert!(err.message().contains(want), "{text:?}: {err}");
+        assert!(!err.message().contains('\n'), "{text:?}: {err}");
+    }
+    // what stays valid
+    for ok in ["ring:4", " ring:4 ", "dgx1", "dgx1,bw=20", "ring:4,bw=1,lat=2", "circulant:16:3,4"] {
+        assert!(crate::zoo::from_spec(ok).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn expressions_nest_at_most_64_deep() {
+    let nested = |kw: &str, depth: usize| format!("{}ring:3{}", kw.repeat(depth), ")".repeat(depth));
+    assert!(Expr::parse(&nested("line(", MAX_DEPTH)).is_ok());
+    for kw in ["line(", "bi(", "degree*1(", "power^1("] {
+        let err = Expr::parse(&nested(kw, MAX_DEPTH + 1)).unwrap_err();
+        assert!(err.message().contains("deeper than 64 levels"), "{kw}: {err}");
+        // far deeper: the same error, no stack overflow
+        assert!(Expr::parse(&nested(kw, 100_000)).is_err());
+    }
+    let product = format!("{}ring:2{}", "product(ring:2; ".repeat(65), ")".repeat(65));
+    assert!(Expr::parse(&product).unwrap_err().message().contains("deeper than 64"));
+}

@@ -392,13 +392,10 @@ fn registered_and_refuses_switches() {
 
 #[test]
 fn one_rank_and_two_ranks() {
+    // one rank is refused by the topology builder (nothing to schedule)
     let mut b = TopologyBuilder::new("one");
     b.compute("a", None);
-    let t = b.build().unwrap();
-    let s = allgather(&t).unwrap();
-    verify(&s, &t).unwrap();
-    assert!(s.transfers.is_empty());
-    verify(&allreduce(&t).unwrap(), &t).unwrap();
+    assert!(b.build().is_err());
     assert_eq!(steps_tau("complete:2"), (1, r(1, 2)));
 }
 

@@ -264,14 +264,10 @@ fn unidirectional_rings_and_transpose() {
 
 #[test]
 fn single_rank_and_two_ranks() {
+    // one rank is refused by the topology builder (nothing to schedule)
     let mut tb = TopologyBuilder::new("one");
     tb.compute("a", None);
-    let t = tb.build().unwrap();
-    for c in [Collective::Allgather, Collective::ReduceScatter, Collective::Allreduce] {
-        let s = synthesize(&t, c, &Request::default()).unwrap();
-        verify(&s, &t).unwrap();
-        assert!(s.transfers.is_empty());
-    }
+    assert!(tb.build().is_err());
     // N = 2 through a switch with unequal directions elsewhere: 1/x* = 1/min(λ(a,b), λ(b,a)).
     let mut tb = TopologyBuilder::new("two");
     let (a, b) = (tb.compute("a", None), tb.compute("b", None));

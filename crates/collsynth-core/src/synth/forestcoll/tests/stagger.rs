@@ -80,8 +80,9 @@ fn staggering_feeds_the_crossings_first() {
     let t = topo("mi250:2");
     let s = synthesize(&t, Collective::ReduceScatter, &staggered_req(None)).unwrap();
     let size = Rat::from_integer(64 << 20);
-    let time =
-        |s: &Schedule| runtime_time(&crate::ir::transform::pipelined(s, 4), &t, size, Protocol::LL128).unwrap().time_us;
+    let time = |s: &Schedule| {
+        runtime_time(&crate::ir::transform::pipelined(s, 4).unwrap(), &t, size, Protocol::LL128).unwrap().time_us
+    };
     let (ordered, free) = (time(&s), time(&unordered(&s)));
     assert!((ordered - ORDERED_US).abs() < 0.05, "{ordered}");
     assert!((free - UNORDERED_US).abs() < 0.05, "{free}");
