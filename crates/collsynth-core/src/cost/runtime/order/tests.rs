@@ -332,7 +332,7 @@ fn the_exported_forest_reduce_scatter_runs_as_fast_in_blocks_as_on_connections()
     let size = Rat::from_integer(64 << 20);
     let c = Collective::ReduceScatter;
     let done = crate::api::synthesize(&topo, c, "auto", &Default::default(), size).unwrap();
-    let s = crate::ir::transform::pipelined(&crate::ir::orbit::flat(&done.schedule).unwrap(), 4);
+    let s = crate::ir::transform::pipelined(&crate::ir::orbit::flat(&done.schedule).unwrap(), 4).unwrap();
     let p = choose_protocol(&s, &topo, size).unwrap();
     let k = slices_for(&s, &topo, size, p);
     let e = exported_lowering(&s, &topo, size, p, k, &Default::default()).unwrap().unwrap();
