@@ -193,7 +193,7 @@ def test_census_options_errors_and_msccl_export(tmp_path):
     proc = run_cli(*base, "-c", "allreduce", "--variant", "census", "--blocks", "2", check_status=2)
     assert "--blocks does not apply to the census" in proc.stderr
     # The census exports to MSCCL: S and B in scratch, local re steps.
-    out = ("-o", str(tmp_path), "--format", "json,msccl-xml")
+    out = ("-o", str(tmp_path), "--format", "json,msccl-xml", "--pipeline", "1")
     run_cli(*base, "-c", "allreduce", "--variant", "census", *out)
     xml = (tmp_path / "schedule.xml").read_text()
     assert 's_chunks="2"' in xml and 'type="re"' in xml

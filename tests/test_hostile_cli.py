@@ -575,7 +575,7 @@ BAD = [
     (["run", "{d}/good.json", "--np", "4", "--size", "1TiB"], "more than the"),
     (["run", "{d}/good.json", "--np", "4", "--size", "1T"], "needs about 24 TiB (4 ranks x 6 TiB"),
     (["run", "{d}/good.json", "--np", "4", "-b", "1G", "-e", "1T"], "of memory available"),
-    (["run", "{d}/good.json", "--np", "4", "--reps", "1000000000"], "beyond the time limit of 600 s"),
+    (["run", "{d}/good.json", "--np", "4", "--reps", "1000000000"], "must be a whole number from 1 to 10000"),
     (["run", "{d}/good.json", "--np", "4", "--size", "1KiB", "-b", "8"], "give one or the other"),
     (["run", "{d}/good.json", "--np", "4", "-b", "8", "-e", "64", "-f", "1"], "at least 2"),
     (["run", "{d}/good.json", "--np", "4", "-e", "8X"], "8X"),
