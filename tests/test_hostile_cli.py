@@ -57,6 +57,7 @@ def inputs(tmp_path_factory) -> Path:
     topo = json.loads(collsynth.Topology.from_spec("ring:3").to_json())
     for name, version in [("v2.json", 2), ("vabc.json", "abc")]:
         (d / name).write_text(json.dumps({**topo, "version": version}))
+    (d / "good.xml").write_text(xml)
     (d / "afile").write_text("not a directory")
     for name in ("zero.xml", "zero.json"):
         (d / name).symlink_to("/dev/zero")
@@ -249,6 +250,18 @@ BAD = [
     (["simulate", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/step_beyond.json"], "beyond the number of transfers"),
     (["verify", "{d}/ngpus.xml"], "<gpu> element(s)"),
+    # verify FILE.xml --topology T --size S: the time of the program as written.
+    (["verify", "{d}/good.xml", "--size", "1MiB"], "--size applies with --topology"),
+    (["verify", "{d}/good.json", "--size", "1MiB"], "--size applies to MSCCL XML files with --topology"),
+    (["verify", "{d}/good.xml", "--topology", "ring:4", "--size", "-1"], "is negative"),
+    (
+        ["verify", "{d}/good.xml", "--topology", "ring:4", "--size", "99999999999999999999999TiB"],
+        "2^63 bytes",
+    ),
+    (["verify", "{d}/good.xml", "--topology", "ring:4", "--size", "1e300"], "cannot read size"),
+    (["verify", "{d}/good.xml", "--topology", "ring:4", "--size", "x\ny"], "cannot read size"),
+    (["verify", "{d}/good.xml", "--topology", "ring:4", "--size", ""], "empty value"),
+    (["verify", "{d}/good.xml", "--topology", "ring:5", "--size", "1MiB"], "--topology has 5 ranks"),
     (["verify", "{d}/plan_huge.json"], "above the largest value read here"),
     (["verify", "{d}/plan_id.json"], "GPU rank does not match"),
     (["verify", "{d}/plan_type.json"], "expected a whole number"),
