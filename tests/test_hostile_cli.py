@@ -9,27 +9,18 @@ import os
 import stat
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hostile import files, refusal_problems, run
 
 import collsynth
 from collsynth import BadInput, msccl
 
-CLI = [sys.executable, "-m", "collsynth.cli"]
 NCCL_DATA = Path(__file__).resolve().parent / "data" / "nccl-topo"
 CORPUS = str(Path(__file__).resolve().parent / "data" / "realparse" / "cases")
 A100_XML = str(NCCL_DATA / "hgx-a100-8gpu-simai.xml")
-
-
-def run(argv, cwd: Path, umask: int | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *argv], cwd=cwd, capture_output=True, timeout=300, umask=umask or -1)
-
-
-def files(d: Path) -> set[str]:
-    return {str(p.relative_to(d)) for p in d.rglob("*")}
 
 
 @pytest.fixture(scope="module")
@@ -624,29 +615,7 @@ BAD = [
 
 def test_hostile_inputs_exit_2_with_one_line_and_leave_nothing(inputs, tmp_path):
     before = files(inputs)
-
-    def case(i_and_bad):
-        i, (argv, fragment) = i_and_bad
-        cwd = tmp_path / f"case{i}"
-        cwd.mkdir()
-        argv = [a.replace("{d}", str(inputs)) if isinstance(a, str) else a for a in argv]
-        proc = run(argv, cwd)
-        err = proc.stderr.decode("utf-8", "replace")
-        problems = []
-        if proc.returncode != 2:
-            problems.append(f"exit {proc.returncode}")
-        if len(err.splitlines()) != 1 or not err.endswith("\n"):
-            problems.append(f"stderr is not one line: {err!r}")
-        if fragment not in err:
-            problems.append(f"stderr lacks {fragment!r}: {err!r}")
-        if err.count("error:") != 1:
-            problems.append(f"not one error prefix: {err!r}")
-        if files(cwd):
-            problems.append(f"left {files(cwd)}")
-        return [f"{argv}: {p}" for p in problems]
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        problems = [p for ps in pool.map(case, enumerate(BAD)) for p in ps]
+    problems = refusal_problems(BAD, inputs, tmp_path, workers=4, one_prefix=True)
     assert problems == []
     assert files(inputs) == before  # nothing written next to the inputs either
 

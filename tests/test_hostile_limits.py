@@ -12,25 +12,16 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hostile import files, refusal_problems, run
 
 import collsynth
 from collsynth import BadInput, msccl
 
-CLI = [sys.executable, "-m", "collsynth.cli"]
 A100_XML = Path(__file__).resolve().parent / "data" / "nccl-topo" / "hgx-a100-8gpu-simai.xml"
 PRIMES = [p for p in range(2, 200) if all(p % q for q in range(2, p))]
-
-
-def run(argv, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *argv], cwd=cwd, capture_output=True, timeout=300)
-
-
-def files(d: Path) -> set[str]:
-    return {str(p.relative_to(d)) for p in d.rglob("*")}
 
 
 def ring_file(bandwidths: list[str], names: list[str] | None = None) -> str:
@@ -182,27 +173,7 @@ BAD = [
 
 def test_limits_exit_2_with_one_line_and_leave_nothing(inputs, tmp_path):
     before = files(inputs)
-
-    def case(i_and_bad):
-        i, (argv, fragment) = i_and_bad
-        cwd = tmp_path / f"case{i}"
-        cwd.mkdir()
-        argv = [a.replace("{d}", str(inputs)) for a in argv]
-        proc = run(argv, cwd)
-        err = proc.stderr.decode("utf-8", "replace")
-        problems = []
-        if proc.returncode != 2:
-            problems.append(f"exit {proc.returncode}")
-        if len(err.splitlines()) != 1 or not err.endswith("\n"):
-            problems.append(f"stderr is not one line: {err!r}")
-        if fragment not in err:
-            problems.append(f"stderr lacks {fragment!r}: {err!r}")
-        if files(cwd):
-            problems.append(f"left {files(cwd)}")
-        return [f"{argv!r}: {p}" for p in problems]
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        problems = [p for ps in pool.map(case, enumerate(BAD)) for p in ps]
+    problems = refusal_problems(BAD, inputs, tmp_path, workers=3, one_prefix=False)
     assert problems == []
     assert files(inputs) == before
 
