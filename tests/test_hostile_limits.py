@@ -118,6 +118,14 @@ BAD = [
     (["simulate", "{d}/good.json", "--pipeline", "22369621"], "--memory-budget"),
     ([*SYNTH, "--pipeline", "22369621"], "--memory-budget"),
     ([*SYNTH, "--pipeline", "100000", "--memory-budget", "16MiB"], "budget of 16.0 MiB"),
+    # the fewest transfers any schedule needs (N(N-1)) refused before a synthesizer starts
+    (["synth", "ring:65536", "-c", "allgather", "-a", "ring"], "(4294901760 transfers at least)"),
+    (["synth", "ring:1048576", "-c", "allreduce", "-a", "auto"], "transfers at least"),
+    (["compare", "ring:65536", "-c", "reduce-scatter"], "transfers at least"),
+    # what no estimate foresees (routes, a synthesizer's own tables) is stopped at the budget
+    (["synth", "ring:2048", "-c", "allgather", "-a", "rhd", "--memory-budget", "64MiB"], "budget of 64.0 MiB"),
+    (["synth", "ring:1024", "-c", "allgather", "-a", "tacos", "--memory-budget", "16MiB"], "budget of 16.0 MiB"),
+    (["synth", "ring:1024", "-c", "allgather", "-a", "direct", "--memory-budget", "32MiB"], "budget of 32.0 MiB"),
     (["topo", "show", "ring:4", "--memory-budget", "1000"], "below 1 MiB"),
     (["topo", "show", "ring:4", "--memory-budget", "1.5"], "--memory-budget"),
     (["topo", "show", "ring:4", "--memory-budget", "lots"], "lots"),
@@ -243,6 +251,8 @@ sys.exit(main({argv!r}))
         ["synth", "ring:8", "-c", "allgather", "-a", "tacos", "--restarts", "1000000000"],
         ["circulant", "check", "--max-p", "1000000000"],
         ["compare", "ring:4", "-c", "allgather", "--pipeline", "22369621"],
+        # max flows across a long ring: one phase per path length
+        ["bound", "ring:262144", "-c", "allgather"],
     ],
 )
 def test_long_calls_answer_ctrl_c_with_exit_130_and_one_line(tmp_path, argv):

@@ -55,6 +55,7 @@ pub fn synthesize_then<T: Send>(
     then: impl FnOnce(&Schedule, &Topology) -> T + Send,
 ) -> Result<(Synthesized, T)> {
     two_ranks(topo)?;
+    least_memory(topo, collective)?;
     let req = Request { size: Some(size), ..req.clone() };
     if algorithm == "auto" {
         synth::check_root(topo, req.root)?;
@@ -200,6 +201,8 @@ fn fastest_candidate<'a>(
     // Every candidate synthesized at once on every core; taken in order, as one after the
     // other would (the first of two alike programs is kept, the first error returned).
     let results = crate::parallel::each(tries.len(), usize::MAX, |i| candidate(tries[i].0, &tries[i].1));
+    // Why the first candidate was refused, said when none is left (the memory budget, say).
+    let mut first_refusal: Option<String> = None;
     for ((name, _, suffix), result) in tries.iter().zip(results) {
         match result {
             Ok(done) => {
@@ -210,7 +213,9 @@ fn fastest_candidate<'a>(
                     made.push((schedule, format!("{name}{suffix}")));
                 }
             }
-            Err(CollsynthError::BadInput(_) | CollsynthError::Infeasible(_)) => {}
+            Err(e @ (CollsynthError::BadInput(_) | CollsynthError::Infeasible(_))) => {
+                first_refusal.get_or_insert_with(|| format!(" ({name}: {e})"));
+            }
             Err(e) => return Err(e.context(&format!("auto: algorithm '{name}'"))),
         }
     }
@@ -221,8 +226,9 @@ fn fastest_candidate<'a>(
     let Some(cost::tuning::Pick { index: i, depth: k, interleaved, protocol, time_us }) = cost::tuning::fastest(&picks)
     else {
         return Err(CollsynthError::bad(format!(
-            "no registered algorithm applies to {} on this topology",
-            collective.name()
+            "no registered algorithm applies to {} on this topology{}",
+            collective.name(),
+            first_refusal.unwrap_or_default()
         )));
     };
     if let Some(m) = mix::fastest_mix(&made, &picks, &topology, size, time_us, |s| check(s, &topology))? {
@@ -334,6 +340,27 @@ fn bounds_memo() -> &'static BoundsMemo {
 
 /// A collective moves data between ranks: a topology with one rank has nothing to schedule,
 /// and its bandwidths (M / 0 us) would be infinite.
+/// Bytes per flat transfer that every schedule costs at least on its way through the
+/// pipeline, compact ones included (ring:16384's ring allgather, stated per orbit, peaks at
+/// 12 bytes per flat transfer).
+const LEAST_BYTES_PER_TRANSFER: u128 = 12;
+
+/// Refuse a collective whose fewest transfers cannot fit the memory budget, before any
+/// synthesizer starts: every rank receives each of the N - 1 other shards at least once in an
+/// allgather, a reduce-scatter or an allreduce (pieces never span two shards).
+fn least_memory(topo: &Topology, collective: Collective) -> Result<()> {
+    let n = topo.n_ranks() as u128;
+    if !matches!(collective, Collective::Allgather | Collective::ReduceScatter | Collective::Allreduce) {
+        return Ok(());
+    }
+    let least = n * (n - 1);
+    crate::budget::check_memory(
+        &format!("{} on {n} ranks ({least} transfers at least)", collective.name()),
+        Some(least),
+        LEAST_BYTES_PER_TRANSFER,
+    )
+}
+
 pub fn two_ranks(topo: &Topology) -> Result<()> {
     match topo.n_ranks() {
         0 | 1 => Err(CollsynthError::bad(format!(
@@ -494,7 +521,9 @@ pub fn with_time_bound_ahead<T: Send>(
     req: &Request,
     f: impl FnOnce() -> T + Send,
 ) -> T {
-    if req.options.contains_key("ranks") || crate::parallel::threads(2) < 2 {
+    // What `f` refuses at once (too few ranks, more transfers than memory) is not waited for.
+    let refused = || two_ranks(topo).is_err() || least_memory(topo, collective).is_err();
+    if req.options.contains_key("ranks") || crate::parallel::threads(2) < 2 || refused() {
         return f();
     }
     let ahead = || {

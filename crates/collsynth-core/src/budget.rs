@@ -4,10 +4,13 @@
 //!
 //! An allocation the allocator cannot serve aborts the process (no error, no message), so
 //! every structure whose size the input chooses is estimated first and refused above the
-//! budget with the estimate in the message.
+//! budget with the estimate in the message. Where no estimate is known before the work (a
+//! synthesizer's routes, its flat transfers), [`Counting`] keeps the bytes in use, and the
+//! same polls that answer Ctrl-C stop the call once they pass the budget.
 
 use crate::error::{CollsynthError, Result};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The budget when none is set: half the physical memory, at most 8 GiB (8 GiB where the
 /// physical memory cannot be read).
@@ -100,12 +103,70 @@ pub fn is_cancelled() -> bool {
     CANCELLED.load(Ordering::Relaxed)
 }
 
-/// `Err` once [`cancel`] was called: long loops call this every few milliseconds of work.
+/// `Err` once [`cancel`] was called, or once the bytes in use ([`Counting`]) pass the budget:
+/// long loops call this every few milliseconds of work.
 pub fn check_cancelled() -> Result<()> {
     if is_cancelled() {
         return Err(CollsynthError::Cancelled);
     }
+    over_budget(in_use(), memory_budget())
+}
+
+/// The refusal of a call that holds `used` bytes under `budget`, if above it.
+pub fn over_budget(used: usize, budget: u64) -> Result<()> {
+    if used as u64 > budget {
+        return Err(CollsynthError::bad(format!(
+            "stopped with {} of memory in use, above the budget of {} (--memory-budget)",
+            human(used as u128),
+            human(u128::from(budget))
+        )));
+    }
     Ok(())
+}
+
+/// Bytes allocated and not yet freed through [`Counting`] (0 where it is not the allocator).
+pub fn in_use() -> usize {
+    IN_USE.load(Ordering::Relaxed)
+}
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, counting the bytes in use, so that a call whose size no estimate
+/// foresaw is stopped at the budget by its next poll instead of aborting in the allocator.
+pub struct Counting;
+
+// SAFETY: every method forwards to `System` with the same arguments; the count is a relaxed
+// atomic beside it and never changes what is returned.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            IN_USE.fetch_add(new_size, Ordering::Relaxed);
+            IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,11 @@ pub mod verify;
 pub mod zoo;
 
 pub use error::{CollsynthError, Result};
+
+/// Every Rust allocation is counted, so that the memory budget stops what no estimate foresaw
+/// ([`budget::Counting`]).
+#[global_allocator]
+static ALLOCATOR: budget::Counting = budget::Counting;
 pub use rational::Rat;
 pub use topology::{Link, Node, NodeKind, Topology};
 

@@ -41,7 +41,25 @@ fn no_candidate_is_bad_input() {
     })
     .err()
     .unwrap();
-    assert!(matches!(err, CollsynthError::BadInput(ref m) if m.starts_with("no registered algorithm applies")));
+    assert_eq!(err, CollsynthError::bad("no registered algorithm applies to allgather on this topology (a: no)"));
+}
+
+#[test]
+fn the_fewest_transfers_past_the_memory_budget_are_refused_before_synthesis() {
+    // 65536 x 65535 transfers at 12 bytes: 48 GiB, above every default budget (at most 8 GiB).
+    let t = from_spec("ring:65536").unwrap();
+    for (collective, algorithm) in [(Collective::Allgather, "ring"), (Collective::Allreduce, "auto")] {
+        let err = synthesize(&t, collective, algorithm, &Request::default(), Rat::from_integer(1 << 20)).err().unwrap();
+        let want = format!(
+            "{} on 65536 ranks (4294901760 transfers at least) needs about 48.0 GiB of memory, above the budget of {} \
+             (--memory-budget)",
+            collective.name(),
+            crate::budget::human(u128::from(crate::budget::memory_budget()))
+        );
+        assert_eq!(err, CollsynthError::bad(want));
+    }
+    // a broadcast has no such floor (N - 1 transfers suffice): it is not refused here
+    assert!(least_memory(&t, Collective::Broadcast).is_ok());
 }
 
 #[test]

@@ -128,7 +128,7 @@ pub(crate) fn allgather_with_stats(topo: &Topology, symmetry: &[Vec<usize>]) -> 
         let mut violated = Vec::new();
         for &v in &candidates {
             stats.flows += 1;
-            let f = net.max_flow_limited(s, v, need);
+            let f = net.max_flow_polled(s, v, need, crate::budget::check_cancelled)?;
             if f < need {
                 violated.push(v);
                 if best.as_ref().is_none_or(|(bf, _)| f < *bf) {
@@ -166,7 +166,7 @@ pub(super) fn broadcast(topo: &Topology, root: usize) -> Result<CutBound> {
     for &v in topo.ranks().iter().filter(|&&v| v != r) {
         // A sink that reaches the best value so far cannot improve it: stop its flow there.
         let limit = best.as_ref().map_or(Cap::MAX, |(f, _)| *f);
-        let f = net.max_flow_limited(r, v, limit);
+        let f = net.max_flow_polled(r, v, limit, crate::budget::check_cancelled)?;
         if f < limit {
             best = Some((f, net.min_cut_source_side(r)));
         }

@@ -29,3 +29,18 @@ fn human_sizes() {
     assert_eq!(human(8 << 30), "8.0 GiB");
     assert_eq!(human(1 << 63), "8.0 EiB");
 }
+
+#[test]
+fn the_bytes_in_use_are_counted_and_a_call_past_the_budget_is_stopped() {
+    // 1 GiB zeroed: the kernel maps it lazily, so the test costs nothing; other tests running
+    // beside this one allocate and free far less than the margin.
+    let before = in_use();
+    let block: Vec<u8> = vec![0; 1 << 30];
+    assert!(in_use() >= before + (3 << 28), "{} then {}", before, in_use());
+    drop(block);
+    assert!(in_use() < before + (1 << 28));
+    assert!(over_budget(1 << 20, 1 << 20).is_ok());
+    let err = over_budget((1 << 20) + 1, 1 << 20).unwrap_err();
+    assert!(matches!(err, CollsynthError::BadInput(_)));
+    assert_eq!(err.message(), "stopped with 1.0 MiB of memory in use, above the budget of 1.0 MiB (--memory-budget)");
+}

@@ -180,13 +180,33 @@ impl FlowNetwork {
     /// `min(maxflow, limit)`. The residual graph afterwards gives a minimum cut (see
     /// [`FlowNetwork::min_cut_source_side`]) only when the returned value is below `limit`.
     pub fn max_flow_limited(&mut self, s: usize, t: usize, limit: Cap) -> Cap {
+        match self.max_flow_polled(s, t, limit, || Ok(())) {
+            Ok(flow) => flow,
+            Err(_) => unreachable!("a poll that never fails"),
+        }
+    }
+
+    /// [`FlowNetwork::max_flow_limited`], calling `poll` before every phase and stopping with
+    /// its error: a flow across a long ring runs one phase per path length, minutes at 10^5
+    /// nodes, and must answer Ctrl-C.
+    pub fn max_flow_polled(
+        &mut self,
+        s: usize,
+        t: usize,
+        limit: Cap,
+        mut poll: impl FnMut() -> crate::error::Result<()>,
+    ) -> crate::error::Result<Cap> {
         assert!(s < self.n && t < self.n && s != t, "bad source / sink");
         self.res.copy_from_slice(&self.cap);
         let mut flow: Cap = 0;
-        while flow < limit && self.bfs(s, t) {
+        while flow < limit {
+            poll()?;
+            if !self.bfs(s, t) {
+                break;
+            }
             flow += self.blocking_flow(s, t, limit - flow);
         }
-        flow
+        Ok(flow)
     }
 
     /// Nodes reachable from `s` in the residual graph of the last flow: after a complete

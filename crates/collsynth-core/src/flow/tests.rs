@@ -110,3 +110,27 @@ proptest! {
         prop_assert_eq!(g.max_flow(s, t), 2 * f);
     }
 }
+
+#[test]
+fn a_polled_flow_stops_at_the_polls_error_and_otherwise_agrees() {
+    // Source 0 feeds every node of a path 1 -> 2 -> ... -> n; sink n: one phase per path
+    // length, so n - 1 phases.
+    let n = 50;
+    let mut edges: Vec<(usize, usize, Cap)> = (1..n).map(|v| (v, v + 1, 100)).collect();
+    edges.extend((1..=n).map(|v| (0, v, 1)));
+    let mut g = net(n + 1, &edges);
+    let mut phases = 0;
+    let full = g.max_flow_polled(0, n, Cap::MAX, || {
+        phases += 1;
+        Ok(())
+    });
+    assert_eq!(full, Ok(n as Cap));
+    assert!(phases >= n - 1, "{phases} phases");
+    let mut left = 3;
+    let stopped = g.max_flow_polled(0, n, Cap::MAX, || {
+        left -= 1;
+        if left == 0 { Err(crate::error::CollsynthError::Cancelled) } else { Ok(()) }
+    });
+    assert_eq!(stopped, Err(crate::error::CollsynthError::Cancelled));
+    assert_eq!(g.max_flow_limited(0, n, Cap::MAX), n as Cap);
+}

@@ -482,6 +482,9 @@ impl<'a> Router<'a> {
     /// The route from rank `src` to rank `dst` as link indices (empty when equal).
     /// Validated topologies connect all ranks, so a route always exists.
     pub fn route(&mut self, src: usize, dst: usize) -> Result<Vec<usize>> {
+        // Routed synthesizers ask for one route per transfer: the poll that stops them at the
+        // memory budget or on Ctrl-C.
+        crate::budget::check_cancelled()?;
         if self.via[src].is_none() {
             self.via[src] = Some(self.bfs(src));
         }

@@ -257,10 +257,10 @@ fn copy_part(topo: &Topology, part: Part, o: &Options, details: &mut Details, ta
     }
     details.set(format!("{tag}seed"), seed);
     details.set(format!("{tag}replacements"), out.replacements);
-    Ok(to_ir(topo, &net, part, o.chunks, &out))
+    to_ir(topo, &net, part, o.chunks, &out)
 }
 
-fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome) -> Schedule {
+fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome) -> Result<Schedule> {
     let n = topo.n_ranks();
     let (collective, root) = match part {
         Part::Allgather => (Collective::Allgather, 0),
@@ -298,6 +298,15 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
         kept += 1;
     }
     before.push(kept);
+    // The transfers' array, routes and dependencies (at most two), estimated before any is made.
+    let each = std::mem::size_of::<Transfer>() + 2 * std::mem::size_of::<usize>();
+    let bytes: u128 = out
+        .matches
+        .iter()
+        .filter(|m| !m.wasted)
+        .map(|m| (each + net.routes[m.vlink as usize].len() * std::mem::size_of::<usize>()) as u128)
+        .sum();
+    crate::budget::check_memory(&format!("tacos' schedule of {kept} transfers"), Some(bytes), 1)?;
     // Then the transfers, in parallel over ranges of matches (each is independent now).
     let transfer = |i: usize| -> Transfer {
         let m = &out.matches[i];
@@ -335,7 +344,7 @@ fn to_ir(topo: &Topology, net: &Net, part: Part, k: usize, out: &engine::Outcome
     // job wrote the ids of its range, and `on_threads` joined every thread (a panic there
     // propagates before this line).
     unsafe { s.transfers.set_len(kept as usize) };
-    s
+    Ok(s)
 }
 
 fn synthesize(topo: &Topology, collective: Collective, req: &Request) -> Result<Schedule> {
