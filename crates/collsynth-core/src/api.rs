@@ -178,6 +178,10 @@ fn same_program(a: &Schedule, b: &Schedule) -> bool {
         && runs(a) == runs(b)
 }
 
+/// Candidates synthesized out of those `auto` (or a size window) tries, for a bar: on a
+/// thousand ranks they take minutes.
+pub static AUTO_PROGRESS: crate::progress::Progress = crate::progress::Progress::new();
+
 /// The fastest at `size` of the schedules `candidate` makes for `names` (and their shrunk
 /// forms), over pipeline depths. A candidate that does not apply (`BadInput`: an option it
 /// does not take; `Infeasible`: a topology it cannot handle) is skipped; any other error (a
@@ -200,7 +204,12 @@ fn fastest_candidate<'a>(
         .collect();
     // Every candidate synthesized at once on every core; taken in order, as one after the
     // other would (the first of two alike programs is kept, the first error returned).
-    let results = crate::parallel::each(tries.len(), usize::MAX, |i| candidate(tries[i].0, &tries[i].1));
+    AUTO_PROGRESS.start(tries.len() as u64);
+    let results = crate::parallel::each(tries.len(), usize::MAX, |i| {
+        let made = candidate(tries[i].0, &tries[i].1);
+        AUTO_PROGRESS.add(1);
+        made
+    });
     // Why the first candidate was refused, said when none is left (the memory budget, say).
     let mut first_refusal: Option<String> = None;
     for ((name, _, suffix), result) in tries.iter().zip(results) {

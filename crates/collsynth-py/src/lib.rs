@@ -618,6 +618,9 @@ fn time_only<'py>(
 /// synthesis call runs without the GIL.
 #[pyfunction]
 fn progress(algorithm: &str) -> Option<(u64, u64)> {
+    if algorithm == "auto" {
+        return Some(api::AUTO_PROGRESS.get());
+    }
     synth::find(algorithm).ok().and_then(|a| a.extras.progress).map(|p| p.get())
 }
 

@@ -129,7 +129,11 @@ fn a_polled_flow_stops_at_the_polls_error_and_otherwise_agrees() {
     let mut left = 3;
     let stopped = g.max_flow_polled(0, n, Cap::MAX, || {
         left -= 1;
-        if left == 0 { Err(crate::error::CollsynthError::Cancelled) } else { Ok(()) }
+        if left == 0 {
+            Err(crate::error::CollsynthError::Cancelled)
+        } else {
+            Ok(())
+        }
     });
     assert_eq!(stopped, Err(crate::error::CollsynthError::Cancelled));
     assert_eq!(g.max_flow_limited(0, n, Cap::MAX), n as Cap);
