@@ -123,9 +123,18 @@ BAD = [
     (["synth", "ring:1048576", "-c", "allreduce", "-a", "auto"], "transfers at least"),
     (["compare", "ring:65536", "-c", "reduce-scatter"], "transfers at least"),
     # what no estimate foresees (routes, a synthesizer's own tables) is stopped at the budget
-    (["synth", "ring:2048", "-c", "allgather", "-a", "rhd", "--memory-budget", "64MiB"], "budget of 64.0 MiB"),
-    (["synth", "ring:1024", "-c", "allgather", "-a", "tacos", "--memory-budget", "16MiB"], "budget of 16.0 MiB"),
-    (["synth", "ring:1024", "-c", "allgather", "-a", "direct", "--memory-budget", "32MiB"], "budget of 32.0 MiB"),
+    (
+        ["synth", "ring:2048", "-c", "allgather", "-a", "rhd", "--memory-budget", "64MiB"],
+        "budget of 64.0 MiB",
+    ),
+    (
+        ["synth", "ring:1024", "-c", "allgather", "-a", "tacos", "--memory-budget", "16MiB"],
+        "budget of 16.0 MiB",
+    ),
+    (
+        ["synth", "ring:1024", "-c", "allgather", "-a", "direct", "--memory-budget", "32MiB"],
+        "budget of 32.0 MiB",
+    ),
     (["topo", "show", "ring:4", "--memory-budget", "1000"], "below 1 MiB"),
     (["topo", "show", "ring:4", "--memory-budget", "1.5"], "--memory-budget"),
     (["topo", "show", "ring:4", "--memory-budget", "lots"], "lots"),

@@ -92,7 +92,8 @@ def run(args) -> int:
     rows, skipped = compare(topo, args.collective, args.root, sizes, args.pipeline)
     if not rows:  # nothing to compare is a refusal, as `auto` says it
         name, reason = next(iter(skipped.items()))
-        raise BadInput(f"no registered algorithm applies to {args.collective} on this topology ({name}: {reason})")
+        applies = f"no registered algorithm applies to {args.collective} on this topology"
+        raise BadInput(f"{applies} ({name}: {reason})")
     if args.plot:
         from collsynth.plots import plot_compare
 
