@@ -1000,6 +1000,14 @@ def test_no_partial_output_set(tmp_path):
     proc = run([*argv, "--format", "json,msccl-xml,mscclpp-json"], tmp_path)
     _one_line_exit_2(proc, "schedule.json: is a directory")
     assert files(tmp_path) == {"out", "out/schedule.json"}
+    # the same when the last one is a full device (a private /dev/full): it fails as it is
+    # written, before the regular files are renamed into place
+    (tmp_path / "out" / "schedule.json").rmdir()
+    os.mknod(tmp_path / "out" / "schedule.xml", stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    proc = run([*argv, "--format", "json,msccl-xml"], tmp_path)
+    _one_line_exit_2(proc, "schedule.xml: No space left on device")
+    assert files(tmp_path) == {"out", "out/schedule.xml"}
+    assert stat.S_ISCHR(os.stat(tmp_path / "out" / "schedule.xml").st_mode)
 
 
 def test_names_too_long_and_unwritable_places(tmp_path):

@@ -177,7 +177,9 @@ def atomic_write_all(outputs: Iterable[tuple[str | os.PathLike, Data]]) -> None:
             p.plan()
         for p in planned:
             p.prepare()
-        for p in planned:
+        # Outputs written in place first: a device can still fail (/dev/full: no space), and a
+        # rename, which does not, must not have put a file of the set in place before it.
+        for p in sorted(planned, key=lambda p: not p.in_place):
             p.commit()
     finally:
         for p in planned:

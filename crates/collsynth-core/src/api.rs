@@ -581,6 +581,14 @@ pub fn evaluate(s: &Schedule, topo: &Topology, size: Rat, pipeline: usize, b: &B
     let (algbw_gbps, busbw_gbps) = bandwidths(s.collective, s.n_ranks, bytes, runtime.time_us);
     let (time_bound_us, _) = time_bound(topo, s.collective, s.root, size)?;
     let time_optimality = time_optimality(time_bound_us, runtime.time_us);
+    let times = [runtime.time_us, sim.time_us, ab.total_us, time_bound_us];
+    if times.iter().any(|t| !t.is_finite()) {
+        // Latencies near 1e308 us are valid, but their sums are past what a double holds.
+        return Err(CollsynthError::bad(format!(
+            "the collective's times on {} are past what a double holds (1.8e308 us): its link latencies add up beyond it",
+            topo.name
+        )));
+    }
     Ok(Evaluation {
         time_us: runtime.time_us,
         sf_time_us: sim.time_us,

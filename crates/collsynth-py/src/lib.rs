@@ -124,8 +124,9 @@ pub(crate) struct PyTopology {
 impl PyTopology {
     /// Build a zoo topology from a spec such as `torus:4x4` (BadInput on a bad spec).
     #[staticmethod]
-    fn from_spec(spec: &str) -> PyResult<Self> {
-        guard(|| zoo::from_spec(spec)).map(|inner| PyTopology { inner })
+    fn from_spec(py: Python<'_>, spec: &str) -> PyResult<Self> {
+        // Millions of nodes take seconds: without the GIL, so that Ctrl-C is seen meanwhile.
+        interruptible(py, || guard(|| zoo::from_spec(spec))).map(|inner| PyTopology { inner })
     }
 
     /// Parse topology JSON text; returns (topology, warnings).

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.common import console, emit_json, resolve_topology, table, with_version
 from collsynth.cli.options import add_collective
 from collsynth.progress import run_with_progress
 from collsynth.schedule import bound
-from collsynth.topology import Topology
 
 
 def register(sub) -> None:
@@ -18,7 +17,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     # Max flows across a long ring take minutes: a spinner, and Ctrl-C answered at once.
     b = run_with_progress(lambda: bound(topo, args.collective, args.root), "computing the bound")
     doc = with_version(topo.name, {"N": topo.n_ranks, "collective": args.collective, **b})

@@ -98,3 +98,11 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]) -
     for row in rows:
         t.add_row(*[str(x) for x in row])
     return t
+
+
+def resolve_topology(arg: str) -> collsynth.Topology:
+    """The topology argument, built beside a bar: a zoo spec of millions of nodes takes seconds,
+    and Ctrl-C must not wait for it."""
+    from collsynth.progress import run_with_progress
+
+    return run_with_progress(lambda: collsynth.Topology.resolve(arg), "building the topology")

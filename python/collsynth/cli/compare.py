@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
-from collsynth.cli.common import comma_items, console, emit_json, rich_console, table
+from collsynth.cli.common import comma_items, console, emit_json, resolve_topology, rich_console, table
 from collsynth.cli.options import (
     add_collective,
     add_nccl_sweep,
@@ -86,7 +86,7 @@ def run(args) -> int:
             size_bytes(size)
         except BadInput as e:
             raise BadInput(str(e).replace("--size:", "--sizes:", 1)) from None
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     if args.json:
         console.quiet = True
     rows, skipped = compare(topo, args.collective, args.root, sizes, args.pipeline)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from collsynth import _core, msccl, mscclpp
 from collsynth._core import BadInput
-from collsynth.cli.common import comma_items, console, emit_json, table, with_version
+from collsynth.cli.common import comma_items, console, emit_json, resolve_topology, table, with_version
 from collsynth.cli.options import (
     add_algorithm_options,
     add_collective,
@@ -108,7 +108,7 @@ def run_time_only(args) -> int:
         raise BadInput("--time-only builds no schedule: drop --form")
     if args.pipeline_given:
         raise BadInput("--pipeline applies to the simulator, which --time-only does not run")
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     keys = run_with_progress(
         lambda: _core.time_only(
             topo._core,
@@ -233,7 +233,7 @@ def run(args) -> int:
         if args.form != "auto":
             raise BadInput("--size-windows writes MSCCL XML only, which is flat: drop --form")
         return run_windows(args, formats)
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     options = given_algorithm_options(args)
     # The summary's evaluation runs beside the verifier (its schedule: not with --form flat).
     pipeline = args.pipeline if args.form != "flat" else None
@@ -301,7 +301,7 @@ def run_windows(args, formats: set[str]) -> int:
         raise BadInput("--size-windows sets every file's size range: drop --size-range")
     if args.pipeline_given:
         raise BadInput("--size-windows chooses the pipeline per window: drop --pipeline")
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     k = msccl_kwargs(args)
     rows = run_with_progress(
         lambda: msccl.export_windows(

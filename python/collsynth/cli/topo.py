@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, table, with_version
+from collsynth.cli.common import console, emit_json, resolve_topology, table, with_version
 from collsynth.cli.options import size_help
 from collsynth.progress import run_with_progress
 from collsynth.topology import Topology, families
@@ -97,7 +97,7 @@ def show_rows(m: dict) -> list[list]:
 
 
 def run_show(args) -> int:
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     m = topo.metrics()
     if args.size is not None and not args.alltoall:
         raise BadInput("--size applies to --alltoall only")
@@ -120,7 +120,7 @@ def run_show(args) -> int:
 
 
 def run_export(args) -> int:
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     topo.save(args.output)
     console.print(f"wrote {args.output} ({topo.n_ranks} ranks)")
     return 0
@@ -153,7 +153,7 @@ def run_import(args) -> int:
 def run_draw(args) -> int:
     from collsynth import draw  # matplotlib is imported only when drawing
 
-    topo = Topology.resolve(args.topo)
+    topo = resolve_topology(args.topo)
     draw.draw_topology(topo, args.output)
     console.print(f"wrote {args.output}")
     return 0

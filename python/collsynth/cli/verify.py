@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from collsynth import msccl, mscclpp
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, table
+from collsynth.cli.common import console, emit_json, resolve_topology, table
 from collsynth.fileio import read_text
 from collsynth.schedule import Schedule
 
@@ -83,10 +83,9 @@ def run_verify(args) -> int:
 def run_verify_xml(args) -> int:
     """Both runtimes' parser rules, then symbolic execution; exit 2 if no runtime would run it
     correctly (the report says why), 0 otherwise."""
-    from collsynth.topology import Topology
 
     text = read_text(args.schedule, "MSCCL XML")
-    topo = Topology.resolve(args.topology) if getattr(args, "topology", None) else None
+    topo = resolve_topology(args.topology) if getattr(args, "topology", None) else None
     if args.size is not None and topo is None:
         raise BadInput("--size applies with --topology: the time of the program on that machine")
     v = msccl.validate(text, topo, args.size)

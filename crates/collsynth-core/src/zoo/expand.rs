@@ -154,6 +154,10 @@ pub fn line_graph(g: &Topology, k: usize, name: &str) -> Result<Topology> {
     for step in 1..=k {
         let links = graph.arcs.iter().try_fold(0usize, |acc, a| acc.checked_add(graph.out(a.dst).len()));
         check_size(&format!("line graph step {step} of {k}"), Some(graph.arcs.len()), links)?;
+        // A node is named by its walk: a line graph of a line graph doubles the names' length.
+        let names: u128 =
+            graph.arcs.iter().map(|a| (graph.names[a.src].len() + base_names[last[a.dst]].len() + 1) as u128).sum();
+        crate::budget::check_memory(&format!("the node names of {name}"), Some(names), 3)?;
         (graph, last) = line_step(&graph, &last, &base_names);
     }
     graph.into_topology(name)

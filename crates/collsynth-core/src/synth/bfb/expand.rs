@@ -178,6 +178,15 @@ fn copy(piece: usize, src: usize, dst: usize, link: usize, after: Option<usize>,
 /// piece to its sender.
 fn line_map(g: &Topology, base: &Schedule, lg: &Topology) -> Result<Schedule> {
     require_allgather(g, base)?;
+    // Each base transfer into w has an image per in-link of its shard's owner and out-link of
+    // w: counted before any is made, since nested line graphs multiply them level by level.
+    let images: u128 = base
+        .transfers
+        .iter()
+        .map(|t| (g.in_links(base.pieces[t.piece].shard).len() * g.out_links(t.dst).len()) as u128)
+        .sum();
+    let each = (std::mem::size_of::<Transfer>() + 4 * std::mem::size_of::<usize>()) as u128;
+    crate::budget::check_memory(&format!("the line-graph mapping onto {}", lg.name), Some(images), each)?;
     let sp = ShardPieces::new(base);
     let mut s = Schedule::new(Collective::Allgather, lg.n_ranks(), 0, super::BFB.name);
     // piece_start[x]: x's first piece; x's pieces are those of base shard head(x).

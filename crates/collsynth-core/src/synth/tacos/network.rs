@@ -373,5 +373,14 @@ pub fn build(topo: &Topology, bytes: f64, mode: SwitchMode) -> Result<Net> {
             VLink { src: d.src, dst: d.dst, cost: d.cost, first_hop, n_hops: d.hops.len() as u32 }
         })
         .collect();
+    // Every event time is at most every transfer run one after another (N^2 per chunk, 65536
+    // chunks per rank at most): latencies near 1e308 us, valid, would overflow the clock.
+    let most = hops.iter().map(|h| h.cost).fold(0.0, f64::max) * (n as f64) * (n as f64) * 65536.0;
+    if !most.is_finite() {
+        return Err(CollsynthError::bad(format!(
+            "tacos: hop costs up to {:e} us, run one after another, are past what its clock (a double) holds",
+            hops.iter().map(|h| h.cost).fold(0.0, f64::max)
+        )));
+    }
     Ok(Net { n, vlinks, in_v, in_start, out_v, n_res, hops, in_hops, routes, shared, res_dsts, in_groups, uniform })
 }
