@@ -135,6 +135,36 @@ BAD = [
         ["synth", "ring:1024", "-c", "allgather", "-a", "direct", "--memory-budget", "32MiB"],
         "budget of 32.0 MiB",
     ),
+    # one token per size, ASCII digits per number, no empty list item
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--size", "1KiBKiB"], "unknown size unit"),
+    (["synth", "ring:4", "-c", "allgather", "-a", "ring", "--size", "5\u00a0KiB"], "white space"),
+    (["compare", "ring:4", "-c", "allgather", "--sizes", "5\n,3"], "white space"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "5\n", "-e", "8"], "white space"),
+    (["compare", "ring:4", "-c", "allgather", "-b", "1K", "-e", "1M", "-f", "\u0662"], "not a whole number"),
+    (["topo", "show", "ring:+4"], "'+4' is not a whole number"),
+    (["topo", "show", "torus:4x+4"], "bad dimension '+4'"),
+    *[
+        (["synth", "ring:6", "-c", "allgather", "-a", "tacos", "--ranks", r], "is not a rank or a range")
+        for r in ["0-3,", ",0-3", "0-3 ", "+1,2"]
+    ],
+    # latencies near 1e308 us are valid, but the times they add up to are past a double
+    (["synth", "ring:4,lat=1e308", "-c", "allgather", "-a", "tacos"], "past what its clock (a double) holds"),
+    (["synth", "switch:5,lat=1e308", "-c", "allgather", "-a", "ring", "--json"], "past what a double holds"),
+    (["synth", "ring:4,lat=1e308", "-c", "reduce-scatter", "-a", "auto"], "past what a double holds"),
+    # nested line graphs double their node names' length level by level
+    (
+        [
+            "synth",
+            "line(" * 40 + "complete:2" + ")" * 40,
+            "-c",
+            "allgather",
+            "-a",
+            "bfb",
+            "--memory-budget",
+            "16MiB",
+        ],
+        "the node names of line(",
+    ),
     (["topo", "show", "ring:4", "--memory-budget", "1000"], "below 1 MiB"),
     (["topo", "show", "ring:4", "--memory-budget", "1.5"], "--memory-budget"),
     (["topo", "show", "ring:4", "--memory-budget", "lots"], "lots"),

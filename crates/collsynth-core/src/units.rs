@@ -118,6 +118,15 @@ fn is_decimal(text: &str) -> bool {
     !(int_part.is_empty() && frac_part.is_empty()) && digits(int_part) && digits(frac_part) && exponent_ok
 }
 
+/// A whole number written in ASCII digits only (`+4`, `4 `, `٤` and `` are not, where Rust's
+/// own parser takes a sign): rank lists and zoo arguments.
+pub fn whole_number(s: &str) -> Option<usize> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
 /// The largest size any command takes: 2^63 bytes, what a buffer can be (a signed 64-bit
 /// byte count, as the runtimes and MPI hold it). Beyond it exact arithmetic on sizes could leave i128.
 pub const MAX_SIZE_BYTES: i128 = 1 << 63;
@@ -137,6 +146,7 @@ fn bytes_of(text: &str, value: Rat, mult: i128) -> Result<Rat> {
 /// `G`, `T` (either case) and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024, a bare letter
 /// read as nccl-tests reads it; `KB`, `MB`, `GB`, `TB` are powers of 1000.
 pub fn parse_size(text: &str) -> Result<Rat> {
+    one_token(text)?;
     let (num, unit) = split_number(text);
     let value = parse_exact(num).map_err(|_| CollsynthError::bad(format!("cannot read size '{text}'")))?;
     let mult: i128 = match unit {
@@ -146,7 +156,7 @@ pub fn parse_size(text: &str) -> Result<Rat> {
         "GB" => 1_000_000_000,
         "TB" => 1_000_000_000_000,
         _ => match binary_power(unit) {
-            Some(p) if unit.len() == 1 || unit.ends_with("iB") => 1 << (10 * p),
+            Some(p) if unit.len() == 1 || unit.get(1..) == Some("iB") => 1 << (10 * p),
             _ => {
                 return Err(CollsynthError::bad(format!(
                     "unknown size unit '{unit}' in '{text}' (B; K, M, G, T or KiB, MiB, GiB, TiB: powers of 1024; KB, MB, GB, TB: powers of 1000)"
@@ -158,6 +168,15 @@ pub fn parse_size(text: &str) -> Result<Rat> {
         return Err(CollsynthError::bad(format!("size '{text}' is negative")));
     }
     bytes_of(text, value, mult)
+}
+
+/// A size is one token, as on a command line: no space, tab, line break or other white space
+/// inside or around it (`5\u{a0}KiB` pasted from a page is refused, not read as 5 KiB).
+fn one_token(text: &str) -> Result<()> {
+    if text.chars().any(char::is_whitespace) {
+        return Err(CollsynthError::bad(format!("size {text:?} has white space in it (write e.g. 8GiB)")));
+    }
+    Ok(())
 }
 
 /// The power of 1024 a unit's first letter stands for (`K` 1 up to `T` 4, either case).
@@ -176,6 +195,7 @@ fn binary_power(unit: &str) -> Option<u32> {
 /// nccl-tests command line sweeps the sizes it sweeps in nccl-tests. Every other spelling is
 /// read by [`parse_size`]. Whole bytes only (the sweep counts bytes).
 pub fn parse_nccl_tests_size(text: &str) -> Result<u64> {
+    one_token(text)?;
     let (num, unit) = split_number(text);
     let power = match binary_power(unit) {
         Some(p) if p <= 3 && matches!(&unit[1..], "" | "B" | "iB") => Some(p),

@@ -56,9 +56,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def comma_items(option: str, text: str) -> list[str]:
-    """The items of a comma-separated option value, stripped; an empty item (`--format ,`,
-    `--sizes 1KiB,,2KiB`) is BadInput, never skipped."""
-    items = [item.strip() for item in text.split(",")]
+    """The items of a comma-separated option value, without the spaces around them (a line
+    break or other white space stays, for the item's own reader to refuse); an empty item
+    (`--format ,`, `--sizes 1KiB,,2KiB`) is BadInput, never skipped."""
+    items = [item.strip(" ") for item in text.split(",")]
     if "" in items:
         raise collsynth.BadInput(f"{option} {text!r}: an empty item (separate items by one comma)")
     return items

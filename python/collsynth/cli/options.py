@@ -27,10 +27,11 @@ def whole(lo: int = 0, hi: int = MAX_WHOLE):
     """An argparse type: a whole number in lo..hi, else a one-line usage error (exit 2)."""
 
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        # ASCII digits only: int() would also take ' 5', '+5', '1_000' and other scripts' digits
+        stripped = text[1:] if text.startswith("-") else text
+        if not (stripped.isascii() and stripped.isdigit()):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        v = int(text)
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"must be a whole number from {lo} to {hi}, got {text}")
         return v

@@ -42,10 +42,12 @@ pub fn restrict_ranks(topo: &Topology, ranks: &[usize]) -> Result<Topology> {
 /// Parse `0,3,5` (or ranges `0-3`).
 pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
     let mut out = Vec::new();
-    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let bad = || CollsynthError::bad(format!("--ranks: '{item}' is not a rank or a range a-b"));
+    // Strict: `0-3,` or `,0-3` names an empty item, `0-3 ` a space, `+3` a sign.
+    for item in text.split(',') {
+        let bad = || CollsynthError::bad(format!("--ranks: {item:?} is not a rank or a range a-b"));
+        let number = |s: &str| crate::units::whole_number(s).ok_or_else(bad);
         if let Some((a, b)) = item.split_once('-') {
-            let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+            let (a, b) = (number(a)?, number(b)?);
             if a > b {
                 return Err(bad());
             }
@@ -54,7 +56,7 @@ pub fn parse_ranks(text: &str) -> Result<Vec<usize>> {
             crate::budget::check_memory(&format!("--ranks {text}"), Some(count), std::mem::size_of::<usize>() as u128)?;
             out.extend(a..=b);
         } else {
-            out.push(item.parse().map_err(|_| bad())?);
+            out.push(number(item)?);
         }
     }
     Ok(out)

@@ -35,6 +35,13 @@ fn size_units() {
     assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));
     assert_eq!(parse_size("12").unwrap(), Rat::from_integer(12));
     assert!(parse_size("1 XB").is_err());
+    // one token: no white space anywhere, and a unit is a letter or a letter and "iB", once
+    for bad in ["1 KiB", "5\u{a0}KiB", "5\n", " 5", "1KiBKiB", "1KiBiB", "1GiBB", "1Ki"] {
+        assert!(parse_size(bad).is_err(), "{bad:?}");
+        assert!(parse_nccl_tests_size(bad).is_err(), "{bad:?}");
+    }
+    let err = parse_size("5\n").unwrap_err();
+    assert!(!err.message().contains('\n'), "{err}");
     assert_eq!(parse_size("1e+3KiB").unwrap(), Rat::from_integer(1_024_000));
     // one meaning for every command: MB is decimal; MiB and a bare M (nccl-tests' reading) binary
     assert_eq!(parse_size("1MB").unwrap(), Rat::from_integer(1_000_000));

@@ -110,7 +110,9 @@ impl Spec {
         let items = self.args.get(i).ok_or_else(|| self.err(format!("missing {what}")))?;
         items
             .iter()
-            .map(|s| s.parse::<usize>().map_err(|_| self.err(format!("{what}: '{s}' is not a whole number"))))
+            .map(|s| {
+                crate::units::whole_number(s).ok_or_else(|| self.err(format!("{what}: '{s}' is not a whole number")))
+            })
             .collect()
     }
 
@@ -138,7 +140,7 @@ impl Spec {
         }
         let dims: Vec<usize> = items[0]
             .split(['x', 'X'])
-            .map(|s| s.trim().parse::<usize>().map_err(|_| self.err(format!("bad dimension '{s}'"))))
+            .map(|s| crate::units::whole_number(s.trim()).ok_or_else(|| self.err(format!("bad dimension '{s}'"))))
             .collect::<Result<_>>()?;
         for &d in &dims {
             self.check_range(d, "each dimension", min, 1 << 20)?;
