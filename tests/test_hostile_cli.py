@@ -9,11 +9,12 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hostile import files, refusal_problems, run
+from hostile import CLI, files, refusal_problems, run
 
 import collsynth
 from collsynth import BadInput, msccl
@@ -984,6 +985,29 @@ def test_a_fifo_with_a_reader_is_written_in_place(tmp_path):
     assert proc.returncode == 0 and json.loads(got[0])["name"] == "ring:4"
     assert stat.S_ISFIFO(os.lstat(tmp_path / "out.json").st_mode)
     assert files(tmp_path) == {"out.json"}
+
+
+def test_a_fifo_input_is_read_only_while_something_writes_it(tmp_path):
+    """An input FIFO that nothing writes is refused at once (as an output FIFO that nothing
+    reads is), where a blocking open would wait forever and ignore Ctrl-C; one that a writer
+    holds open is read to the writer's end."""
+    os.mkfifo(tmp_path / "in.json")
+    for argv in (["verify", "in.json"], ["topo", "show", "in.json"], ["simulate", "in.json"]):
+        proc = run(argv, tmp_path)
+        _one_line_exit_2(proc, "in.json: cannot read file: it is a FIFO that nothing writes (not read)")
+    text = collsynth.synthesize("ring:4", "allgather", "ring").to_json().encode()
+    assert len(text) < 60000  # within the pipe's buffer: written before the reader comes
+    # Read-write: the open does not wait for a reader, and the data waits in the pipe.
+    fd = os.open(tmp_path / "in.json", os.O_RDWR)
+    try:
+        os.write(fd, text)
+        child = subprocess.Popen([*CLI, "verify", "in.json"], cwd=tmp_path, stdout=subprocess.PIPE)
+        time.sleep(1.0)  # the reader has the bytes and waits for the writer's end
+    finally:
+        os.close(fd)
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 0 and b"valid" in out.lower()
+    assert files(tmp_path) == {"in.json"}
 
 
 def test_no_partial_output_set(tmp_path):

@@ -68,10 +68,15 @@ pub fn read(path: &Path, kind: Kind) -> Result<String> {
     if path.is_dir() {
         return Err(CollsynthError::bad(format!("{shown_path}: cannot read file: is a directory")));
     }
-    let file = std::fs::File::open(path).map_err(fail)?;
     let cap = kind.cap();
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes).map_err(fail)?;
+    let fifo = std::fs::metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
+    let bytes = if fifo {
+        read_fifo(path, cap, &fail)?
+    } else {
+        let mut bytes = Vec::new();
+        std::fs::File::open(path).map_err(fail)?.take(cap + 1).read_to_end(&mut bytes).map_err(fail)?;
+        bytes
+    };
     if bytes.len() as u64 > cap {
         return Err(CollsynthError::bad(format!(
             "{shown_path}: larger than the {} read for {} {} (stopped reading there)",
@@ -81,6 +86,38 @@ pub fn read(path: &Path, kind: Kind) -> Result<String> {
         )));
     }
     String::from_utf8(bytes).map_err(|_| CollsynthError::bad(format!("{shown_path}: cannot read file: not UTF-8 text")))
+}
+
+/// A FIFO's bytes, up to `cap + 1`. Opened without blocking: with no writer that reads
+/// nothing at once and is refused (as a FIFO that nothing reads is refused as an output),
+/// where a blocking open would wait forever; while a writer is slow, Ctrl-C is polled.
+fn read_fifo(path: &Path, cap: u64, fail: &dyn Fn(std::io::Error) -> CollsynthError) -> Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(fail)?;
+    let (mut bytes, mut buf, mut heard) = (Vec::new(), vec![0u8; 1 << 16], false);
+    while bytes.len() as u64 <= cap {
+        match file.read(&mut buf) {
+            Ok(0) if !heard => {
+                return Err(CollsynthError::bad(format!(
+                    "{}: cannot read file: it is a FIFO that nothing writes (not read)",
+                    path.display()
+                )))
+            }
+            Ok(0) => break,
+            Ok(n) => {
+                heard = true;
+                bytes.extend_from_slice(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                heard = true; // a writer holds it open: wait for its bytes
+                crate::budget::check_cancelled()?;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    Ok(bytes)
 }
 
 /// The OS's reason without Rust's ` (os error N)` suffix, as Python's `strerror` shows it.

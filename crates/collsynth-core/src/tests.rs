@@ -58,9 +58,9 @@ const MAY_IMPORT: &[(&str, &[&str])] = &[
     ("topology", &["error", "rational", "units", "budget"]),
     ("flow", &["error", "rational", "topology"]),
     ("ir", &["error", "rational", "budget", "topology"]),
-    ("bound", &["error", "rational", "units", "topology", "flow", "ir"]),
+    ("bound", &["error", "rational", "units", "budget", "topology", "flow", "ir"]),
     ("import", &["error", "rational", "topology", "input"]),
-    ("zoo", &["error", "rational", "units", "topology", "import"]),
+    ("zoo", &["error", "rational", "units", "budget", "topology", "import"]),
     // Synthesizers measure their own candidates with the cost layer's pure measures of a
     // schedule (never the simulator, the tuner, the verifier or an exporter).
     (

@@ -174,7 +174,9 @@ pub fn parse_size(text: &str) -> Result<Rat> {
 /// inside or around it (`5\u{a0}KiB` pasted from a page is refused, not read as 5 KiB).
 fn one_token(text: &str) -> Result<()> {
     if text.chars().any(char::is_whitespace) {
-        return Err(CollsynthError::bad(format!("size {text:?} has white space in it (write e.g. 8GiB)")));
+        return Err(CollsynthError::bad(format!(
+            "cannot read size {text:?}: it has white space in it (write e.g. 8GiB)"
+        )));
     }
     Ok(())
 }

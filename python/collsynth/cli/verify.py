@@ -65,7 +65,7 @@ def run_verify(args) -> int:
         return run_verify_plan(args, text)
     if args.topology:
         raise BadInput("--topology applies to MSCCL XML files only (a schedule file embeds its topology)")
-    sched = load(args.schedule)
+    sched = Schedule.loads(text, source=args.schedule)  # read once: a FIFO has no second reading
     try:
         report = sched.verify()
     except BadInput as e:
