@@ -151,6 +151,8 @@ BAD = [
     (["synth", "ring:4,lat=1e308", "-c", "allgather", "-a", "tacos"], "past what its clock (a double) holds"),
     (["synth", "switch:5,lat=1e308", "-c", "allgather", "-a", "ring", "--json"], "past what a double holds"),
     (["synth", "ring:4,lat=1e308", "-c", "reduce-scatter", "-a", "auto"], "past what a double holds"),
+    # a torus's links, counted before they are made: 22 dimensions of 2 on 2^22 nodes
+    (["topo", "show", "torus:" + "x".join(["2"] * 22)], "links needs about"),
     # nested line graphs double their node names' length level by level
     (
         [

@@ -186,6 +186,10 @@ pub(super) fn grid(s: &Spec, dims: &[usize], wrap: bool) -> Result<Topology> {
 fn grid_with(s: &Spec, dims: &[usize], wrap: bool, params: &[LinkParams]) -> Result<Topology> {
     let n = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).filter(|&n| n <= 1 << 22);
     let n = n.ok_or_else(|| bad(s, "too many nodes (at most 2^22)"))?;
+    // Two links per node and dimension at most: 22 dimensions of 2 on 2^22 nodes are 10 GiB.
+    let links = 2 * n as u128 * dims.iter().filter(|&&d| d >= 2).count() as u128;
+    let each = 2 * std::mem::size_of::<crate::topology::Link>() as u128; // the builder's and the topology's
+    crate::budget::check_memory(&format!("{}'s {links} links", s.text), Some(links), each)?;
     let mut b = TopologyBuilder::new(&s.text);
     for i in 0..n {
         b.compute(node_name("n", i), None);
