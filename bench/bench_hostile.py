@@ -27,8 +27,11 @@ a fixed seed, so a rerun makes the same calls; they vary the families of tests/t
   mixed units).
 
 Categories: `refused` (exit 2, one stderr line, no traceback), `ok` (exit 0 on an input that is
-valid or may be), `interrupted` (a signal answered as it should); failures: `panic`, `abort`
-(killed by a signal, negative status), `hang` (timeout, or no exit within 2 s of a signal),
+valid or may be), `interrupted` (a signal answered as it should), `long` (still working at the
+timeout, but it answered Ctrl-C within 1 s with 130 and one line, and run again on a terminal it
+showed a progress bar); failures: `panic`, `abort` (killed by a signal, negative status), `hang`
+(no exit within 1 s of Ctrl-C at the timeout, no progress shown on a terminal, or no exit within
+2 s of a signal trial's signal),
 `traceback`, `exit1` (any nonzero status other than 2), `multiline` (exit 2, not one line),
 `accepted_invalid`, `rejected_valid`, `destroyed` (a device, FIFO, link or file the run was
 pointed at is no longer what it was) and `left_files` (a refused or interrupted run left files).
@@ -43,8 +46,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import random
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -64,14 +69,17 @@ CLI = [PYTHON, "-m", "collsynth.cli"]
 NCCL_DATA = ROOT / "tests" / "data" / "nccl-topo"
 A100_XML = str(NCCL_DATA / "hgx-a100-8gpu-simai.xml")
 
-SEED = 20_261_129
+# HOSTILE_SEED draws other instances of the same kinds of input
+SEED = int(os.environ.get("HOSTILE_SEED", "20261129"))
 MEMORY_LIMIT = 8 << 30
 TIMEOUT_S = 60.0
 LONG_TIMEOUT_S = 120.0  # run and bench-mpi start mpiexec
 SIGNAL_GRACE_S = 2.0
+CTRL_C_GRACE_S = 1.0  # a run still going at its timeout gets Ctrl-C and this long to answer
+TERMINAL_LOOK_S = 5.0  # how long a run on a terminal is watched for a progress bar
 STDERR_TAIL = 300
 
-SUCCESS = ["ok", "refused", "interrupted"]
+SUCCESS = ["ok", "refused", "interrupted", "long"]
 FAILURES = [
     "panic",
     "abort",
@@ -1782,6 +1790,7 @@ class Running:
         self.err_path, self.err_file, self.before = err_path, err_file, before
         self.started = time.monotonic()
         self.signalled_at: float | None = None
+        self.ctrl_c_at: float | None = None  # Ctrl-C sent at the timeout
         self.timed_out: str | None = None
 
 
@@ -1791,6 +1800,14 @@ def _exited(pid: int) -> bool:
         return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:
         return True
+
+
+def _ctrl_c(pid: int) -> None:
+    """SIGINT to the run's process group, as a terminal's Ctrl-C."""
+    try:
+        os.killpg(pid, signal.SIGINT)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _kill_group(pid: int) -> None:
@@ -1835,6 +1852,13 @@ def classify(r: Running, rc: int, seconds: float) -> dict:
     broken = destroyed(r.before, after, failed=rc != 0)
     if r.timed_out:
         category, detail = "hang", r.timed_out
+    elif r.ctrl_c_at is not None:
+        # long but answering Ctrl-C; whether it shows progress is looked at on a terminal later
+        timeout = timeout_of(case.argv)
+        if rc != 130 or not one_line or [f for f in new if temporary_looking(f)] or in_tmp:
+            category, detail = "hang", f"at {timeout:g} s Ctrl-C gave exit {rc} and {err[-120:]!r}"
+        else:
+            category, detail = "long", f"answered Ctrl-C at {timeout:g} s"
     elif "panicked" in err or "PanicException" in err:
         category = "panic"
     elif rc < 0 or rc in (128 + signal.SIGABRT, 128 + signal.SIGSEGV, 128 + signal.SIGKILL):
@@ -1874,7 +1898,7 @@ def classify(r: Running, rc: int, seconds: float) -> dict:
         "rc": rc,
         "seconds": round(seconds, 3),
     }
-    if category in FAILURES:
+    if category in FAILURES or category == "long":
         record.update(
             argv=[printable(a) for a in case.argv],
             setup=[list(e) for e in case.setup],
@@ -1922,22 +1946,26 @@ def run_all(cases: list[Case], base: Path, inputs: Path, workers: int, budget_s:
                 continue
             sig = r.case.sig
             if sig is not None and r.signalled_at is None and now - r.started >= sig[1]:
-                try:
-                    if sig[0] == signal.SIGINT:
-                        os.killpg(r.proc.pid, sig[0])  # as a terminal's Ctrl-C: the whole group
-                    else:
+                if sig[0] == signal.SIGINT:
+                    _ctrl_c(r.proc.pid)
+                else:
+                    try:
                         r.proc.send_signal(sig[0])
-                except ProcessLookupError:
-                    pass
+                    except ProcessLookupError:
+                        pass
                 r.signalled_at = now
             elif r.signalled_at is not None and now - r.signalled_at > SIGNAL_GRACE_S:
                 r.timed_out = f"still running {SIGNAL_GRACE_S:g} s after signal {sig[0]}"
                 records.append(collect(r))
                 continue
-            elif now - r.started > timeout_of(r.case.argv):
-                r.timed_out = f"no exit within {timeout_of(r.case.argv):g} s"
+            elif r.ctrl_c_at is not None and now - r.ctrl_c_at > CTRL_C_GRACE_S:
+                at = timeout_of(r.case.argv)
+                r.timed_out = f"no exit within {CTRL_C_GRACE_S:g} s of Ctrl-C at {at:g} s"
                 records.append(collect(r))
                 continue
+            elif r.ctrl_c_at is None and r.signalled_at is None and now - r.started > timeout_of(r.case.argv):
+                _ctrl_c(r.proc.pid)
+                r.ctrl_c_at = now
             still.append(r)
         running = still
         if len(records) >= next_report:
@@ -1950,6 +1978,74 @@ def run_all(cases: list[Case], base: Path, inputs: Path, workers: int, budget_s:
             next_report += 100
         time.sleep(0.02)
     return records, skipped
+
+
+# What a progress bar or spinner writes on a terminal: cursor control, bar and spinner glyphs.
+PROGRESS_MARKS = (b"\x1b[", "\u2501".encode(), "\u280b".encode(), "\u2839".encode())
+
+
+def on_terminal(index: int, case: Case, base: Path, inputs: Path) -> str:
+    """Run `case` with stderr on a terminal for TERMINAL_LOOK_S, then Ctrl-C it: empty when it
+    showed progress and answered within CTRL_C_GRACE_S with 130, else what went wrong."""
+    master, follower = pty.openpty()
+    cwd = base / "runs" / f"tty{index:05d}"
+    cwd.mkdir(parents=True)
+    argv = [a.replace("{in}", str(inputs)) if isinstance(a, str) else a for a in case.argv]
+    env = {**os.environ, "TMPDIR": str(cwd), "COLUMNS": "120"}
+    proc = subprocess.Popen(
+        [*CLI, *argv],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+        preexec_fn=_limits,
+        start_new_session=True,
+    )
+    os.close(follower)
+    shown = b""
+
+    def read_until(deadline: float) -> None:
+        nonlocal shown
+        while time.monotonic() < deadline and proc.poll() is None:
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    shown += os.read(master, 1 << 16)
+                except OSError:  # the run closed its end: wait for it, up to the deadline
+                    try:
+                        proc.wait(max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        pass
+                    return
+
+    try:
+        read_until(time.monotonic() + TERMINAL_LOOK_S)
+        if proc.poll() is not None:
+            return ""  # done within the look on this attempt: not a hang
+        _ctrl_c(proc.pid)
+        read_until(time.monotonic() + CTRL_C_GRACE_S)
+        rc = proc.poll()
+        if rc is None:
+            return f"on a terminal, no exit within {CTRL_C_GRACE_S:g} s of Ctrl-C"
+        if rc != 130:
+            return f"on a terminal, exit {rc} after Ctrl-C"
+        if not any(mark in shown for mark in PROGRESS_MARKS):
+            return f"on a terminal, no progress shown in {TERMINAL_LOOK_S:g} s"
+        return ""
+    finally:
+        _kill_group(proc.pid)
+        proc.wait()
+        os.close(master)
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
+def look_on_terminal(records: list[dict], cases: list[Case], base: Path, inputs: Path) -> None:
+    """Every `long` run must show progress on a terminal, else it is a hang."""
+    for rec in records:
+        if rec["category"] == "long":
+            problem = on_terminal(rec["index"], cases[rec["index"]], base, inputs)
+            if problem:
+                rec.update(category="hang", detail=problem)
 
 
 def summarise(records: list[dict], families: list[str], wall: float, skipped: int) -> list[dict]:
@@ -1966,11 +2062,13 @@ def summarise(records: list[dict], families: list[str], wall: float, skipped: in
             row["skipped_over_budget"] = skipped
             row["seed"] = SEED
             row["failures"] = []  # listed under each family
+            row["long"] = []
         else:
             row["wall_seconds"] = 0.0
             row["skipped_over_budget"] = 0
             row["seed"] = SEED
             row["failures"] = [r for r in mine if r["category"] in FAILURES]
+            row["long"] = [r for r in mine if r["category"] == "long"]
         rows.append(row)
     return rows
 
@@ -1994,6 +2092,7 @@ def bench_hostile() -> list[dict]:
         print(f"hostile: {len(cases)} runs in {base}", file=sys.stderr, flush=True)
         t0 = time.monotonic()
         records, skipped = run_all(cases, base, inputs, workers, budget_s)
+        look_on_terminal(records, cases, base, inputs)
         wall = time.monotonic() - t0
         changed = destroyed(inputs_before, snapshot(inputs), failed=True)
         extra = sorted(set(snapshot(inputs)) - set(inputs_before))

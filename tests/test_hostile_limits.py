@@ -8,6 +8,9 @@ be refused up front answers Ctrl-C instead: exit 130 and one line."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -292,6 +295,9 @@ sys.exit(main({argv!r}))
         ["synth", "ring:8", "-c", "allgather", "-a", "tacos", "--restarts", "1000000000"],
         ["circulant", "check", "--max-p", "1000000000"],
         ["compare", "ring:4", "-c", "allgather", "--pipeline", "22369621"],
+        # ForestColl's max flows on a long ring, inside compare (which once called the core on
+        # its main thread, answering Ctrl-C only when the flows were done)
+        ["compare", "ring:30000", "-c", "broadcast", "--sizes", "1MiB"],
         # max flows across a long ring: one phase per path length
         ["bound", "ring:262144", "-c", "allgather"],
     ],
@@ -312,3 +318,39 @@ def test_long_calls_answer_ctrl_c_with_exit_130_and_one_line(tmp_path, argv):
         child.wait()
     assert (child.returncode, err) == (130, "collsynth: error: interrupted\n")
     assert files(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["circulant", "check", "--max-p", "9223372036854775807", "--json"],
+        ["compare", "ring:30000", "-c", "broadcast", "--sizes", "1MiB", "--json"],
+    ],
+)
+def test_long_runs_show_a_bar_on_a_terminal_stderr(tmp_path, argv):
+    """Progress goes to stderr whenever stderr is a terminal, even with stdout (and `--json`)
+    elsewhere; Ctrl-C then ends the run at once."""
+    master, follower = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "collsynth.cli", *argv],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        start_new_session=True,
+    )
+    os.close(follower)
+    shown = b""
+    try:
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline and b"\xe2\x94\x81" not in shown:  # a bar's segment
+            if select.select([master], [], [], 0.1)[0]:
+                shown += os.read(master, 1 << 16)
+        os.killpg(child.pid, signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        child.kill()
+        child.wait()
+        os.close(master)
+    assert b"\xe2\x94\x81" in shown, shown[-300:]
+    assert (child.returncode, out) == (130, b"")

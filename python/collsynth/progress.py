@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -12,6 +13,31 @@ def run_with_progress(
 ):
     """Run ``fn()``; if it takes longer than ``delay`` seconds, show a bar (from ``poll()`` =
     (done, total), or a spinner when there is no total) until it returns."""
+    worker, out = _start(fn)
+    worker.join(delay)
+    if worker.is_alive():
+        from rich.markup import escape
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
+        shown = bar_console()
+        with Progress(*columns, console=shown, transient=True, disable=not shown.is_terminal) as bar:
+            task = bar.add_task(escape(label), total=None)
+            while worker.is_alive():
+                if poll is not None:
+                    done, total = poll()
+                    bar.update(task, completed=done, total=total or None)
+                time.sleep(0.1)
+    return _result(worker, out)
+
+
+def in_worker(fn: Callable):
+    """``fn()`` on a worker thread while the caller waits, so that Ctrl-C reaches the caller at
+    once (a core call on the main thread answers it only at its next poll)."""
+    return _result(*_start(fn))
+
+
+def _start(fn: Callable) -> tuple[threading.Thread, dict]:
     # A plain thread (not concurrent.futures, whose import pulls in logging) and rich only
     # when a bar is due: most calls end before `delay`, and start-up is every command's cost
     # (README, "Start-up").
@@ -27,25 +53,21 @@ def run_with_progress(
     # must not wait at exit for the core call to finish (it cannot be interrupted).
     worker = threading.Thread(target=call, name="collsynth-call", daemon=True)
     worker.start()
-    worker.join(delay)
-    if worker.is_alive():
-        from rich.console import Console
-        from rich.markup import escape
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    return worker, out
 
-        # Bars go to stderr so that `--json` output on stdout stays clean.
-        _stderr = Console(stderr=True)
-        columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
-        # off a terminal there is no bar to draw (an enabled Progress would still end with a
-        # stray newline on stderr, before the error line)
-        with Progress(*columns, console=_stderr, transient=True, disable=not _stderr.is_terminal) as bar:
-            task = bar.add_task(escape(label), total=None)
-            while worker.is_alive():
-                if poll is not None:
-                    done, total = poll()
-                    bar.update(task, completed=done, total=total or None)
-                time.sleep(0.1)
+
+def _result(worker: threading.Thread, out: dict):
     worker.join()
     if "error" in out:
         raise out["error"]
     return out["value"]
+
+
+@functools.cache
+def bar_console():
+    """The console every progress bar draws on: stderr, so that output on stdout (tables,
+    `--json`) stays clean, and a bar shows whenever stderr is a terminal. Off a terminal
+    bars are disabled (an enabled Progress would still end with a stray newline)."""
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator
 
 from collsynth import _core
 from collsynth._core import BadInput
-from collsynth.cli.common import console, emit_json, fail, rich_console, with_version
+from collsynth.cli.common import console, emit_json, fail, with_version
 from collsynth.cli.options import whole
+from collsynth.progress import bar_console
 
 # Below this many process schedules (sum of p) no progress bar is shown.
 PROGRESS_MIN_WORK = 5_000_000
@@ -80,9 +81,9 @@ def check(ps: range, extra: list[int], threads: int = 0, show_progress: bool = F
     ]
     with Progress(
         *columns,
-        console=rich_console(),
+        console=bar_console(),
         transient=True,
-        disable=not show_progress or work < PROGRESS_MIN_WORK,
+        disable=not show_progress or not bar_console().is_terminal or work < PROGRESS_MIN_WORK,
     ) as bar:
         task = bar.add_task("check", total=work)
         for group in batches(itertools.chain(ps, extra)):
@@ -106,7 +107,7 @@ def run_check(args) -> int:
         raise BadInput(f"--random must be at most {MAX_RANDOM}, got {args.random}")
     rng = random.Random(args.seed)
     extra = sorted(rng.randint(2, args.random_max) for _ in range(args.random))
-    r = check(range(2, args.max_p + 1), extra, args.threads, show_progress=not args.json)
+    r = check(range(2, args.max_p + 1), extra, args.threads, show_progress=True)
     r["random_ps"] = extra
     if args.json:
         emit_json(with_version(f"traff:2..{args.max_p}", {"command": "circulant check", **r}))

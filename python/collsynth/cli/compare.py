@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collsynth import _core, nccl_tests
 from collsynth._core import BadInput, size_bytes
-from collsynth.cli.common import comma_items, console, emit_json, resolve_topology, rich_console, table
+from collsynth.cli.common import comma_items, console, emit_json, resolve_topology, table
 from collsynth.cli.options import (
     add_collective,
     add_nccl_sweep,
@@ -15,6 +15,7 @@ from collsynth.cli.options import (
     size_help,
 )
 from collsynth.cli.synth import summary
+from collsynth.progress import bar_console, in_worker
 from collsynth.schedule import algorithms, synthesize
 from collsynth.topology import Topology
 
@@ -46,10 +47,7 @@ def compare(
     from rich.progress import Progress
 
     rows, skipped = [], {}
-    # no bar off a terminal: a non-terminal Progress still ends with a stray blank line
-    with Progress(
-        console=rich_console(), transient=True, disable=console.quiet or not console.is_terminal
-    ) as bar:
+    with Progress(console=bar_console(), transient=True, disable=not bar_console().is_terminal) as bar:
         task = bar.add_task("synthesizing and simulating", total=len(algs) * len(sizes))
         for alg in algs:
             sched = None
@@ -57,8 +55,12 @@ def compare(
                 if sched is None or alg["sized"]:
                     try:
                         # evaluated beside the verifier, the time bound beside the synthesis
-                        sched = synthesize(
-                            topo, collective, alg["name"], root=root, size=size, evaluate_pipeline=pipeline
+                        # on a worker: Ctrl-C is answered at once, whatever the core is doing
+                        name = alg["name"]
+                        sched = in_worker(
+                            lambda name=name, size=size: synthesize(
+                                topo, collective, name, root=root, size=size, evaluate_pipeline=pipeline
+                            )
                         )
                     except BadInput as e:
                         skipped[alg["name"]] = str(e)

@@ -100,12 +100,12 @@ impl Digraph {
         &self.arcs[self.out_start[v]..self.out_start[v + 1]]
     }
 
-    fn into_topology(self, name: &str) -> Result<Topology> {
+    fn to_topology(&self, name: &str) -> Result<Topology> {
         let mut b = TopologyBuilder::new(name);
-        for n in self.names {
-            b.compute(n, None);
+        for n in &self.names {
+            b.compute(n.clone(), None);
         }
-        for a in self.arcs {
+        for a in &self.arcs {
             b.link(a.src, a.dst, a.bw, a.lat);
         }
         b.build()
@@ -146,6 +146,29 @@ fn check_size(what: &str, nodes: Option<usize>, links: Option<usize>) -> Result<
 /// has no self-loops (the model forbids them), so neither has L(G), and Def 1's
 /// `v'v != vu` never excludes a link. Names and order: see the module documentation.
 pub fn line_graph(g: &Topology, k: usize, name: &str) -> Result<Topology> {
+    walk_levels(g, k, name, |_, _| Ok(()))?.to_topology(name)
+}
+
+/// L^1(G), .., L^k(G) as [`line_graph`] builds them, level i named `name(i)`: the graphs a
+/// mapping through k line graphs passes. Nodes are named by their walks in G at every level
+/// (mapping level by level through `line_graph(.., 1, ..)` would double the names each time).
+pub fn line_graph_levels(g: &Topology, k: usize, name: impl Fn(usize) -> String) -> Result<Vec<Topology>> {
+    let mut levels = Vec::with_capacity(k);
+    walk_levels(g, k, &name(k), |step, graph| {
+        levels.push(graph.to_topology(&name(step))?);
+        Ok(())
+    })?;
+    Ok(levels)
+}
+
+/// The walks of 1..=k links of `g`, level by level, each level handed to `each` (with its
+/// step) before the next is made; returns the last. `name` names the result in refusals.
+fn walk_levels(
+    g: &Topology,
+    k: usize,
+    name: &str,
+    mut each: impl FnMut(usize, &Digraph) -> Result<()>,
+) -> Result<Digraph> {
     require_direct(g, "line graph expansion")?;
     let base_names: Vec<String> = g.nodes.iter().map(|n| n.name.clone()).collect();
     let mut graph = Digraph::of(g);
@@ -154,13 +177,14 @@ pub fn line_graph(g: &Topology, k: usize, name: &str) -> Result<Topology> {
     for step in 1..=k {
         let links = graph.arcs.iter().try_fold(0usize, |acc, a| acc.checked_add(graph.out(a.dst).len()));
         check_size(&format!("line graph step {step} of {k}"), Some(graph.arcs.len()), links)?;
-        // A node is named by its walk: a line graph of a line graph doubles the names' length.
+        // A node is named by its walk: one base name longer than its tail's.
         let names: u128 =
             graph.arcs.iter().map(|a| (graph.names[a.src].len() + base_names[last[a.dst]].len() + 1) as u128).sum();
         crate::budget::check_memory(&format!("the node names of {name}"), Some(names), 3)?;
         (graph, last) = line_step(&graph, &last, &base_names);
+        each(step, &graph)?;
     }
-    graph.into_topology(name)
+    Ok(graph)
 }
 
 /// One line digraph step: node i of the result is arc i of `g`, named the walk of its tail

@@ -21,7 +21,7 @@ use crate::error::{CollsynthError, Result};
 use crate::ir::{exact_value, Collective, Details, Op, Piece, Schedule, Transfer};
 use crate::rational::Rat;
 use crate::topology::Topology;
-use crate::zoo::expand::{degree_expansion, line_graph};
+use crate::zoo::expand::{degree_expansion, line_graph_levels};
 use crate::zoo::{from_spec, Expr};
 use num_traits::One;
 use std::collections::HashMap;
@@ -80,13 +80,18 @@ fn details(s: &Schedule, topo: &Topology, construction: &str) -> Details {
 fn build(expr: &Expr) -> Result<Built> {
     match expr {
         Expr::Line(k, inner) => {
-            let mut b = build(inner)?;
-            for _ in 0..*k {
-                let lg = line_graph(&b.topo, 1, &format!("line({})", b.topo.name))?;
+            // line(line(G)) is L^2(G): one walk expansion, as the zoo builds it.
+            let (mut k, mut base) = (*k, inner.as_ref());
+            while let Expr::Line(k2, deeper) = base {
+                (k, base) = (k + k2, deeper.as_ref());
+            }
+            let mut b = build(base)?;
+            let levels = line_graph_levels(&b.topo, k, |i| Expr::Line(i, Box::new(base.clone())).to_string())?;
+            for lg in levels {
                 let schedule = line_map(&b.topo, &b.schedule, &lg)?;
                 b = Built { topo: lg, schedule, construction: b.construction };
             }
-            let times = if *k == 1 { String::new() } else { format!(" (x{k})") };
+            let times = if k == 1 { String::new() } else { format!(" (x{k})") };
             b.construction = format!("line-graph mapping{times} of {}", b.construction);
             Ok(b)
         }
@@ -168,7 +173,7 @@ fn copy(piece: usize, src: usize, dst: usize, link: usize, after: Option<usize>,
 // ---------------------------------------------------------------------------------------
 // Def 1: the line graph
 
-/// Def 1 (§5.1): the allgather on `lg` = L(g) (built by `zoo::expand::line_graph`, so
+/// Def 1 (§5.1): the allgather on `lg` = L(g) (built by `zoo::expand::line_graph_levels`, so
 /// node x of L(g) is link x of g) from the allgather `base` on g. Shard x = (v' -> v) is
 /// cut like base shard v. Step 0: every x sends its whole shard to each out-neighbour. Base
 /// step s becomes step s + 1: a transfer of v's piece C over (u -> w) becomes, for every

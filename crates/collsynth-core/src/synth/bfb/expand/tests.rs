@@ -153,6 +153,13 @@ fn nested_expansions_compose_the_closed_forms() {
     assert_eq!((c.latency_steps, c.bandwidth_factor), (4, Rat::new(17, 16)));
     // line(line(G)) is line^2(G), mapped twice; line^2 of a product maps BFB on the product.
     assert_eq!(mapped("line(line(bipartite:2,2))").2, mapped("line^2(bipartite:2,2)").2);
+    // 64 nested line graphs of a directed cycle: the cycle again, its node names the walks of
+    // 64 links (mapping level by level once doubled them: 2^64 bytes at the last level).
+    let deep = format!("{}ring:6{}", "line(".repeat(64), ")".repeat(64));
+    let (t, s, c) = mapped(&deep);
+    assert_eq!((t.n_ranks(), c), (6, base_costs("ring:6").1));
+    assert!(t.nodes.iter().all(|n| n.name.split('>').count() == 65), "{}", t.nodes[0].name);
+    assert_eq!(detail(&s, "construction").as_deref(), Some("\"line-graph mapping (x64) of bfb(ring:6)\""));
     let (_, s, _) = mapped("line(product(ring:3; ring:3))");
     assert_eq!(detail(&s, "construction").as_deref(), Some("\"line-graph mapping of bfb(product(ring:3; ring:3))\""));
 }
