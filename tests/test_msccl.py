@@ -612,3 +612,33 @@ def test_verify_times_the_xml_synth_wrote_at_its_size(tmp_path):
     ):
         proc = run_cli(*argv, check_status=2)
         assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("runtime", ["msccl-nccl", "rccl"])
+def test_auto_writing_xml_picks_a_program_that_fits(tmp_path, runtime):
+    """dgx-a100:2 allgather at 1 MiB: auto's fastest schedule needs 65 steps in a thread block
+    (refused by both runtimes); asked for XML, auto picks among its candidates by their
+    packed programs, and the one written loads in the runtime as meant."""
+    argv = ["dgx-a100:2", "-c", "allgather", "--size", "1MiB", "--format", "msccl-xml", "--runtime", runtime]
+    s = run_json("synth", *argv, "-a", "auto", "-o", str(tmp_path))
+    assert s["auto_ranking"] == "exported"
+    m = s["msccl"]
+    assert m["runtime"] == runtime and m["max_steps"] <= 64
+    assert m["thread_blocks"] <= (64 if runtime == "rccl" else 1024)
+    # the table's clock is the program written, within 1.15x of the bound here
+    assert s["time_us"] == m["judged"]["time_us"] and s["time_us"] / s["time_bound_us"] < 1.15
+    run_cli("verify", str(tmp_path / "schedule.xml"), "--runtime", runtime)
+    # the schedule alone is what auto ranks without --format msccl-xml: that one does not fit
+    plain = collsynth.synthesize("dgx-a100:2", "allgather", "auto", size="1MiB")
+    assert "auto_ranking" not in plain.details
+    with pytest.raises(collsynth.BadInput):
+        msccl.export(plain, runtime=runtime, protocol="auto", size="1MiB")
+
+
+def test_auto_for_xml_takes_exports_arguments_only():
+    with pytest.raises(collsynth.BadInput, match="'bogus' is not an argument of msccl.export"):
+        collsynth.synthesize("ring:4", "allgather", "auto", msccl={"bogus": 1})
+    with pytest.raises(collsynth.BadInput, match="--channels 33"):
+        collsynth.synthesize("ring:4", "allgather", "auto", msccl={"channels": 33})
+    s = collsynth.synthesize("ring:4", "allgather", "auto", msccl={"runtime": "rccl"})
+    assert s.details["auto_ranking"] == "exported"

@@ -85,6 +85,7 @@ def synthesize(
     options: Mapping[str, str] = ...,
     size: str = "1GiB",
     pipeline: int | None = None,
+    msccl: tuple | None = None,
 ) -> tuple[Schedule, float]: ...
 def time_only(
     topo: Topology,

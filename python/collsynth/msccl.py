@@ -99,6 +99,41 @@ def export(
     given by its path, and ``stream``, which passes it to a ``write(str)`` callable in pieces
     (``out["stream"](sys.stdout.write)``); the text is never built, and the checks run on the
     program the writer consumes (docs/msccl.md)."""
+    from collsynth.schedule import Schedule
+
+    core = _args.instance("schedule", schedule, Schedule).checked
+    args = export_args(runtime, protocol, channels, unfused, pipeline, size_range, size, dialect)
+    runtime = args[0]
+    out = _core.msccl_export(core, *args, bool(text))
+    if text:
+        out["program"] = json.loads(out["program"])
+    else:
+        writer = out.pop("writer")
+        out["write"], out["stream"] = writer.write_xml, writer.stream_xml
+
+    out["schedule"] = Schedule(out["schedule"])
+    out["runtime"] = runtime
+    out["dialect"] = "old" if runtime == "msccl-legacy" else "new"
+    return out
+
+
+# The keyword arguments of `export_args` (those of `export` that say how to lower).
+EXPORT_ARGS = ("runtime", "protocol", "channels", "unfused", "pipeline", "size_range", "size", "dialect")
+
+
+def export_args(
+    runtime: str | None = None,
+    protocol: str = "Simple",
+    channels: int | None = None,
+    unfused: bool = False,
+    pipeline: int | None = None,
+    size_range: str | tuple[int, int] | None = None,
+    size: int | str | None = None,
+    dialect: str | None = None,
+) -> tuple[str, str, int | None, bool, int | None, tuple[int, int] | None, str | None]:
+    """:func:`export`'s arguments checked, in the order the core takes them: (runtime,
+    protocol, channels, unfused, pipeline, size range, judge size). ``synthesize(...,
+    msccl=...)`` passes the same to ``auto``, which ranks candidates by their exports."""
     runtime = runtime_of(runtime, dialect)
     if protocol not in PROTOCOLS and protocol != "auto":
         raise BadInput(f"--protocol {protocol!r}: expected Simple, LL, LL128 or auto")
@@ -110,23 +145,8 @@ def export(
         rng = parse_size_range(size_range)
     else:
         rng = None if size_range is None else _checked_range(size_range, "size_range")
-    from collsynth.schedule import Schedule
-
-    core = _args.instance("schedule", schedule, Schedule).checked
     size_text = None if size is None else _args.text("size", size)
-    out = _core.msccl_export(
-        core, runtime, protocol, channels, bool(unfused), pipeline, rng, size_text, bool(text)
-    )
-    if text:
-        out["program"] = json.loads(out["program"])
-    else:
-        writer = out.pop("writer")
-        out["write"], out["stream"] = writer.write_xml, writer.stream_xml
-
-    out["schedule"] = Schedule(out["schedule"])
-    out["runtime"] = runtime
-    out["dialect"] = "old" if runtime == "msccl-legacy" else "new"
-    return out
+    return (runtime, protocol, channels, bool(unfused), pipeline, rng, size_text)
 
 
 def export_windows(

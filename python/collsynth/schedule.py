@@ -213,18 +213,32 @@ def synthesize(
     root: int = 0,
     size: int | str = "1GiB",
     evaluate_pipeline: int | None = None,
+    msccl: dict | None = None,
     **options,
 ) -> Schedule:
     """Synthesize and verify. ``options`` are algorithm options (``max_trees=4`` is
     ``--max-trees 4``); an option that does not apply raises :class:`BadInput`. With
     ``evaluate_pipeline``, the schedule is also evaluated at ``size`` with that pipeline
     depth while the verifier checks it: ``Schedule.evaluate(size, evaluate_pipeline)`` then
-    answers at once (the same dict)."""
+    answers at once (the same dict). With ``msccl`` (keyword arguments of
+    :func:`collsynth.msccl.export`) and ``auto``: the candidate whose exported MSCCL program
+    the runtime model times fastest, in its thread blocks and within the runtime's limits, at
+    the bytes nccl-tests moves for ``size`` (or ``msccl["size"]``); ``details["auto_ranking"]``
+    is then ``"exported"``."""
     topo = as_topology(topo)
     opts = option_texts(options)
     root = _args.whole("root", root)
     if evaluate_pipeline is not None:
         evaluate_pipeline = _args.whole("evaluate_pipeline", evaluate_pipeline, lo=1)
+    export = None
+    if msccl is not None:
+        from collsynth.msccl import EXPORT_ARGS, export_args
+
+        given = _args.instance("msccl", msccl, dict)
+        unknown = sorted(set(given) - set(EXPORT_ARGS))
+        if unknown:
+            raise BadInput(f"msccl: {unknown[0]!r} is not an argument of msccl.export")
+        export = export_args(**given)
     core, seconds = _core.synthesize(
         topo._core,
         _args.text("collective", collective),
@@ -233,6 +247,7 @@ def synthesize(
         opts,
         _size(size),
         evaluate_pipeline,
+        export,
     )
     return Schedule(core, seconds)
 

@@ -13,7 +13,10 @@ use crate::verify;
 use std::time::Instant;
 
 mod mix;
+mod msccl_ask;
 pub mod windows;
+
+pub use msccl_ask::MscclAsk;
 
 /// A verified schedule, the topology it runs on and how long synthesis alone took.
 pub struct Synthesized {
@@ -60,7 +63,7 @@ pub fn synthesize_then<T: Send>(
     if algorithm == "auto" {
         synth::check_root(topo, req.root)?;
         // Every candidate is verified as it is made.
-        let done = auto(topo, collective, &req, size)?;
+        let done = auto(topo, collective, &req, size, Ranking::Schedule)?;
         let after = then(&done.schedule, &done.topology);
         return Ok((done, after));
     }
@@ -144,10 +147,49 @@ fn check(s: &Schedule, topo: &Topology) -> Result<()> {
 /// sub-chunks are listed round by round, `ir::transform::interleaved`), and `auto_protocol` when it won under a protocol NCCL's
 /// tuner would not pick (`cost::runtime::PINNED_PROTOCOL`). The reported synthesis time is
 /// the sum over all candidates.
-fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat) -> Result<Synthesized> {
+fn auto(topo: &Topology, collective: Collective, req: &Request, size: Rat, ranking: Ranking) -> Result<Synthesized> {
     let names = synth::algorithms().into_iter().filter(|a| a.collectives.contains(&collective)).map(|a| a.name);
-    fastest_candidate(topo, collective, size, names, req, |name, r| synthesize(topo, collective, name, r, size))
+    fastest_candidate(topo, collective, size, names, req, ranking, |name, r| {
+        synthesize(topo, collective, name, r, size)
+    })
 }
+
+/// `auto` for a program written as MSCCL XML as `ask` says (`synth -a auto --format
+/// msccl-xml`): of the [`EXPORTED_TOP`] candidates fastest as schedules, the one whose
+/// exported program, in its own thread blocks and packed into the runtime's limits, the runtime
+/// model times fastest at `ask`'s judge size. A candidate whose program does not fit the
+/// runtime is passed over (its schedule may still be the fastest); mixes are not exported.
+/// The schedule's details say `auto_ranking: "exported"`. Verified as [`synthesize`]'s.
+pub fn synthesize_for_msccl(
+    topo: &Topology,
+    collective: Collective,
+    req: &Request,
+    size: Rat,
+    ask: &MscclAsk,
+) -> Result<Synthesized> {
+    two_ranks(topo)?;
+    least_memory(topo, collective)?;
+    let req = Request { size: Some(size), ..req.clone() };
+    synth::check_root(topo, req.root)?;
+    // Judged where `synth` judges the program it writes: at the bytes nccl-tests moves.
+    let moved = moved_size(collective, topo.n_ranks(), size).moved.floor().to_integer();
+    let bytes = ask.bytes.or_else(|| u64::try_from(moved).ok());
+    auto(topo, collective, &req, size, Ranking::Exported(&MscclAsk { bytes, ..ask.clone() }))
+}
+
+/// How `auto` ranks its candidates: by the runtime model of each schedule (every transfer on
+/// a connection of its own), or by that of the MSCCL program each exports to.
+#[derive(Clone, Copy)]
+enum Ranking<'a> {
+    Schedule,
+    Exported(&'a MscclAsk),
+}
+
+/// The candidates `auto` exports and judges when it ranks exported programs: the fastest as
+/// schedules. Judging a program costs about an export (15 lowerings timed in thread blocks),
+/// so the few that can win, not all: on the time table's machines the exported winner is
+/// always among the first three.
+pub const EXPORTED_TOP: usize = 4;
 
 /// `s` as what `auto` and the size windows hand out: a program for MSCCL's interpreter (and
 /// the exporters), whoever the synthesizer said runs it. NCCL's rings are a fine candidate
@@ -193,6 +235,7 @@ fn fastest_candidate<'a>(
     size: Rat,
     names: impl IntoIterator<Item = &'a str>,
     req: &Request,
+    ranking: Ranking,
     candidate: impl Fn(&str, &Request) -> Result<Synthesized> + Sync,
 ) -> Result<Synthesized> {
     let mut made: Vec<(Schedule, String)> = Vec::new();
@@ -229,19 +272,32 @@ fn fastest_candidate<'a>(
         }
     }
     let size = moved_size(collective, topology.n_ranks(), size).moved;
+    let none_applies = |why: Option<String>| {
+        CollsynthError::bad(format!(
+            "no registered algorithm applies to {} on this topology{}",
+            collective.name(),
+            why.unwrap_or_default()
+        ))
+    };
+    if let Ranking::Exported(ask) = ranking {
+        // The first EXPORTED_TOP of every candidate need their exact picks.
+        let eligible = vec![true; made.len()];
+        let (picks, _) =
+            cost::tuning::fastest_top(made.iter().map(|(s, _)| s), &topology, size, &eligible, EXPORTED_TOP)?;
+        if picks.is_empty() {
+            return Err(none_applies(first_refusal));
+        }
+        let schedule = fastest_exported(&made, picks, &topology, ask)?;
+        return Ok(Synthesized { schedule, topology, synthesis_seconds: seconds });
+    }
     // Only the fastest and the mixes' candidates (no scratch slots) need their exact picks.
     let eligible: Vec<bool> = made.iter().map(|(s, _)| !s.uses_scratch()).collect();
     let (picks, _) = cost::tuning::fastest_top(made.iter().map(|(s, _)| s), &topology, size, &eligible, mix::MIXED)?;
-    let Some(cost::tuning::Pick { index: i, depth: k, interleaved, protocol, time_us }) = cost::tuning::fastest(&picks)
-    else {
-        return Err(CollsynthError::bad(format!(
-            "no registered algorithm applies to {} on this topology{}",
-            collective.name(),
-            first_refusal.unwrap_or_default()
-        )));
+    let Some(pick) = cost::tuning::fastest(&picks) else {
+        return Err(none_applies(first_refusal));
     };
-    if let Some(m) = mix::fastest_mix(&made, &picks, &topology, size, time_us, |s| check(s, &topology))? {
-        debug_assert!(m.time_us < time_us, "a mix is kept only when it beats every candidate");
+    if let Some(m) = mix::fastest_mix(&made, &picks, &topology, size, pick.time_us, |s| check(s, &topology))? {
+        debug_assert!(m.time_us < pick.time_us, "a mix is kept only when it beats every candidate");
         let mut schedule = m.schedule;
         schedule.provenance.details.set("auto_choice", m.label.clone());
         schedule.provenance.details.set("auto_pipeline", 1);
@@ -251,20 +307,72 @@ fn fastest_candidate<'a>(
         }
         return Ok(Synthesized { schedule, topology, synthesis_seconds: seconds });
     }
-    let (mut schedule, label) = made.swap_remove(i);
+    let (schedule, label) = made.swap_remove(pick.index);
+    let schedule = picked(schedule, label, &pick, &topology)?;
+    Ok(Synthesized { schedule, topology, synthesis_seconds: seconds })
+}
+
+/// Candidate `schedule` as `pick` runs it: lowered to its depth (verified again), with the
+/// details that say what `auto` chose.
+fn picked(schedule: Schedule, label: String, pick: &cost::tuning::Pick, topology: &Topology) -> Result<Schedule> {
+    let (k, interleaved) = (pick.depth, pick.interleaved);
+    let mut schedule = schedule;
     if k > 1 || interleaved {
         schedule = cost::tuning::lowered(&schedule, k, interleaved)?;
-        check(&schedule, &topology)?;
+        check(&schedule, topology)?;
     }
     schedule.provenance.details.set("auto_choice", label);
     schedule.provenance.details.set("auto_pipeline", k);
     if interleaved {
         schedule.provenance.details.set("auto_pipeline_order", "interleaved");
     }
-    if let Some(p) = protocol {
+    if let Some(p) = pick.protocol {
         schedule.provenance.details.set(cost::runtime::PINNED_PROTOCOL, p.name());
     }
-    Ok(Synthesized { schedule, topology, synthesis_seconds: seconds })
+    Ok(schedule)
+}
+
+/// Of the [`EXPORTED_TOP`] fastest `picks`, the candidate whose program exported as `ask` says
+/// is judged fastest; one exported but too large to judge (`JUDGED_TRANSFERS`) counts after
+/// every judged one; one that does not fit the runtime (`BadInput`, `Infeasible`) is passed
+/// over, and when none fits, the first one's reason is the refusal.
+fn fastest_exported(
+    made: &[(Schedule, String)],
+    mut picks: Vec<cost::tuning::Pick>,
+    topology: &Topology,
+    ask: &MscclAsk,
+) -> Result<Schedule> {
+    picks.sort_by(|a, b| a.time_us.total_cmp(&b.time_us).then(a.index.cmp(&b.index)));
+    picks.truncate(EXPORTED_TOP);
+    // (judged time, or infinity when exported unjudged; the schedule)
+    let mut best: Option<(f64, Schedule)> = None;
+    let mut refusal: Option<String> = None;
+    for pick in &picks {
+        crate::budget::check_cancelled()?;
+        let (schedule, label) = &made[pick.index];
+        let schedule = picked(schedule.clone(), label.clone(), pick, topology)?;
+        match ask.export(&schedule, topology, false) {
+            Ok(e) => {
+                let time = e.judged.map_or(f64::INFINITY, |j| j.time_us);
+                if best.as_ref().is_none_or(|(t, _)| time < *t) {
+                    best = Some((time, schedule));
+                }
+            }
+            Err(e @ (CollsynthError::BadInput(_) | CollsynthError::Infeasible(_))) => {
+                refusal.get_or_insert_with(|| format!("{label}: {e}"));
+            }
+            Err(e) => return Err(e.context(&format!("auto: exporting '{label}'"))),
+        }
+    }
+    let Some((_, mut schedule)) = best else {
+        let why = refusal.unwrap_or_default();
+        return Err(CollsynthError::bad(format!(
+            "no candidate of auto exports to {} within its limits ({why})",
+            ask.runtime.name()
+        )));
+    };
+    schedule.provenance.details.set("auto_ranking", "exported");
+    Ok(schedule)
 }
 
 /// A collective's size: M as asked (the nccl-tests size, schedule-format.md) and the bytes

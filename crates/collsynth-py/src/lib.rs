@@ -629,11 +629,16 @@ pub(crate) fn collective_arg(name: &str) -> PyResult<Collective> {
     guard(|| Collective::parse(name))
 }
 
+/// `msccl_export`'s arguments (runtime, protocol, channels, unfused, pipeline, size range,
+/// judge size), for `auto` ranking its candidates by their exported programs.
+type MscclArgs = (String, String, Option<usize>, bool, Option<usize>, Option<(u64, u64)>, Option<String>);
+
 /// Synthesize and verify: (schedule, synthesis seconds). With `pipeline`, the schedule is
 /// also evaluated at `size` beside the verifier, and its `evaluate(size, pipeline)` answers
-/// at once.
+/// at once. With `msccl` and `auto`: the candidate whose MSCCL program, exported with those
+/// arguments, is judged fastest (`api::synthesize_for_msccl`).
 #[pyfunction]
-#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB", pipeline=None))]
+#[pyo3(signature = (topo, collective, algorithm, root=0, options=BTreeMap::new(), size="1GiB", pipeline=None, msccl=None))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
 pub(crate) fn synthesize(
     py: Python<'_>,
@@ -644,10 +649,21 @@ pub(crate) fn synthesize(
     options: BTreeMap<String, String>,
     size: &str,
     pipeline: Option<usize>,
+    msccl: Option<MscclArgs>,
 ) -> PyResult<(PySchedule, f64)> {
     let c = collective_arg(collective)?;
     let m = size_arg(size)?;
     let req = Request { root, options, size: None };
+    if let (Some(args), "auto") = (msccl, algorithm) {
+        // `auto` for the program written: candidates ranked by their exported programs.
+        let (runtime, protocol, channels, unfused, pipe, range, judged_at) = args;
+        let ask = msccl::ask(&runtime, &protocol, channels, unfused, pipe, range, judged_at.as_deref())?;
+        let done = interruptible(py, || guard(|| api::synthesize_for_msccl(&topo.inner, c, &req, m, &ask)))?;
+        let evaluated = pipeline.and_then(|p| Evaluated::of(&done.schedule, &done.topology, m, p));
+        let mut schedule = PySchedule::new(done.schedule, done.topology);
+        schedule.evaluated = std::sync::Mutex::new(evaluated);
+        return Ok((schedule, done.synthesis_seconds));
+    }
     // Without the GIL, so that a progress bar can poll the synthesizer's counters meanwhile.
     let (done, evaluated) = interruptible(py, || {
         guard(|| {

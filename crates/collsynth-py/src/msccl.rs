@@ -31,6 +31,41 @@ fn lowering(
     })
 }
 
+/// An MSCCL export as the Python arguments ask it (`protocol="auto"`: chosen per schedule;
+/// `size`: the size the program is judged at, rounded up to whole bytes).
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
+pub(crate) fn ask(
+    runtime: &str,
+    protocol: &str,
+    channels: Option<usize>,
+    unfused: bool,
+    pipeline: Option<usize>,
+    size_range: Option<(u64, u64)>,
+    size: Option<&str>,
+) -> PyResult<api::MscclAsk> {
+    let bytes = match size {
+        Some(text) => {
+            let m = crate::size_arg(text)?.ceil().to_integer();
+            Some(guard(|| {
+                u64::try_from(m)
+                    .map_err(|_| collsynth_core::CollsynthError::bad(format!("--size: {text} is too large")))
+            })?)
+        }
+        None => None,
+    };
+    guard(|| {
+        Ok(api::MscclAsk {
+            runtime: Runtime::parse(runtime)?,
+            protocol: if protocol == "auto" { None } else { Some(Protocol::parse(protocol)?) },
+            channels,
+            fused: !unfused,
+            pipeline,
+            size_range,
+            bytes,
+        })
+    })
+}
+
 /// Export a verified schedule: a dict with `xml`, `program` (JSON text of the program, for
 /// the MPI executor), `pipeline`, `nchunksperloop`, `nchannels`, `thread_blocks` (max per
 /// rank), `max_steps` (per thread block), `s_chunks` (max per rank), `fallback` (a note, or
@@ -53,36 +88,8 @@ fn msccl_export<'py>(
     size: Option<&str>,
     text: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let chosen;
-    let bytes = match size {
-        Some(text) => {
-            let m = crate::size_arg(text)?.ceil().to_integer();
-            Some(guard(|| {
-                u64::try_from(m)
-                    .map_err(|_| collsynth_core::CollsynthError::bad(format!("--size: {text} is too large")))
-            })?)
-        }
-        None => None,
-    };
-    let protocol = if protocol == "auto" {
-        let range = match (size_range, bytes) {
-            (Some(r), _) => r,
-            (None, Some(m)) => (m, m),
-            (None, None) => (1 << 30, 1 << 30),
-        };
-        let flat = schedule.flat()?;
-        let s = guard(|| collsynth_core::ir::transform::pipelined(flat, pipeline.unwrap_or(1)))?;
-        chosen = guard(|| api::windows::protocol_for(&s, &schedule.topo, range))?;
-        chosen.name()
-    } else {
-        protocol
-    };
-    let o = lowering(runtime, protocol, channels, unfused, pipeline.unwrap_or(1), size_range)?;
-    // The lowering is judged at `size`, else at the size range's middle, else 1 GiB.
-    let judged = bytes.unwrap_or_else(|| api::windows::judged_bytes(size_range));
-    let done = crate::interruptible(py, || {
-        guard(|| api::export_msccl_at(&schedule.inner, &schedule.topo, &o, pipeline.is_none(), text, judged))
-    })?;
+    let ask = ask(runtime, protocol, channels, unfused, pipeline, size_range, size)?;
+    let done = crate::interruptible(py, || guard(|| ask.export(&schedule.inner, &schedule.topo, text)))?;
     let p = &done.exported.program;
     let d = PyDict::new(py);
     if text {

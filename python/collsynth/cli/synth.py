@@ -237,6 +237,10 @@ def run(args) -> int:
     options = given_algorithm_options(args)
     # The summary's evaluation runs beside the verifier (its schedule: not with --form flat).
     pipeline = args.pipeline if args.form != "flat" else None
+    # `auto` writing MSCCL XML picks by the program it writes (judged at the moved bytes).
+    for_msccl = None
+    if "msccl-xml" in formats and args.algorithm == "auto":
+        for_msccl = {**msccl_kwargs(args), "size": None}
     sched = run_with_progress(
         lambda: synthesize(
             topo,
@@ -245,6 +249,7 @@ def run(args) -> int:
             root=args.root,
             size=args.size,
             evaluate_pipeline=pipeline,
+            msccl=for_msccl,
             **options,
         ),
         f"{args.algorithm}: synthesizing and verifying",
