@@ -344,6 +344,7 @@ fn fastest_exported(
 ) -> Result<Schedule> {
     picks.sort_by(|a, b| a.time_us.total_cmp(&b.time_us).then(a.index.cmp(&b.index)));
     picks.truncate(EXPORTED_TOP);
+    let bytes = Rat::from_integer(ask.judged_bytes() as i128);
     // (judged time, or infinity when exported unjudged; the schedule)
     let mut best: Option<(f64, Schedule)> = None;
     let mut refusal: Option<String> = None;
@@ -351,6 +352,17 @@ fn fastest_exported(
         crate::budget::check_cancelled()?;
         let (schedule, label) = &made[pick.index];
         let schedule = picked(schedule.clone(), label.clone(), pick, topology)?;
+        // Not exported when its busiest link alone is no faster than a program judged: an
+        // export costs seconds, and this floor bounds the program's time wherever the runtime
+        // routes as the schedule does (it costs the schedule's own routes).
+        let floors = cost::runtime::sim::floors_us(crate::ir::orbit::flat(&schedule)?.as_ref(), topology, bytes)?;
+        let floor = match ask.protocol {
+            Some(p) => floors[p.index()],
+            None => floors.into_iter().fold(f64::INFINITY, f64::min),
+        };
+        if best.as_ref().is_some_and(|(t, _)| floor * (1.0 - 1e-9) >= *t) {
+            continue;
+        }
         match ask.export(&schedule, topology, false) {
             Ok(e) => {
                 let time = e.judged.map_or(f64::INFINITY, |j| j.time_us);

@@ -168,9 +168,9 @@ impl PyTopology {
         .map(|i| (PyTopology { inner: i.topology }, i.warnings))
     }
 
-    /// Canonical topology JSON text.
-    fn to_json(&self) -> String {
-        json::write(&self.inner)
+    /// Canonical topology JSON text (Ctrl-C answered while it is made).
+    fn to_json(&self, py: Python<'_>) -> PyResult<String> {
+        interruptible(py, || guard(|| json::write_cancellable(&self.inner)))
     }
 
     #[getter]

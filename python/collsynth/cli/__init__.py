@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import warnings
 
@@ -121,5 +122,28 @@ def internal(e: BaseException) -> str:
     return f"internal error: {type(e).__name__}: {text}"
 
 
+def entry() -> None:
+    """The `collsynth` command: :func:`main`, then the process ends at once with its status.
+    Left to the interpreter's shutdown, a Ctrl-C arriving after main() has answered (while
+    it joins threads) printed Python's "Exception ignored" traceback or killed the process by
+    the signal, and a core call abandoned on Ctrl-C would be waited for."""
+    code = 130
+    try:
+        code = main()
+    except SystemExit as e:  # argparse: --help, --version, a usage error
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except KeyboardInterrupt:  # after main's own handler, before the end
+        print("collsynth: error: interrupted", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone (`| head`), a closed stream
+                pass
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,5 +1,3 @@
-import sys
+from collsynth.cli import entry
 
-from collsynth.cli import main
-
-sys.exit(main())
+entry()

@@ -104,9 +104,8 @@ pub fn fastest_top<'a>(
     let floor_of: Vec<f64> = flats
         .iter()
         .map(|f| {
-            runtime::sim::busiest_link_us(f, topo, size).map_or(f64::INFINITY, |fl| {
-                Protocol::ALL.iter().map(|p| p.base_latency_us() + fl[p.index()]).fold(f64::INFINITY, f64::min)
-            })
+            runtime::sim::floors_us(f, topo, size)
+                .map_or(f64::INFINITY, |fl| fl.into_iter().fold(f64::INFINITY, f64::min))
         })
         .collect();
     let mut order: Vec<usize> = (0..cuts.len()).collect();
@@ -183,7 +182,7 @@ pub fn protocol_times(s: &Schedule, topo: &Topology, size: Rat) -> Result<Protoc
 /// two thirds of `auto`'s time). With an infinite cap the tuner's protocol is always timed.
 pub fn protocol_times_below(s: &Schedule, topo: &Topology, size: Rat, cap: f64) -> Result<ProtocolTimes> {
     let tuned = runtime::choose_protocol(s, topo, size)?;
-    let floors = runtime::sim::busiest_link_us(s, topo, size)?;
+    let floors = runtime::sim::floors_us(s, topo, size)?;
     let others = Protocol::ALL.into_iter().filter(|&p| p != tuned).map(Some);
     let mut times = Vec::new();
     let mut best = cap;
@@ -191,7 +190,7 @@ pub fn protocol_times_below(s: &Schedule, topo: &Topology, size: Rat, cap: f64) 
         let protocol = p.unwrap_or(tuned);
         // The margin covers the simulator's float sums over up to 2^21 slices a link (an
         // empty schedule takes 0 under every protocol: nothing more to simulate).
-        if (protocol.base_latency_us() + floors[protocol.index()]) * (1.0 - 1e-9) >= best {
+        if floors[protocol.index()] * (1.0 - 1e-9) >= best {
             continue;
         }
         let time_us = runtime::runtime_time(s, topo, size, protocol)?.time_us;

@@ -169,8 +169,22 @@ fn quote(s: &str) -> String {
 
 /// Canonical JSON text of `t` (one node or link per line), ending with a newline.
 pub fn write(t: &Topology) -> String {
+    match write_polled(t, || Ok(())) {
+        Ok(text) => text,
+        Err(_) => unreachable!("a poll that never fails"),
+    }
+}
+
+/// [`write`], answering Ctrl-C and the memory budget (`budget::check_cancelled`) between two
+/// nodes or links: a million-node topology takes a second.
+pub fn write_cancellable(t: &Topology) -> crate::error::Result<String> {
+    write_polled(t, crate::budget::check_cancelled)
+}
+
+fn write_polled(t: &Topology, mut poll: impl FnMut() -> crate::error::Result<()>) -> crate::error::Result<String> {
     let mut out = format!("{{\n  \"name\": {},\n  \"nodes\": [", quote(&t.name));
     for (i, n) in t.nodes.iter().enumerate() {
+        poll()?;
         let group = n.group.as_ref().map(|g| format!(", \"group\": {}", quote(g))).unwrap_or_default();
         let sep = if i == 0 { "" } else { "," };
         out += &format!("{sep}\n    {{\"name\": {}, \"type\": \"{}\"{group}}}", quote(&n.name), n.kind.as_str());
@@ -178,6 +192,7 @@ pub fn write(t: &Topology) -> String {
     out += "\n  ],\n  \"links\": [";
     let mut first = true;
     for l in &t.links {
+        poll()?;
         let reverse = t.link_between(l.dst, l.src).map(|i| &t.links[i]);
         let twin = reverse.is_some_and(|r| r.bandwidth == l.bandwidth && r.latency == l.latency);
         if twin && l.src > l.dst {
@@ -195,7 +210,7 @@ pub fn write(t: &Topology) -> String {
         );
     }
     out += "\n  ]\n}\n";
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

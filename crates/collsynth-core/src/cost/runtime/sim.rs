@@ -79,6 +79,18 @@ pub fn busiest_link_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64;
     Ok(out)
 }
 
+/// [`busiest_link_us`] plus each protocol's base latency: a lower bound on the runtime
+/// model's time of `s` under each protocol (indexed by `Protocol::index`), which is what
+/// the model adds to a makespan.
+pub fn floors_us(s: &Schedule, topo: &Topology, size: Rat) -> Result<[f64; 3]> {
+    let busiest = busiest_link_us(s, topo, size)?;
+    let mut out = [0.0; 3];
+    for p in Protocol::ALL {
+        out[p.index()] = p.base_latency_us() + busiest[p.index()];
+    }
+    Ok(out)
+}
+
 /// Hop latency of every link (us): the class's, or the topology's for a generic link.
 pub fn hop_latencies(topo: &Topology, classes: &[LinkClass]) -> Vec<f64> {
     topo.links.iter().zip(classes).map(|(l, &c)| params(c).hop_latency_us.unwrap_or(l.latency)).collect()
