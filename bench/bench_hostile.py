@@ -1817,6 +1817,22 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def spawn(case: Case, inputs: Path, cwd: Path, tmp: Path, stderr) -> subprocess.Popen:
+    """`case` as a real `collsynth` process in `cwd`, its own session, under the limits, its
+    stderr to `stderr` (a file or a terminal), TMPDIR `tmp`."""
+    argv = [a.replace("{in}", str(inputs)) if isinstance(a, str) else a for a in case.argv]
+    return subprocess.Popen(
+        [*CLI, *argv],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        env={**os.environ, "TMPDIR": str(tmp), "COLUMNS": "120"},
+        preexec_fn=_limits,
+        start_new_session=True,
+    )
+
+
 def start(index: int, case: Case, base: Path, inputs: Path) -> Running:
     cwd = base / "runs" / f"r{index:05d}"
     tmp = base / "tmp" / f"t{index:05d}"
@@ -1824,20 +1840,9 @@ def start(index: int, case: Case, base: Path, inputs: Path) -> Running:
     tmp.mkdir(parents=True)
     make_entries(cwd, case.setup)
     before = snapshot(cwd)
-    argv = [a.replace("{in}", str(inputs)) if isinstance(a, str) else a for a in case.argv]
     err_path = base / "logs" / f"e{index:05d}.txt"
     err_file = open(err_path, "wb")  # closed by collect()
-    env = {**os.environ, "TMPDIR": str(tmp), "COLUMNS": "120"}
-    proc = subprocess.Popen(
-        [*CLI, *argv],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=err_file,
-        env=env,
-        preexec_fn=_limits,
-        start_new_session=True,
-    )
+    proc = spawn(case, inputs, cwd, tmp, err_file)
     return Running(index, case, proc, cwd, tmp, err_path, err_file, before)
 
 
@@ -1990,18 +1995,7 @@ def on_terminal(index: int, case: Case, base: Path, inputs: Path) -> str:
     master, follower = pty.openpty()
     cwd = base / "runs" / f"tty{index:05d}"
     cwd.mkdir(parents=True)
-    argv = [a.replace("{in}", str(inputs)) if isinstance(a, str) else a for a in case.argv]
-    env = {**os.environ, "TMPDIR": str(cwd), "COLUMNS": "120"}
-    proc = subprocess.Popen(
-        [*CLI, *argv],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-        env=env,
-        preexec_fn=_limits,
-        start_new_session=True,
-    )
+    proc = spawn(case, inputs, cwd, cwd, follower)
     os.close(follower)
     shown = b""
 

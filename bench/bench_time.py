@@ -157,4 +157,36 @@ def exported_markdown(records: list[dict]) -> str:
     return head + "".join(f"| {k} | " + " | ".join(v) + " |\n" for k, v in rows.items())
 
 
-BENCHMARKS = {"time": bench_time}
+# The machines whose exported programs missed a target in the full table, at the sizes of
+# the 1.15x target: re-measured alone in minutes, where the full table takes most of an hour.
+EXPORTED_MACHINES = ["hgx-h100:2", "dgx-a100:2", "dgx1"]
+EXPORTED_SIZES = ["64MiB", "1GiB"]
+
+
+def bench_time_exported() -> list[dict]:
+    """`synth -a auto --format msccl-xml --runtime R` per cell of EXPORTED_MACHINES x the
+    collectives x EXPORTED_SIZES, each a subprocess (whole wall time recorded): the program
+    over the time bound, next to the bound target."""
+    records = []
+    for spec in EXPORTED_MACHINES:
+        topo = collsynth.Topology.from_spec(spec)
+        for c in COLLECTIVES:
+            for label in EXPORTED_SIZES:
+                print(f"{spec} {c} {label}", file=sys.stderr, flush=True)
+                # the time bound is the collective's, whatever schedule reports it
+                bound_us = collsynth.synthesize(topo, c, "ring", size=label).evaluate(label)["time_bound_us"]
+                for runtime, x in _exported(spec, c, label).items():
+                    ratio = x["time_us"] / bound_us if x.get("time_us") else None
+                    records.append(
+                        {
+                            "spec": f"{spec} {c} {label} {runtime}",
+                            "time_bound_us": bound_us,
+                            **x,
+                            "ratio_to_bound": ratio,
+                            "target_met": None if ratio is None else ratio <= 1.15,
+                        }
+                    )
+    return records
+
+
+BENCHMARKS = {"time": bench_time, "time_exported": bench_time_exported}

@@ -435,6 +435,11 @@ fn an_mscclpp_plan_too_large_to_stay_resident_is_fitted_with_fewer_trees() {
     assert!(export_mscclpp(&small.schedule, &small.topology, None, true).unwrap().fallback.is_none());
 }
 
+/// An export for `runtime` with every other choice left to the exporter, judged at `bytes`.
+fn msccl_ask(runtime: crate::msccl::Runtime, bytes: Option<u64>) -> MscclAsk {
+    MscclAsk { runtime, protocol: None, channels: None, fused: true, pipeline: None, size_range: None, bytes }
+}
+
 /// `auto` for a program written as MSCCL XML ranks by that program. On hgx-h100:2 allgather at
 /// 64 MiB the fastest schedule (NCCL's rings crossing by rail, 200.7 us on connections of
 /// their own) runs 350.6 us in its thread blocks, 1.88x the 186.2 us bound; TACOS's program
@@ -443,15 +448,7 @@ fn an_mscclpp_plan_too_large_to_stay_resident_is_fitted_with_fewer_trees() {
 fn auto_for_msccl_picks_by_the_exported_program() {
     let t = from_spec("hgx-h100:2").unwrap();
     let size = Rat::from_integer(64 << 20);
-    let ask = MscclAsk {
-        runtime: crate::msccl::Runtime::MscclNccl,
-        protocol: None,
-        channels: None,
-        fused: true,
-        pipeline: None,
-        size_range: None,
-        bytes: Some(64 << 20),
-    };
+    let ask = msccl_ask(crate::msccl::Runtime::MscclNccl, Some(64 << 20));
     let judged = |s: &Schedule| ask.export(s, &t, false).unwrap().judged.unwrap().time_us;
     let req = Request::default();
     let by_schedule = synthesize(&t, Collective::Allgather, "auto", &req, size).unwrap().schedule;
@@ -479,29 +476,13 @@ fn auto_for_msccl_passes_over_programs_that_do_not_fit() {
     let size = Rat::from_integer(1 << 20);
     let req = Request::default();
     for runtime in [crate::msccl::Runtime::MscclNccl, crate::msccl::Runtime::Rccl] {
-        let ask = MscclAsk {
-            runtime,
-            protocol: None,
-            channels: None,
-            fused: true,
-            pipeline: None,
-            size_range: None,
-            bytes: None,
-        };
+        let ask = msccl_ask(runtime, None);
         let s = synthesize_for_msccl(&t, Collective::Allgather, &req, size, &ask).unwrap().schedule;
         let e = ask.export(&s, &t, true).unwrap();
         assert!(e.judged.is_some(), "{runtime:?}");
     }
     let plain = synthesize(&t, Collective::Allgather, "auto", &req, size).unwrap().schedule;
-    let ask = MscclAsk {
-        runtime: crate::msccl::Runtime::MscclNccl,
-        protocol: None,
-        channels: None,
-        fused: true,
-        pipeline: None,
-        size_range: None,
-        bytes: Some(1 << 20),
-    };
+    let ask = msccl_ask(crate::msccl::Runtime::MscclNccl, Some(1 << 20));
     let refused = ask.export(&plain, &t, false).map(|e| e.judged);
     assert!(matches!(refused, Err(CollsynthError::Infeasible(_))), "{refused:?}");
 }
