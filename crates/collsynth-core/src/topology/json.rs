@@ -175,7 +175,7 @@ pub fn write(t: &Topology) -> String {
     }
 }
 
-/// [`write`], answering Ctrl-C and the memory budget (`budget::check_cancelled`) between two
+/// [`write()`], answering Ctrl-C and the memory budget (`budget::check_cancelled`) between two
 /// nodes or links: a million-node topology takes a second.
 pub fn write_cancellable(t: &Topology) -> crate::error::Result<String> {
     write_polled(t, crate::budget::check_cancelled)
