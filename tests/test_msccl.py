@@ -640,5 +640,20 @@ def test_auto_for_xml_takes_exports_arguments_only():
         collsynth.synthesize("ring:4", "allgather", "auto", msccl={"bogus": 1})
     with pytest.raises(collsynth.BadInput, match="--channels 33"):
         collsynth.synthesize("ring:4", "allgather", "auto", msccl={"channels": 33})
+    # hostile values: each refused with BadInput before any synthesis
+    for bad in [
+        "rccl",
+        {"runtime": "nccl\n"},
+        {"pipeline": -1},
+        {"pipeline": 2**70},
+        {"channels": 0},
+        {"size_range": (0, 2**64)},
+        {"size_range": "9-1"},
+        {"size": "1e24TiB"},
+        {"protocol": ""},
+        {"unfused": "yes", "runtime": 5},
+    ]:
+        with pytest.raises(collsynth.BadInput):
+            collsynth.synthesize("ring:4", "allgather", "auto", msccl=bad)
     s = collsynth.synthesize("ring:4", "allgather", "auto", msccl={"runtime": "rccl"})
     assert s.details["auto_ranking"] == "exported"
